@@ -1,0 +1,129 @@
+/**
+ * The DynamoPoolRelay API: the single source of truth for the CRD (crds/), the API reference in
+ * the README and the validation the core applies. Every admission rule written as CEL here is also
+ * checked by the zod refinements below, so `poolrelay render` rejects what the API server rejects.
+ */
+import { z } from "zod";
+import { DNS1035_LABEL, MAX_DGD_NAME_LENGTH, SERVICE_SUFFIX } from "../names.ts";
+import { RESERVED_ENV, reservedEnvNames } from "../relay-env.ts";
+import {
+  Condition,
+  EnvVar,
+  LocalObjectReference,
+  ObjectMeta,
+  ResourceRequirements,
+  Toleration,
+  int32,
+  int64,
+  opaqueObject,
+} from "./kubernetes.ts";
+
+export const DEFAULT_REPLICAS = 2;
+export const MAX_ENV = 128;
+
+/** Why a name cannot pair with a DGD, or undefined when it can. */
+export function serviceNameProblem(name: string): string | undefined {
+  if (name.length > MAX_DGD_NAME_LENGTH || !DNS1035_LABEL.test(name)) {
+    return (
+      `the name "${name}" cannot form the Service name "${name}${SERVICE_SUFFIX}": it must be a DNS-1035 label ` +
+      `of at most ${MAX_DGD_NAME_LENGTH} characters (lower-case letters, digits and '-', starting with a letter, no dots)`
+    );
+  }
+  return undefined;
+}
+
+const NAME_RULE = {
+  rule: `self.metadata.name.size() <= ${MAX_DGD_NAME_LENGTH} && self.metadata.name.matches('${DNS1035_LABEL.source}')`,
+  message:
+    `metadata.name must be a DNS-1035 label of at most ${MAX_DGD_NAME_LENGTH} characters (lower-case letters, digits and '-', ` +
+    `starting with a letter, no dots) so that the Service <name>${SERVICE_SUFFIX} can exist`,
+};
+
+const reservedList = `[${RESERVED_ENV.map((n) => `'${n}'`).join(", ")}]`;
+const ENV_RULE = {
+  rule: `self.all(e, !(e.name in ${reservedList}))`,
+  messageExpression:
+    `'spec.env must not set ' + self.filter(e, e.name in ${reservedList}).map(e, e.name).join(', ') + ': the product sets these itself'`,
+};
+
+export function reservedEnvMessage(names: readonly string[]): string {
+  return `spec.env must not set ${names.join(", ")}: the product sets these itself`;
+}
+
+export const DynamoPoolRelaySpec = z
+  .object({
+    image: z.string().min(1).max(1024).regex(/^\S+$/)
+      .meta({ description: "Container image of the Relay (the Dynamo runtime image that provides `python3 -m dynamo.kv_dc_relay`)." }),
+    imagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional()
+      .meta({ description: "Pull policy of the Relay image; Kubernetes' default when omitted." }),
+    clusterID: z.string().min(1).max(256).regex(/^\S(.*\S)?$/)
+      .meta({ description: "Stable ID of this cluster, passed to the Relay as its data-center ID (DYN_DC_ID). Changing it starts a new Relay incarnation: the pods roll." }),
+    replicas: int32("Number of Relay pods. Independent of the DynamoGraphDeployment's own replica counts.").min(0).default(DEFAULT_REPLICAS),
+    env: z.array(EnvVar).max(MAX_ENV).optional()
+      .superRefine((env, ctx) => {
+        const reserved = reservedEnvNames((env ?? []).map((e) => e.name));
+        if (reserved.length > 0) ctx.addIssue({ code: "custom", message: reservedEnvMessage(reserved) });
+      })
+      .meta({
+        description: `Extra environment for the Relay container. Names the product sets are rejected: ${RESERVED_ENV.join(", ")}.`,
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+        "x-kubernetes-validations": [ENV_RULE],
+      }),
+    imagePullSecrets: z.array(LocalObjectReference).max(32).optional()
+      .meta({
+        description: "Secrets used to pull the Relay image.",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+      }),
+    resources: ResourceRequirements.optional(),
+    nodeSelector: z.record(z.string(), z.string()).optional()
+      .meta({ description: "Node labels the Relay pods must be scheduled on." }),
+    tolerations: z.array(Toleration).max(64).optional()
+      .meta({ description: "Tolerations of the Relay pods." }),
+    affinity: opaqueObject("Affinity of the Relay pods. When omitted the pods prefer to spread across nodes.").optional(),
+    priorityClassName: z.string().max(253).optional()
+      .meta({ description: "PriorityClass of the Relay pods." }),
+  })
+  .meta({ description: "Desired state of the Relay that serves the DynamoGraphDeployment of the same name in the same namespace." });
+export type DynamoPoolRelaySpec = z.infer<typeof DynamoPoolRelaySpec>;
+
+export const DynamoPoolRelayStatus = z
+  .object({
+    observedGeneration: int64("The .metadata.generation the status reflects; never moves backwards.").min(0).optional(),
+    conditions: z.array(Condition).max(16).optional()
+      .meta({
+        description: "Ready, Eligible, ServicePublished and ListenerAvailable.",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+      }),
+    serviceEndpoint: z.string().optional()
+      .meta({ description: "Address of the Relay's gRPC listener, `<dgd>-pool-relay.<namespace>.svc:<port>`, while the Service is published." }),
+    replicas: int32("Relay pods that exist (from the Deployment's status).").min(0).optional(),
+    readyReplicas: int32("Relay pods that are Ready (from the Deployment's status).").min(0).optional(),
+    workerNamespaces: z.array(z.string()).max(4096).optional()
+      .meta({ description: "Dynamo worker namespaces the Relay watches, sorted." }),
+    sourcesRevision: z.string().optional()
+      .meta({ description: "SHA-256 of the sources document, equal to the revision the Relay reports as applied." }),
+    connectionRevision: z.string().optional()
+      .meta({ description: "Revision of the Relay's connection settings, in both the sources document and the pod template." }),
+  })
+  .meta({ description: "Observed state of the DynamoPoolRelay." });
+export type DynamoPoolRelayStatus = z.infer<typeof DynamoPoolRelayStatus>;
+
+export const DynamoPoolRelay = z
+  .object({
+    apiVersion: z.literal("nvidia.com/v1alpha1"),
+    kind: z.literal("DynamoPoolRelay"),
+    metadata: ObjectMeta,
+    spec: DynamoPoolRelaySpec,
+    status: DynamoPoolRelayStatus.optional(),
+  })
+  .superRefine((dpr, ctx) => {
+    const problem = serviceNameProblem(dpr.metadata.name);
+    if (problem) ctx.addIssue({ code: "custom", path: ["metadata", "name"], message: problem });
+  });
+export type DynamoPoolRelay = z.infer<typeof DynamoPoolRelay>;
+
+/** Root-level admission rules of the CRD (CEL may read metadata.name only at the root). */
+export const ROOT_VALIDATIONS = [NAME_RULE];

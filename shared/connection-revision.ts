@@ -1,0 +1,39 @@
+/**
+ * The connection revision names one Relay incarnation: the settings that, when changed, make a new
+ * Relay (cluster ID, image, env, listener). It goes into both the sources document and the pod
+ * template, so a change of worker namespaces rewrites only the ConfigMap while a change of these
+ * settings rolls the pods, and old pods keep their last sources instead of taking a document meant
+ * for their successors.
+ */
+import type { DynamoPoolRelaySpec } from "./api/dynamo-pool-relay.ts";
+import { GRPC_PORT, SOURCES_PATH } from "./names.ts";
+import { sha256Hex } from "./sources-document.ts";
+
+/** Bumped when the inputs below change meaning, so old and new product versions never share a revision. */
+const SCHEME = "dynamo-pool-relay/connection/v1";
+
+/** JSON with object keys sorted, arrays in order: the same value always hashes the same. */
+export function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function connectionRevision(spec: Pick<DynamoPoolRelaySpec, "clusterID" | "image" | "env">): string {
+  return sha256Hex(
+    stableJson({
+      scheme: SCHEME,
+      clusterID: spec.clusterID,
+      image: spec.image,
+      // Order matters: a later entry may reference an earlier one as $(NAME).
+      env: spec.env ?? [],
+      grpcPort: GRPC_PORT,
+      sourcesPath: SOURCES_PATH,
+    }),
+  );
+}

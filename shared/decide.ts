@@ -1,0 +1,69 @@
+/**
+ * The reconcile decision for one DynamoPoolRelay: apply its children, withdraw its Service, or
+ * leave everything as it is because its own spec is invalid.
+ */
+import { DynamoPoolRelay } from "./api/dynamo-pool-relay.ts";
+import { DynamoGraphDeployment } from "./api/dynamo-graph-deployment.ts";
+import { Reason } from "./conditions.ts";
+import { connectionRevision } from "./connection-revision.ts";
+import { eligibility, type IneligibleReason, type OperatorDefaults } from "./eligibility.ts";
+import { formatIssues } from "./issues.ts";
+import { sourcesDocument, type SourcesDocument } from "./sources-document.ts";
+import { workerNamespaces } from "./worker-namespaces.ts";
+
+export type Decision =
+  | {
+      action: "apply";
+      dpr: DynamoPoolRelay;
+      workerNamespaces: string[];
+      connectionRevision: string;
+      sources: SourcesDocument;
+    }
+  | {
+      action: "withdraw";
+      dpr: DynamoPoolRelay;
+      reason: IneligibleReason | typeof Reason.SourcesLimitExceeded | typeof Reason.InvalidDGD;
+      message: string;
+    }
+  | { action: "reject"; reason: typeof Reason.InvalidSpec; message: string };
+
+export function objectKey(obj: { metadata?: { namespace?: string; name?: string } } | undefined): string {
+  return `${obj?.metadata?.namespace ?? ""}/${obj?.metadata?.name ?? ""}`;
+}
+
+/**
+ * @param rawDpr the DynamoPoolRelay as read from the API server or a file
+ * @param rawDgd the same-named DynamoGraphDeployment, or undefined when there is none
+ */
+export function decide(rawDpr: unknown, rawDgd: unknown, defaults: OperatorDefaults): Decision {
+  const parsedDpr = DynamoPoolRelay.safeParse(rawDpr);
+  if (!parsedDpr.success) {
+    return {
+      action: "reject",
+      reason: Reason.InvalidSpec,
+      message: formatIssues(parsedDpr.error, `DynamoPoolRelay ${objectKey(rawDpr as never)}`),
+    };
+  }
+  const dpr = parsedDpr.data;
+  let dgd: DynamoGraphDeployment | undefined;
+  if (rawDgd !== undefined) {
+    const parsedDgd = DynamoGraphDeployment.safeParse(rawDgd);
+    if (!parsedDgd.success) {
+      return {
+        action: "withdraw",
+        dpr,
+        reason: Reason.InvalidDGD,
+        message: formatIssues(parsedDgd.error, `DynamoGraphDeployment ${objectKey(rawDgd as never)}`),
+      };
+    }
+    dgd = parsedDgd.data;
+  }
+  const verdict = eligibility(dpr.metadata.name, dgd, defaults);
+  if (!verdict.eligible) return { action: "withdraw", dpr, reason: verdict.reason, message: verdict.message };
+
+  const namespaces = workerNamespaces(dgd!);
+  const revision = connectionRevision(dpr.spec);
+  const sources = sourcesDocument(namespaces, revision);
+  if (!sources.ok) return { action: "withdraw", dpr, reason: Reason.SourcesLimitExceeded, message: sources.message };
+  return { action: "apply", dpr, workerNamespaces: namespaces, connectionRevision: revision, sources: sources.document };
+}

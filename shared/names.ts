@@ -1,0 +1,78 @@
+/**
+ * Names, labels and fixed values of the product: every object the product writes is named and
+ * labelled from here, so a rename is one edit.
+ */
+
+export const GROUP = "nvidia.com";
+export const VERSION = "v1alpha1";
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = "DynamoPoolRelay";
+export const PLURAL = "dynamopoolrelays";
+export const SINGULAR = "dynamopoolrelay";
+export const SHORT_NAME = "dpr";
+export const CATEGORY = "dynamo";
+
+export const PRODUCT = "dynamo-pool-relay";
+export const SERVICE_SUFFIX = "-pool-relay";
+/** A Service name is a DNS-1035 label: at most 63 characters, so the DGD name gets 63 - 11. */
+export const MAX_DGD_NAME_LENGTH = 63 - SERVICE_SUFFIX.length;
+export const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+
+export const GRPC_PORT = 5561;
+export const SYSTEM_PORT = 8081;
+export const GRPC_SERVICE = "dynamo.kvrelay.v1.KvEventRelay";
+export const SOURCES_KEY = "sources.json";
+export const SOURCES_DIR = "/etc/pool-relay";
+export const SOURCES_PATH = `${SOURCES_DIR}/${SOURCES_KEY}`;
+export const CONTAINER_NAME = "relay";
+
+/** Every child of a DynamoPoolRelay shares one name; the kinds never collide. */
+export function childName(dgdName: string): string {
+  return `${dgdName}${SERVICE_SUFFIX}`;
+}
+
+export function serviceEndpoint(dgdName: string, namespace: string): string {
+  return `${childName(dgdName)}.${namespace}.svc:${GRPC_PORT}`;
+}
+
+export const LABEL_NAME = "app.kubernetes.io/name";
+export const LABEL_INSTANCE = "app.kubernetes.io/instance";
+export const LABEL_COMPONENT = "app.kubernetes.io/component";
+export const LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
+export const LABEL_PART_OF = "app.kubernetes.io/part-of";
+export const LABEL_DGD_NAME = "nvidia.com/dynamo-graph-deployment-name";
+export const LABEL_DISCOVERY_BACKEND = "nvidia.com/dynamo-discovery-backend";
+export const LABEL_DISCOVERY_ENABLED = "nvidia.com/dynamo-discovery-enabled";
+
+/** Selects every object the product manages; the event source and the status function filter on it. */
+export const MANAGED_SELECTOR = `${LABEL_MANAGED_BY}=${PRODUCT}`;
+
+/** Labels that select one DynamoPoolRelay's pods; never changed after creation (Deployment selectors are immutable). */
+export function selectorLabels(dgdName: string): Record<string, string> {
+  return {
+    [LABEL_NAME]: PRODUCT,
+    [LABEL_INSTANCE]: dgdName,
+  };
+}
+
+export function commonLabels(dgdName: string): Record<string, string> {
+  return {
+    ...selectorLabels(dgdName),
+    [LABEL_COMPONENT]: "pool-relay",
+    [LABEL_MANAGED_BY]: PRODUCT,
+    [LABEL_PART_OF]: "dynamo",
+    [LABEL_DGD_NAME]: dgdName,
+  };
+}
+
+/** The Relay registers through Kubernetes discovery, which watches only objects with both labels. */
+export const DISCOVERY_LABELS: Readonly<Record<string, string>> = {
+  [LABEL_DISCOVERY_BACKEND]: "kubernetes",
+  [LABEL_DISCOVERY_ENABLED]: "true",
+};
+
+export const ANNOTATION_DISCOVERY_BACKEND = "nvidia.com/dynamo-discovery-backend";
+export const ANNOTATION_DISCOVERY_MODE = "nvidia.com/dynamo-kube-discovery-mode";
+export const ANNOTATION_WORKER_HASH = "nvidia.com/current-worker-hash";
+export const ANNOTATION_WORKER_HASH_V2 = "nvidia.com/current-worker-hash-v2";
+export const GLOBAL_DYNAMO_NAMESPACE = "dynamo";

@@ -1,0 +1,33 @@
+/**
+ * The complete desired set of children for an apply decision, in apply order: identity and
+ * permissions first, then the document, the workload, and last the Service that publishes it.
+ */
+import type { Decision } from "../decide.ts";
+import { renderConfigMap } from "./config-map.ts";
+import { renderDeployment } from "./deployment.ts";
+import { renderRole } from "./role.ts";
+import { renderRoleBinding } from "./role-binding.ts";
+import { renderService } from "./service.ts";
+import { renderServiceAccount } from "./service-account.ts";
+
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace: string; labels: Record<string, string>; ownerReferences?: unknown[] };
+  [field: string]: unknown;
+}
+
+export function renderChildren(decision: Extract<Decision, { action: "apply" }>): KubeObject[] {
+  const { dpr } = decision;
+  return [
+    renderServiceAccount(dpr),
+    renderRole(dpr),
+    renderRoleBinding(dpr),
+    renderConfigMap(decision),
+    renderDeployment(decision),
+    renderService(dpr),
+  ];
+}
+
+/** The kinds renderChildren produces, for RBAC and for reading the observed children. */
+export const CHILD_KINDS = ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"] as const;

@@ -1,0 +1,149 @@
+/**
+ * The status of a DynamoPoolRelay, rebuilt from the decision and the observed children on every
+ * run (never from its own previous status, except to keep condition transition times).
+ */
+import type { Condition, } from "./api/kubernetes.ts";
+import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
+import { CONDITION_ORDER, ConditionType, Reason } from "./conditions.ts";
+import type { Decision } from "./decide.ts";
+import { serviceEndpoint } from "./names.ts";
+
+export interface ObservedDeployment {
+  metadata: { generation?: number };
+  spec?: { replicas?: number };
+  status?: { observedGeneration?: number; replicas?: number; readyReplicas?: number; availableReplicas?: number };
+}
+
+export interface ObservedService {
+  metadata: { ownerReferences?: { uid: string; controller?: boolean }[] };
+}
+
+export interface ObservedEndpointSlice {
+  endpoints?: { conditions?: { ready?: boolean | null } }[] | null;
+}
+
+export interface Observed {
+  deployment?: ObservedDeployment;
+  service?: ObservedService;
+  endpointSlices: readonly ObservedEndpointSlice[];
+}
+
+export type ServiceOwnership = "absent" | "ours" | "foreign";
+
+/** Ours only when its controller reference names this DynamoPoolRelay's UID: a same-named Service is not enough. */
+export function serviceOwnership(service: ObservedService | undefined, dprUid: string | undefined): ServiceOwnership {
+  if (!service) return "absent";
+  const controller = service.metadata.ownerReferences?.find((r) => r.controller === true);
+  return controller !== undefined && dprUid !== undefined && controller.uid === dprUid ? "ours" : "foreign";
+}
+
+/** Endpoints a Relay is listening on: EndpointSlice readiness is nil-means-ready. */
+export function readyEndpoints(slices: readonly ObservedEndpointSlice[]): number {
+  return slices.reduce((n, s) => n + (s.endpoints ?? []).filter((e) => e.conditions?.ready !== false).length, 0);
+}
+
+export interface StatusInput {
+  dpr: { metadata: { name: string; namespace?: string; uid?: string; generation?: number } };
+  decision: Decision;
+  observed: Observed;
+  /** Status as last written; only its conditions' transition times are kept. */
+  previous: DynamoPoolRelayStatus | undefined;
+  /** The generation this status is for; the caller advances it only after a successful apply or withdrawal. */
+  observedGeneration: number | undefined;
+  /** RFC 3339 time for transitions. */
+  now: string;
+}
+
+type Verdict = { status: boolean; reason: string; message: string };
+
+function condition(type: ConditionType, v: Verdict, input: StatusInput): Condition {
+  const status = v.status ? "True" : "False";
+  const previous = input.previous?.conditions?.find((c) => c.type === type);
+  return {
+    type,
+    status,
+    ...(input.dpr.metadata.generation === undefined ? {} : { observedGeneration: input.dpr.metadata.generation }),
+    lastTransitionTime: previous && previous.status === status ? previous.lastTransitionTime : input.now,
+    reason: v.reason,
+    message: v.message,
+  };
+}
+
+function published(ownership: ServiceOwnership, decision: Decision, name: string): Verdict {
+  const svc = `Service ${name}`;
+  if (ownership === "foreign") {
+    return { status: false, reason: Reason.ServiceNotOwned, message: `${svc} exists but is not controlled by this DynamoPoolRelay; it is left untouched` };
+  }
+  if (decision.action === "withdraw") {
+    return { status: false, reason: Reason.Withdrawn, message: `${svc} is withdrawn: ${decision.message}` };
+  }
+  if (ownership === "absent") return { status: false, reason: Reason.ServiceNotFound, message: `${svc} does not exist yet` };
+  return { status: true, reason: Reason.Published, message: `${svc} is published` };
+}
+
+function listener(ready: number): Verdict {
+  return ready > 0
+    ? { status: true, reason: Reason.EndpointsReady, message: `${ready} ready Relay endpoint${ready === 1 ? "" : "s"} behind the Service` }
+    : { status: false, reason: Reason.NoReadyEndpoints, message: "no ready Relay endpoint behind the Service" };
+}
+
+function rolledOut(deployment: ObservedDeployment | undefined): boolean {
+  const status = deployment?.status;
+  if (!deployment || !status) return false;
+  return (status.observedGeneration ?? -1) >= (deployment.metadata.generation ?? 0) && (status.availableReplicas ?? 0) > 0;
+}
+
+export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
+  const { decision, observed, dpr } = input;
+  const previous = input.previous ?? {};
+  const common = input.observedGeneration === undefined ? {} : { observedGeneration: input.observedGeneration };
+  if (decision.action === "reject") {
+    // Children are left as they were, so everything else in the status still describes them.
+    const ready = condition(ConditionType.Ready, { status: false, reason: decision.reason, message: decision.message }, input);
+    return {
+      ...previous,
+      ...common,
+      conditions: [ready, ...(previous.conditions ?? []).filter((c) => c.type !== ConditionType.Ready)],
+    };
+  }
+  const name = `${dpr.metadata.namespace ?? "default"}/${dpr.metadata.name}`;
+  const svcName = `${dpr.metadata.name}-pool-relay`;
+  const ownership = serviceOwnership(observed.service, dpr.metadata.uid);
+  const eligible: Verdict =
+    decision.action === "apply"
+      ? { status: true, reason: Reason.Eligible, message: `DynamoGraphDeployment ${name} uses Kubernetes discovery in Pod mode` }
+      : { status: false, reason: decision.reason, message: decision.message };
+  const pub = published(ownership, decision, svcName);
+  const readyCount = readyEndpoints(observed.endpointSlices);
+  const lst = listener(readyCount);
+  const ready: Verdict = !eligible.status
+    ? { status: false, reason: Reason.NotEligible, message: eligible.message }
+    : !pub.status
+      ? { status: false, reason: Reason.ServiceNotPublished, message: pub.message }
+      : !rolledOut(observed.deployment)
+        ? { status: false, reason: Reason.RolloutPending, message: "no Relay replica of the current Deployment generation is available yet" }
+        : !lst.status
+          ? { status: false, reason: Reason.ListenerUnavailable, message: lst.message }
+          : { status: true, reason: Reason.Ready, message: `the Relay listens at ${serviceEndpoint(dpr.metadata.name, dpr.metadata.namespace ?? "default")}` };
+  const verdicts: Record<ConditionType, Verdict> = {
+    [ConditionType.Ready]: ready,
+    [ConditionType.Eligible]: eligible,
+    [ConditionType.ServicePublished]: pub,
+    [ConditionType.ListenerAvailable]: lst,
+  };
+  const depStatus = observed.deployment?.status;
+  return {
+    ...common,
+    conditions: CONDITION_ORDER.map((type) => condition(type, verdicts[type], input)),
+    ...(pub.status ? { serviceEndpoint: serviceEndpoint(dpr.metadata.name, dpr.metadata.namespace ?? "default") } : {}),
+    replicas: depStatus?.replicas ?? 0,
+    readyReplicas: depStatus?.readyReplicas ?? 0,
+    ...(decision.action === "apply"
+      ? {
+          workerNamespaces: decision.workerNamespaces,
+          sourcesRevision: decision.sources.revision,
+          connectionRevision: decision.connectionRevision,
+        }
+      : {}),
+  };
+}
