@@ -1,0 +1,75 @@
+/**
+ * The `poolrelay` command. Each subcommand parses its flags here and calls a module that does the
+ * work; exit codes: 0 done, 1 invalid input or failure, 2 usage error.
+ */
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { DISCOVERY_BACKENDS, type DiscoveryBackend } from "../shared/eligibility.ts";
+import { InputError, readObjects } from "./input.ts";
+import { render, toJson, toYaml } from "./render.ts";
+
+const USAGE = `Usage:
+  poolrelay render -f <file|dir|-> [-f ...] [-o yaml|json] [-n namespace]
+                   [--default-discovery-backend kubernetes|etcd] [--now RFC3339]
+
+Commands:
+  render   Print what would be applied for each DynamoPoolRelay in the input (or, for an ineligible
+           DynamoGraphDeployment, the Service withdrawal and the status), without a cluster.
+`;
+
+class UsageError extends Error {}
+
+function renderCommand(args: string[]): string {
+  const { values } = parseArgs({
+    args,
+    options: {
+      filename: { type: "string", short: "f", multiple: true },
+      output: { type: "string", short: "o", default: "yaml" },
+      namespace: { type: "string", short: "n", default: "default" },
+      "default-discovery-backend": { type: "string", default: "kubernetes" },
+      now: { type: "string" },
+    },
+    strict: true,
+  });
+  if (!values.filename?.length) throw new UsageError("render needs at least one -f <file|dir|->");
+  if (values.output !== "yaml" && values.output !== "json") throw new UsageError(`-o must be yaml or json, got "${values.output}"`);
+  const backend = values["default-discovery-backend"];
+  if (!(DISCOVERY_BACKENDS as readonly string[]).includes(backend)) {
+    throw new UsageError(`--default-discovery-backend must be one of ${DISCOVERY_BACKENDS.join(", ")}, got "${backend}"`);
+  }
+  const now = values.now ?? new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+  if (Number.isNaN(Date.parse(now))) throw new UsageError(`--now must be an RFC 3339 time, got "${now}"`);
+  const objects = readObjects(values.filename, () => readFileSync(0, "utf8"));
+  const results = render(objects, { namespace: values.namespace, defaults: { discoveryBackend: backend as DiscoveryBackend }, now });
+  if (results.length === 0) process.stderr.write("poolrelay: no DynamoPoolRelay in the input\n");
+  return values.output === "json" ? toJson(results) : toYaml(results);
+}
+
+export function main(argv: string[]): number {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case "render":
+        process.stdout.write(renderCommand(rest));
+        return 0;
+      case undefined:
+      case "help":
+      case "--help":
+      case "-h":
+        process.stdout.write(USAGE);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (err) {
+    if (err instanceof InputError) {
+      process.stderr.write(`poolrelay: ${err.message}\n`);
+      return 1;
+    }
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+      process.stderr.write(`poolrelay: ${(err as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
+    throw err;
+  }
+}

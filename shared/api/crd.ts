@@ -1,0 +1,52 @@
+/** The DynamoPoolRelay CustomResourceDefinition, built from the zod schema. */
+import { CATEGORY, GROUP, KIND, PLURAL, SHORT_NAME, SINGULAR, VERSION } from "../names.ts";
+import { DynamoPoolRelaySpec, DynamoPoolRelayStatus, ROOT_VALIDATIONS } from "./dynamo-pool-relay.ts";
+import { toOpenApi } from "./openapi.ts";
+
+const readyCondition = (field: string) => `.status.conditions[?(@.type=="Ready")].${field}`;
+
+export function dynamoPoolRelayCrd() {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: {
+      name: `${PLURAL}.${GROUP}`,
+      labels: { "app.kubernetes.io/part-of": "dynamo", "app.kubernetes.io/name": "dynamo-pool-relay" },
+    },
+    spec: {
+      group: GROUP,
+      names: { kind: KIND, listKind: `${KIND}List`, plural: PLURAL, singular: SINGULAR, shortNames: [SHORT_NAME], categories: [CATEGORY] },
+      scope: "Namespaced",
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: "Ready", type: "string", jsonPath: readyCondition("status"), description: "Whether the Relay listens behind its published Service" },
+            { name: "Replicas", type: "integer", jsonPath: ".status.readyReplicas", description: "Ready Relay pods" },
+            { name: "Endpoint", type: "string", jsonPath: ".status.serviceEndpoint", description: "gRPC address of the Relay" },
+            { name: "Reason", type: "string", jsonPath: readyCondition("reason"), priority: 1, description: "Why the Relay is or is not Ready" },
+            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+          ],
+          schema: {
+            openAPIV3Schema: {
+              description: "DynamoPoolRelay runs the PoolRelay for the DynamoGraphDeployment of the same name and publishes it as the Service <name>-pool-relay.",
+              type: "object",
+              required: ["spec"],
+              properties: {
+                apiVersion: { type: "string", description: "APIVersion of this object." },
+                kind: { type: "string", description: "Kind of this object." },
+                metadata: { type: "object" },
+                spec: toOpenApi(DynamoPoolRelaySpec),
+                status: toOpenApi(DynamoPoolRelayStatus),
+              },
+              "x-kubernetes-validations": ROOT_VALIDATIONS,
+            },
+          },
+        },
+      ],
+    },
+  };
+}
