@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { dgd, dpr } from "../test/builders.ts";
+import { decide } from "./decide.ts";
+import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
+
+describe("decide", () => {
+  it("applies for an eligible DGD, with namespaces, revisions and document", () => {
+    const d = decide(dpr(), dgd(), DEFAULT_OPERATOR_DEFAULTS);
+    expect(d.action).toBe("apply");
+    if (d.action !== "apply") return;
+    expect(d.workerNamespaces).toEqual(["team-a-g1"]);
+    expect(d.sources.text).toContain(d.connectionRevision);
+  });
+
+  it("withdraws when the DGD is missing", () => {
+    expect(decide(dpr(), undefined, DEFAULT_OPERATOR_DEFAULTS)).toMatchObject({ action: "withdraw", reason: "DGDNotFound" });
+  });
+
+  it("withdraws, naming the field, when the DGD cannot be read", () => {
+    const broken = { ...dgd(), spec: { components: "nope" } };
+    const d = decide(dpr(), broken, DEFAULT_OPERATOR_DEFAULTS);
+    expect(d).toMatchObject({ action: "withdraw", reason: "InvalidDGD" });
+    expect(d.action === "withdraw" && d.message).toMatch(/DynamoGraphDeployment team-a\/g1 is invalid: spec\.components/);
+  });
+
+  it("rejects an invalid DynamoPoolRelay without looking at the DGD", () => {
+    const d = decide({ ...dpr(), spec: { image: "r", clusterID: "c", replicas: -3 } }, undefined, DEFAULT_OPERATOR_DEFAULTS);
+    expect(d).toMatchObject({ action: "reject", reason: "InvalidSpec" });
+    expect(d.action === "reject" && d.message).toMatch(/DynamoPoolRelay team-a\/g1 is invalid: spec\.replicas/);
+  });
+
+  it("withdraws when the worker namespaces exceed the Relay's limits", () => {
+    const names = Array.from({ length: 4097 }, (_, i) => `g1-decode-h${i}`);
+    expect(decide(dpr(), dgd({ componentNames: { decode: names } }), DEFAULT_OPERATOR_DEFAULTS)).toMatchObject({ action: "withdraw", reason: "SourcesLimitExceeded" });
+  });
+});

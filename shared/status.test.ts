@@ -1,0 +1,99 @@
+import { describe, expect, it } from "vitest";
+import { dgd, dpr } from "../test/builders.ts";
+import { decide } from "./decide.ts";
+import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
+import { computeStatus, readyEndpoints, serviceOwnership, type Observed } from "./status.ts";
+
+const UID = "11111111-2222-3333-4444-555555555555";
+const NOW = "2026-02-01T00:00:00Z";
+const ours = { metadata: { ownerReferences: [{ uid: UID, controller: true }] } };
+const foreign = { metadata: { ownerReferences: [{ uid: "other", controller: true }] } };
+const rolledOut = { metadata: { generation: 3 }, status: { observedGeneration: 3, replicas: 2, readyReplicas: 2, availableReplicas: 2 } };
+const slices = (...ready: (boolean | undefined)[]) => [{ endpoints: ready.map((r) => ({ conditions: r === undefined ? {} : { ready: r } })) }];
+
+function status(observed: Observed, options: { dgd?: ReturnType<typeof dgd> | undefined; previous?: Parameters<typeof computeStatus>[0]["previous"] } = {}) {
+  const d = dpr({ generation: 4 });
+  const g = "dgd" in options ? options.dgd : dgd();
+  return computeStatus({ dpr: d, decision: decide(d, g, DEFAULT_OPERATOR_DEFAULTS), observed, previous: options.previous, observedGeneration: 4, now: NOW });
+}
+const cond = (s: ReturnType<typeof status>, type: string) => s.conditions?.find((c) => c.type === type);
+
+describe("computeStatus", () => {
+  const cases = [
+    { name: "everything in place", observed: { deployment: rolledOut, service: ours, endpointSlices: slices(true, true) }, ready: "Ready", published: "Published", listener: "EndpointsReady" },
+    { name: "no children yet", observed: { endpointSlices: [] }, ready: "ServiceNotPublished", published: "ServiceNotFound", listener: "NoReadyEndpoints" },
+    { name: "a foreign Service", observed: { deployment: rolledOut, service: foreign, endpointSlices: slices(true) }, ready: "ServiceNotPublished", published: "ServiceNotOwned", listener: "EndpointsReady" },
+    { name: "a Deployment that has not observed its generation", observed: { deployment: { ...rolledOut, metadata: { generation: 4 } }, service: ours, endpointSlices: slices(true) }, ready: "RolloutPending", published: "Published", listener: "EndpointsReady" },
+    { name: "no available replica", observed: { deployment: { ...rolledOut, status: { ...rolledOut.status, availableReplicas: 0 } }, service: ours, endpointSlices: slices(false) }, ready: "RolloutPending", published: "Published", listener: "NoReadyEndpoints" },
+    { name: "no ready endpoint", observed: { deployment: rolledOut, service: ours, endpointSlices: slices(false, false) }, ready: "ListenerUnavailable", published: "Published", listener: "NoReadyEndpoints" },
+  ];
+  it.each(cases)("reports $name", ({ observed, ready, published, listener }) => {
+    const s = status(observed);
+    expect(cond(s, "Ready")).toMatchObject({ status: ready === "Ready" ? "True" : "False", reason: ready, observedGeneration: 4, lastTransitionTime: NOW });
+    expect(cond(s, "Eligible")).toMatchObject({ status: "True", reason: "Eligible" });
+    expect(cond(s, "ServicePublished")).toMatchObject({ status: published === "Published" ? "True" : "False", reason: published });
+    expect(cond(s, "ListenerAvailable")).toMatchObject({ status: listener === "EndpointsReady" ? "True" : "False", reason: listener });
+  });
+
+  it("reports the endpoint, counts and revisions when published", () => {
+    const s = status({ deployment: rolledOut, service: ours, endpointSlices: slices(true, true) });
+    expect(s).toMatchObject({
+      observedGeneration: 4,
+      serviceEndpoint: "g1-pool-relay.team-a.svc:5561",
+      replicas: 2,
+      readyReplicas: 2,
+      workerNamespaces: ["team-a-g1"],
+    });
+    expect(s.sourcesRevision).toMatch(/^[0-9a-f]{64}$/);
+    expect(s.connectionRevision).toMatch(/^[0-9a-f]{64}$/);
+    expect(cond(s, "ListenerAvailable")?.message).toBe("2 ready Relay endpoints behind the Service");
+  });
+
+  it("reports a withdrawal with the eligibility reason and no endpoint", () => {
+    const s = status({ endpointSlices: [] }, { dgd: undefined });
+    expect(cond(s, "Ready")).toMatchObject({ status: "False", reason: "NotEligible" });
+    expect(cond(s, "Eligible")).toMatchObject({ status: "False", reason: "DGDNotFound" });
+    expect(cond(s, "ServicePublished")).toMatchObject({ status: "False", reason: "Withdrawn" });
+    expect(s.serviceEndpoint).toBeUndefined();
+    expect(s.workerNamespaces).toBeUndefined();
+  });
+
+  it("keeps the transition time of a condition whose status did not change", () => {
+    const first = status({ endpointSlices: [] }, { dgd: undefined });
+    const previous = { ...first, conditions: first.conditions!.map((c) => ({ ...c, lastTransitionTime: "2025-01-01T00:00:00Z" })) };
+    const next = status({ deployment: rolledOut, service: ours, endpointSlices: slices(true) }, { previous });
+    expect(cond(next, "Ready")?.lastTransitionTime).toBe(NOW);
+    expect(cond(next, "ListenerAvailable")?.lastTransitionTime).toBe(NOW);
+    const same = status({ endpointSlices: [] }, { dgd: undefined, previous });
+    expect(same.conditions!.map((c) => c.lastTransitionTime)).toEqual(Array(4).fill("2025-01-01T00:00:00Z"));
+  });
+
+  it("on an invalid spec sets Ready=False InvalidSpec and keeps the rest of the previous status", () => {
+    const bad = { ...dpr(), spec: { clusterID: "dc-1" } };
+    const previous = status({ deployment: rolledOut, service: ours, endpointSlices: slices(true) });
+    const s = computeStatus({ dpr: bad, decision: decide(bad, dgd(), DEFAULT_OPERATOR_DEFAULTS), observed: { endpointSlices: [] }, previous, observedGeneration: 4, now: NOW });
+    expect(cond(s, "Ready")).toMatchObject({ status: "False", reason: "InvalidSpec" });
+    expect(cond(s, "Ready")?.message).toMatch(/spec\.image/);
+    expect(s.serviceEndpoint).toBe(previous.serviceEndpoint);
+    expect(cond(s, "ServicePublished")).toEqual(cond(previous, "ServicePublished"));
+  });
+});
+
+describe("serviceOwnership", () => {
+  it.each([
+    { name: "no Service", svc: undefined, uid: UID, expected: "absent" },
+    { name: "our controller reference", svc: ours, uid: UID, expected: "ours" },
+    { name: "another controller", svc: foreign, uid: UID, expected: "foreign" },
+    { name: "our UID but not as controller", svc: { metadata: { ownerReferences: [{ uid: UID }] } }, uid: UID, expected: "foreign" },
+    { name: "no owner at all", svc: { metadata: {} }, uid: UID, expected: "foreign" },
+    { name: "an owner without UID to compare (offline)", svc: ours, uid: undefined, expected: "foreign" },
+  ])("says $expected for $name", ({ svc, uid, expected }) => {
+    expect(serviceOwnership(svc, uid)).toBe(expected);
+  });
+});
+
+describe("readyEndpoints", () => {
+  it("counts ready and unset readiness, not ready=false", () => {
+    expect(readyEndpoints([...slices(true, false, undefined), { endpoints: null }, {}])).toBe(2);
+  });
+});
