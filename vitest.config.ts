@@ -9,6 +9,17 @@ export default defineConfig({
           include: ["shared/**/*.test.ts", "cli/**/*.test.ts", "test/unit/**/*.test.ts"],
         },
       },
+      {
+        test: {
+          name: "integration",
+          include: ["test/integration/**/*.test.ts"],
+          globalSetup: ["test/integration/global-setup.ts"],
+          // One control plane on 2 cores: files run one after another, tests poll the real world.
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
     ],
   },
 });

@@ -6,4 +6,4 @@ if (major < 22 || (major === 22 && minor < 19)) {
   process.exit(1);
 }
 const { main } = await import("../cli/main.ts");
-process.exitCode = main(process.argv.slice(2));
+process.exitCode = await main(process.argv.slice(2));

@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { DISCOVERY_BACKENDS, type DiscoveryBackend } from "../shared/eligibility.ts";
+import { clusterDown, clusterUp } from "./cluster.ts";
 import { InputError, readObjects } from "./input.ts";
 import { render, toJson, toYaml } from "./render.ts";
 
@@ -12,9 +13,15 @@ const USAGE = `Usage:
   poolrelay render -f <file|dir|-> [-f ...] [-o yaml|json] [-n namespace]
                    [--default-discovery-backend kubernetes|etcd] [--now RFC3339]
 
+  poolrelay cluster up [--profile api|full]
+  poolrelay cluster down
+
 Commands:
   render   Print what would be applied for each DynamoPoolRelay in the input (or, for an ineligible
            DynamoGraphDeployment, the Service withdrawal and the status), without a cluster.
+  cluster  Start (up) or stop (down) a local control plane on 127.0.0.1: etcd and kube-apiserver
+           (profile api), plus controller-manager, scheduler and a kwok fake node (profile full,
+           the default). Prints the kubeconfig to use with kubectl.
 `;
 
 class UsageError extends Error {}
@@ -45,12 +52,27 @@ function renderCommand(args: string[]): string {
   return values.output === "json" ? toJson(results) : toYaml(results);
 }
 
-export function main(argv: string[]): number {
+async function clusterCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, options: { profile: { type: "string", default: "full" } }, allowPositionals: true, strict: true });
+  const out = (s: string) => process.stdout.write(s);
+  const err = (s: string) => process.stderr.write(s);
+  if (positionals[0] === "up" && positionals.length === 1) {
+    if (values.profile !== "api" && values.profile !== "full") throw new UsageError(`--profile must be api or full, got "${values.profile}"`);
+    return clusterUp(values.profile, out, err);
+  }
+  if (positionals[0] === "down" && positionals.length === 1) return clusterDown(err);
+  throw new UsageError("cluster takes up or down");
+}
+
+export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
       case "render":
         process.stdout.write(renderCommand(rest));
+        return 0;
+      case "cluster":
+        await clusterCommand(rest);
         return 0;
       case undefined:
       case "help":

@@ -2,7 +2,9 @@
 # Builds the control-plane binaries (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
 # kwok) from the Go modules under tools/control-plane into a cache folder keyed on their go.mod and
 # go.sum files, and prints that folder on the last line of stdout. A warm cache builds nothing.
-# KUBEBUILDER_ASSETS naming a folder that already holds every binary wins: nothing is built.
+# It also writes kwok-stages.yaml there: kwok's own "fast" node and pod stages (from the kwok module),
+# which kwok needs to make nodes and pods Ready.
+# KUBEBUILDER_ASSETS naming a folder that already holds all of these wins: nothing is built.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools="$root/tools/control-plane"
@@ -10,7 +12,7 @@ binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 k8s_version=v1.36.3
 
 log() { printf '[control-plane:build] %s\n' "$*" >&2; }
-complete() { local b; for b in "${binaries[@]}"; do [ -x "$1/$b" ] || return 1; done; }
+complete() { local b; for b in "${binaries[@]}"; do [ -x "$1/$b" ] || return 1; done; [ -s "$1/kwok-stages.yaml" ]; }
 
 if [ -n "${KUBEBUILDER_ASSETS:-}" ] && complete "$KUBEBUILDER_ASSETS"; then
   log "using KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"
@@ -47,6 +49,12 @@ timed etcd go build -trimpath -ldflags "-s -w" -o "$out.partial/etcd" go.etcd.io
 timed kwok go build -trimpath -ldflags "-s -w" -o "$out.partial/kwok" sigs.k8s.io/kwok/cmd/kwok
 timed kube go build -trimpath -ldflags "$stamp" -o "$out.partial/" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
+
+kwok_dir=$(cd "$tools/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+for f in node/fast/node-initialize.yaml node/heartbeat/node-heartbeat.yaml pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+  printf -- '---\n# from sigs.k8s.io/kwok kustomize/stage/%s (Apache-2.0)\n' "$f"
+  cat "$kwok_dir/kustomize/stage/$f"
+done > "$out.partial/kwok-stages.yaml"
 
 rm -rf "$out" && mv "$out.partial" "$out"
 log "binaries ready in $out ($(du -sh "$out" | cut -f1))"

@@ -40,14 +40,14 @@ const NAME_RULE = {
 };
 
 const reservedList = `[${RESERVED_ENV.map((n) => `'${n}'`).join(", ")}]`;
-const ENV_RULE = {
-  rule: `self.all(e, !(e.name in ${reservedList}))`,
-  messageExpression:
-    `'spec.env must not set ' + self.filter(e, e.name in ${reservedList}).map(e, e.name).join(', ') + ': the product sets these itself'`,
+/** Per item, so the API server's cost estimate stays small and each offending entry gets its own error. */
+const ENV_ITEM_RULE = {
+  rule: `!(self.name in ${reservedList})`,
+  messageExpression: `'the product sets ' + self.name + ' itself; remove it from spec.env'`,
 };
 
 export function reservedEnvMessage(names: readonly string[]): string {
-  return `spec.env must not set ${names.join(", ")}: the product sets these itself`;
+  return `the product sets ${names.join(", ")} itself; remove ${names.length === 1 ? "it" : "them"} from spec.env`;
 }
 
 export const DynamoPoolRelaySpec = z
@@ -59,7 +59,7 @@ export const DynamoPoolRelaySpec = z
     clusterID: z.string().min(1).max(256).regex(/^\S(.*\S)?$/)
       .meta({ description: "Stable ID of this cluster, passed to the Relay as its data-center ID (DYN_DC_ID). Changing it starts a new Relay incarnation: the pods roll." }),
     replicas: int32("Number of Relay pods. Independent of the DynamoGraphDeployment's own replica counts.").min(0).default(DEFAULT_REPLICAS),
-    env: z.array(EnvVar).max(MAX_ENV).optional()
+    env: z.array(EnvVar.meta({ ...EnvVar.meta(), "x-kubernetes-validations": [ENV_ITEM_RULE] })).max(MAX_ENV).optional()
       .superRefine((env, ctx) => {
         const reserved = reservedEnvNames((env ?? []).map((e) => e.name));
         if (reserved.length > 0) ctx.addIssue({ code: "custom", message: reservedEnvMessage(reserved) });
@@ -68,7 +68,6 @@ export const DynamoPoolRelaySpec = z
         description: `Extra environment for the Relay container. Names the product sets are rejected: ${RESERVED_ENV.join(", ")}.`,
         "x-kubernetes-list-type": "map",
         "x-kubernetes-list-map-keys": ["name"],
-        "x-kubernetes-validations": [ENV_RULE],
       }),
     imagePullSecrets: z.array(LocalObjectReference).max(32).optional()
       .meta({

@@ -19,7 +19,7 @@ export const opaqueObject = (description: string) =>
 
 export const EnvVar = z
   .object({
-    name: z.string().min(1).meta({ description: "Name of the environment variable." }),
+    name: z.string().min(1).max(256).meta({ description: "Name of the environment variable." }),
     value: z.string().optional().meta({ description: "Value of the variable; `$(VAR)` references expand as in any container." }),
     valueFrom: opaqueObject("Source of the value (secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef), as in a container's env.").optional(),
   })

@@ -1,0 +1,210 @@
+/**
+ * A real Kubernetes control plane on loopback, for the tests and for local runs.
+ *
+ * Profile `api`: etcd and a secure kube-apiserver with RBAC authorization.
+ * Profile `full`: also kube-controller-manager (Deployments, ReplicaSets, EndpointSlices, garbage
+ * collection), kube-scheduler and kwok with one fake node, so Relay pods actually become Ready.
+ *
+ * Every port is free-picked on 127.0.0.1; every process runs in its own group and is killed on
+ * stop, on process exit, and by a watchdog if the owner dies without stopping.
+ */
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { KubeClient, connect, type KubeObject } from "../../shared/kube/client.ts";
+import { ensureBinaries } from "./binaries.ts";
+import { crdsToInstall } from "./crds.ts";
+import { freePort } from "./ports.ts";
+import { alive, killGroupsNow, startComponent, startWatchdog, stopGroups, tail, type Component } from "./processes.ts";
+
+export type Profile = "api" | "full";
+export const FAKE_NODE = "kwok-node-0";
+const FIELD_MANAGER = "dynamo-pool-relay/control-plane";
+
+export interface ControlPlaneInfo {
+  profile: Profile;
+  dir: string;
+  etcdData: string;
+  kubeconfig: string;
+  server: string;
+  pids: number[];
+}
+
+/** Stops a control plane from its recorded info, also from another process (`poolrelay cluster down`). */
+export async function stopControlPlane(info: Pick<ControlPlaneInfo, "pids" | "dir" | "etcdData">): Promise<void> {
+  await stopGroups(info.pids);
+  rmSync(info.etcdData, { recursive: true, force: true });
+  rmSync(info.dir, { recursive: true, force: true });
+}
+
+export interface ControlPlane extends ControlPlaneInfo {
+  client: KubeClient;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  profile: Profile;
+  /** Kill everything when this process exits or dies; omit for a control plane that outlives its starter. */
+  ownerPid?: number;
+  log?: (line: string) => void;
+  timeoutMs?: number;
+}
+
+async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, check: () => void): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    check();
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ""}`);
+}
+
+function writeKubeconfig(path: string, server: string, ca: string, token: string): void {
+  writeFileSync(
+    path,
+    stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "poolrelay-local", cluster: { server, "certificate-authority": ca } }],
+      users: [{ name: "admin", user: { token } }],
+      contexts: [{ name: "poolrelay-local", context: { cluster: "poolrelay-local", user: "admin", namespace: "default" } }],
+      "current-context": "poolrelay-local",
+    }),
+    { mode: 0o600 },
+  );
+}
+
+function fakeNode(): KubeObject {
+  const resources = { cpu: "64", memory: "256Gi", pods: "220" };
+  return {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: {
+      name: FAKE_NODE,
+      annotations: { "kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0" },
+      labels: { "kubernetes.io/hostname": FAKE_NODE, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", type: "kwok" },
+    },
+    spec: {},
+    status: { allocatable: resources, capacity: resources },
+  };
+}
+
+export async function startControlPlane(options: StartOptions): Promise<ControlPlane> {
+  const log = options.log ?? (() => {});
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const started = Date.now();
+  const bin = ensureBinaries();
+  const dir = mkdtempSync(join(tmpdir(), "poolrelay-cp-"));
+  // etcd on tmpfs when there is one: fsync-free and fast.
+  const etcdData = existsSync("/dev/shm") ? mkdtempSync("/dev/shm/poolrelay-etcd-") : join(dir, "etcd");
+  const pidsFile = join(dir, "pids");
+  const components: Component[] = [];
+  const pids = () => components.map((c) => c.pid);
+  const record = (c: Component) => {
+    components.push(c);
+    writeFileSync(pidsFile, pids().join("\n"));
+    return c;
+  };
+  const owned = options.ownerPid !== undefined;
+  const onExit = () => killGroupsNow(pids());
+  if (owned) process.on("exit", onExit);
+  const watchdog = owned ? [startWatchdog(options.ownerPid!, pidsFile, dir)] : [];
+
+  const stop = async () => {
+    process.off("exit", onExit);
+    await stopControlPlane({ pids: [...pids(), ...watchdog], dir, etcdData });
+  };
+  const failIfDead = () => {
+    for (const c of components) {
+      if (c.child.exitCode !== null || !alive(c.pid)) throw new Error(`${c.name} exited (code ${c.child.exitCode}); last log lines:\n${tail(c.log)}`);
+    }
+  };
+
+  try {
+    // 1. etcd
+    const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    const peerUrl = `http://127.0.0.1:${peerPort}`;
+    record(startComponent("etcd", bin.etcd, [
+      `--data-dir=${etcdData}`, `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=${peerUrl}`, `--initial-advertise-peer-urls=${peerUrl}`, `--initial-cluster=default=${peerUrl}`,
+      "--unsafe-no-fsync=true", "--log-level=warn",
+    ], dir));
+    await until("etcd /health", timeoutMs, async () => ((await fetch(`${etcdUrl}/health`)).ok ? true : undefined), failIfDead);
+    log(`etcd ready on ${etcdUrl} (${Date.now() - started} ms)`);
+
+    // 2. kube-apiserver: a static admin token in system:masters, a self-signed serving cert, RBAC on.
+    const certDir = join(dir, "certs");
+    mkdirSync(certDir);
+    const token = randomBytes(24).toString("hex");
+    writeFileSync(join(dir, "tokens.csv"), `${token},admin,admin,"system:masters"\n`, { mode: 0o600 });
+    const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    const saKey = join(dir, "sa.key");
+    writeFileSync(saKey, privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+    const server = `https://127.0.0.1:${apiPort}`;
+    record(startComponent("kube-apiserver", bin["kube-apiserver"], [
+      `--etcd-servers=${etcdUrl}`, `--secure-port=${apiPort}`, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+      `--cert-dir=${certDir}`, `--token-auth-file=${join(dir, "tokens.csv")}`, "--authorization-mode=RBAC",
+      `--service-account-issuer=${server}/`, `--service-account-key-file=${saKey}`, `--service-account-signing-key-file=${saKey}`,
+      "--service-cluster-ip-range=10.96.0.0/16", "--allow-privileged=true", "--disable-admission-plugins=ServiceAccount",
+      "--endpoint-reconciler-type=none", "--enable-priority-and-fairness=false",
+    ], dir));
+    const kubeconfig = join(dir, "kubeconfig");
+    const ca = join(certDir, "apiserver.crt");
+    await until("the kube-apiserver's serving certificate", timeoutMs, async () => (existsSync(ca) ? true : undefined), failIfDead);
+    writeKubeconfig(kubeconfig, server, ca, token);
+    const client = new KubeClient(await connect(kubeconfig));
+    await until("kube-apiserver /readyz", timeoutMs, async () => ((await client.request("GET", "/readyz")) === "ok" ? true : undefined), failIfDead);
+    log(`kube-apiserver ready on ${server} (${Date.now() - started} ms)`);
+
+    // 3. CRDs
+    const { crds, notes } = crdsToInstall();
+    notes.forEach(log);
+    for (const crd of crds) await client.apply(crd, FIELD_MANAGER, { force: true });
+    for (const crd of crds) {
+      await until(`CRD ${crd.metadata.name} Established`, timeoutMs, async () => {
+        const got = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>({ apiVersion: crd.apiVersion, kind: crd.kind, name: crd.metadata.name });
+        return got?.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ? true : undefined;
+      }, failIfDead);
+    }
+    log(`${crds.length} CRDs established (${Date.now() - started} ms)`);
+
+    // 4. full profile: controllers, scheduler, kwok and its node
+    if (options.profile === "full") {
+      record(startComponent("kube-controller-manager", bin["kube-controller-manager"], [
+        `--kubeconfig=${kubeconfig}`, "--leader-elect=false", "--secure-port=0", `--service-account-private-key-file=${saKey}`,
+        "--kube-api-qps=200", "--kube-api-burst=400", "--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
+        "--concurrent-gc-syncs=20", "--node-monitor-grace-period=60s",
+      ], dir));
+      record(startComponent("kube-scheduler", bin["kube-scheduler"], [`--kubeconfig=${kubeconfig}`, "--leader-elect=false", "--secure-port=0"], dir));
+      const kwokPort = await freePort();
+      record(startComponent("kwok", bin.kwok, [
+        `--kubeconfig=${kubeconfig}`, "--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+        "--cidr=10.244.0.0/16", "--node-ip=127.0.0.1", `--server-address=127.0.0.1:${kwokPort}`, `--config=${bin.kwokStages}`,
+      ], dir));
+      await client.apply(fakeNode(), FIELD_MANAGER, { force: true });
+      await until(`node ${FAKE_NODE} Ready`, timeoutMs, async () => {
+        const node = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>({ apiVersion: "v1", kind: "Node", name: FAKE_NODE });
+        return node?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? true : undefined;
+      }, failIfDead);
+      // The service-account controller creating `default` shows the controller manager is working.
+      await until("the controller manager", timeoutMs, async () =>
+        (await client.get({ apiVersion: "v1", kind: "ServiceAccount", namespace: "default", name: "default" })) ? true : undefined, failIfDead);
+      log(`controller-manager, scheduler and kwok ready (${Date.now() - started} ms)`);
+    }
+    return { profile: options.profile, dir, etcdData, kubeconfig, server, pids: pids(), client, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  
+}

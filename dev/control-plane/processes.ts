@@ -1,0 +1,73 @@
+/**
+ * Child processes of the control plane: each in its own process group with its log in a file, so
+ * stopping kills the whole group, and a watchdog that kills them all if the owner process dies
+ * without stopping them (a test run killed with SIGKILL leaves nothing behind).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { openSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export interface Component {
+  name: string;
+  pid: number;
+  log: string;
+  child: ChildProcess;
+}
+
+export function startComponent(name: string, binary: string, args: string[], dir: string): Component {
+  const log = join(dir, `${name}.log`);
+  const fd = openSync(log, "a");
+  const child = spawn(binary, args, { detached: true, stdio: ["ignore", fd, fd], cwd: dir });
+  if (child.pid === undefined) throw new Error(`${name} did not start: ${binary}`);
+  child.unref();
+  return { name, pid: child.pid, log, child };
+}
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** SIGTERM each group, then SIGKILL whatever is left after `graceMs`. */
+export async function stopGroups(pids: readonly number[], graceMs = 5000): Promise<void> {
+  for (const pid of pids) signalGroup(pid, "SIGTERM");
+  const deadline = Date.now() + graceMs;
+  while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  for (const pid of pids) if (alive(pid)) signalGroup(pid, "SIGKILL");
+}
+
+/** Synchronous best effort for process exit handlers, where nothing async runs. */
+export function killGroupsNow(pids: readonly number[]): void {
+  for (const pid of pids) signalGroup(pid, "SIGKILL");
+}
+
+/**
+ * A detached shell that polls the owner once a second and kills the groups when it is gone.
+ * Returns the watchdog's pid, to stop it with the rest.
+ */
+export function startWatchdog(ownerPid: number, pidsFile: string, dir: string): number {
+  const script = `while kill -0 ${ownerPid} 2>/dev/null; do sleep 1; done; for p in $(cat '${pidsFile}' 2>/dev/null); do kill -KILL -- -$p 2>/dev/null; done`;
+  const child = spawn("bash", ["-c", script], { detached: true, stdio: "ignore", cwd: dir });
+  child.unref();
+  return child.pid!;
+}
+
+export function tail(file: string, lines = 20): string {
+  try {
+    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * The one Kubernetes adapter: every read and write the product makes goes through here, counted,
+ * with server-side apply, UID-preconditioned deletes and optimistic-concurrency status writes.
+ * It speaks HTTP itself (node:https) so it controls content types, preconditions and connection
+ * reuse; @kubernetes/client-node is used only to load credentials, and only when first needed.
+ */
+import https from "node:https";
+import { ApiError } from "./errors.ts";
+import { collectionPath, knownResource, objectPath, splitApiVersion, type Resource } from "./resources.ts";
+
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string; [key: string]: unknown };
+  [field: string]: unknown;
+}
+
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  namespace?: string | undefined;
+  name: string;
+}
+
+export interface Connection {
+  server: string;
+  /** TLS material and auth headers for node:https, refreshed before each request (exec credentials expire). */
+  httpsOptions: () => Promise<https.RequestOptions>;
+}
+
+export interface RequestStats {
+  reads: number;
+  writes: number;
+}
+
+const TIMEOUT_MS = 30_000;
+const agent = new https.Agent({ keepAlive: true, maxSockets: 16 });
+
+/** Loads credentials from a kubeconfig file, or from the default chain (KUBECONFIG, ~/.kube/config, in-cluster). */
+export async function connect(kubeconfig?: string): Promise<Connection> {
+  const { KubeConfig } = await import("@kubernetes/client-node");
+  const kc = new KubeConfig();
+  if (kubeconfig) kc.loadFromFile(kubeconfig);
+  else kc.loadFromDefault();
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error(`no current cluster in ${kubeconfig ?? "the default kubeconfig"}`);
+  return {
+    server: cluster.server,
+    httpsOptions: async () => {
+      const opts: https.RequestOptions = {};
+      await kc.applyToHTTPSOptions(opts);
+      return opts;
+    },
+  };
+}
+
+export interface KubeClientOptions {
+  /** Act as this user (e.g. `system:serviceaccount:ns:name`); the caller must be allowed to impersonate. */
+  impersonate?: string;
+}
+
+export class KubeClient {
+  readonly stats: RequestStats = { reads: 0, writes: 0 };
+  private readonly discovered = new Map<string, Resource>();
+  private readonly connection: Connection;
+  private readonly options: KubeClientOptions;
+
+  constructor(connection: Connection, options: KubeClientOptions = {}) {
+    this.connection = connection;
+    this.options = options;
+  }
+
+  /** A client with the same credentials acting as another user. */
+  as(user: string): KubeClient {
+    return new KubeClient(this.connection, { ...this.options, impersonate: user });
+  }
+
+  async request(method: string, path: string, body?: unknown, contentType = "application/json", accept = "application/json"): Promise<unknown> {
+    if (method === "GET") this.stats.reads++;
+    else this.stats.writes++;
+    const url = new URL(path, this.connection.server);
+    const base = await this.connection.httpsOptions();
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string | number> = {
+      ...(base.headers as Record<string, string>),
+      Accept: accept,
+      ...(payload === undefined ? {} : { "Content-Type": contentType, "Content-Length": Buffer.byteLength(payload) }),
+      ...(this.options.impersonate ? { "Impersonate-User": this.options.impersonate } : {}),
+    };
+    return new Promise((resolve, reject) => {
+      const req = https.request(url, { ...base, agent, method, headers, timeout: TIMEOUT_MS }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let parsed: unknown = text;
+          try {
+            parsed = text === "" ? undefined : JSON.parse(text);
+          } catch {
+            // Non-JSON bodies (proxies, health endpoints) are passed on as text.
+          }
+          const status = res.statusCode ?? 0;
+          if (status >= 200 && status < 300) return resolve(parsed);
+          const s = (parsed ?? {}) as { reason?: string; message?: string };
+          reject(new ApiError(status, s.reason ?? "Unknown", `${method} ${url.pathname}: ${status} ${s.message ?? text}`));
+        });
+      });
+      req.on("timeout", () => req.destroy(new Error(`timed out after ${TIMEOUT_MS} ms`)));
+      req.on("error", (err) => reject(err instanceof ApiError ? err : new ApiError(0, "NetworkError", `${method} ${url.pathname}: ${err.message}`)));
+      req.end(payload);
+    });
+  }
+
+  async resource(apiVersion: string, kind: string): Promise<Resource> {
+    const known = knownResource(apiVersion, kind);
+    if (known) return known;
+    const key = `${apiVersion}/${kind}`;
+    const cached = this.discovered.get(key);
+    if (cached) return cached;
+    const { group, version } = splitApiVersion(apiVersion);
+    const list = (await this.request("GET", group === "" ? `/api/${version}` : `/apis/${group}/${version}`)) as {
+      resources: { name: string; kind: string; namespaced: boolean }[];
+    };
+    const found = list.resources.find((r) => r.kind === kind && !r.name.includes("/"));
+    if (!found) throw new ApiError(404, "NotFound", `the API server does not serve kind ${kind} in ${apiVersion}`);
+    const r = { group, version, plural: found.name, namespaced: found.namespaced };
+    this.discovered.set(key, r);
+    return r;
+  }
+
+  private async path(ref: ObjectRef): Promise<string> {
+    return objectPath(await this.resource(ref.apiVersion, ref.kind), ref.namespace, ref.name);
+  }
+
+  /** The object, or undefined when it does not exist. */
+  async get<T = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
+    try {
+      return (await this.request("GET", await this.path(ref))) as T;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async list<T = KubeObject>(apiVersion: string, kind: string, namespace: string | undefined, labelSelector?: string): Promise<T[]> {
+    const r = await this.resource(apiVersion, kind);
+    const query = labelSelector ? `?labelSelector=${encodeURIComponent(labelSelector)}` : "";
+    const list = (await this.request("GET", `${collectionPath(r, namespace)}${query}`)) as { items?: T[] };
+    return list.items ?? [];
+  }
+
+  /** Server-side apply. `force` takes fields other managers own; use it only where that is the documented intent. */
+  async apply<T = KubeObject>(obj: KubeObject, fieldManager: string, options: { force?: boolean; dryRun?: boolean } = {}): Promise<T> {
+    const query = new URLSearchParams({ fieldManager, ...(options.force ? { force: "true" } : {}), ...(options.dryRun ? { dryRun: "All" } : {}) });
+    const path = await this.path({ ...obj, namespace: obj.metadata.namespace, name: obj.metadata.name });
+    return (await this.request("PATCH", `${path}?${query}`, obj, "application/apply-patch+yaml")) as T;
+  }
+
+  /** Deletes only the object with this UID; "gone" when it no longer exists. */
+  async deleteExact(ref: ObjectRef, uid: string): Promise<"deleted" | "gone"> {
+    const body = { kind: "DeleteOptions", apiVersion: "v1", preconditions: { uid }, propagationPolicy: "Background" };
+    try {
+      await this.request("DELETE", await this.path(ref), body);
+      return "deleted";
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return "gone";
+      throw err;
+    }
+  }
+
+  /** Replaces the status subresource; the object's resourceVersion makes a stale write fail with 409. */
+  async replaceStatus<T = KubeObject>(obj: KubeObject): Promise<T> {
+    const path = await this.path({ ...obj, namespace: obj.metadata.namespace, name: obj.metadata.name });
+    return (await this.request("PUT", `${path}/status`, obj)) as T;
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * API errors, classified the way the shell must answer them: a transient failure is retried by
+ * the broker (5xx), a permanent one is not (4xx).
+ */
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly reason: string;
+  constructor(status: number, reason: string, message: string) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.reason = reason;
+  }
+
+  /** Server trouble, throttling, timeouts and optimistic-concurrency conflicts pass with time. */
+  get transient(): boolean {
+    return this.status >= 500 || this.status === 429 || this.status === 409 || this.status === 408 || this.status === 0;
+  }
+}
+
+export function isNotFound(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 404;
+}
+
+export function isConflict(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 409;
+}

@@ -1,0 +1,44 @@
+// A test run killed outright (SIGKILL, no teardown) must not leave control-plane processes behind:
+// the watchdog sees its owner gone and kills every process group.
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { alive } from "../../dev/control-plane/processes.ts";
+import { eventually } from "./helpers.ts";
+
+const launcher = fileURLToPath(new URL("../../dev/control-plane/index.ts", import.meta.url));
+const script = `
+  const { startControlPlane } = await import(${JSON.stringify(launcher)});
+  const cp = await startControlPlane({ profile: "api", ownerPid: process.pid });
+  console.log(JSON.stringify(cp.pids));
+  setInterval(() => {}, 1000);
+`;
+
+describe("process hygiene", () => {
+  it("kills every control-plane process when its owner is killed with SIGKILL", async () => {
+    const owner = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    const pids = await new Promise<number[]>((resolve, reject) => {
+      let out = "";
+      owner.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        const line = out.split("\n").find((l) => l.startsWith("["));
+        if (line) resolve(JSON.parse(line));
+      });
+      owner.on("exit", (code) => reject(new Error(`the owner exited early (${code})`)));
+    });
+    expect(pids.length).toBe(2);
+    expect(pids.every(alive)).toBe(true);
+    owner.kill("SIGKILL");
+    await eventually("every control-plane process is gone", async () => pids.every((p) => !alive(p) || zombie(p)), 15_000);
+  });
+});
+
+/** A killed process whose parent died is a zombie until init reaps it: it holds nothing. */
+function zombie(pid: number): boolean {
+  try {
+    return /\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return true;
+  }
+}
