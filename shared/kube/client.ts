@@ -75,6 +75,11 @@ export class KubeClient {
     return new KubeClient(this.connection, { ...this.options, impersonate: user });
   }
 
+  /** The same client with its own request counts, for one invocation. */
+  fork(): KubeClient {
+    return new KubeClient(this.connection, this.options);
+  }
+
   async request(method: string, path: string, body?: unknown, contentType = "application/json", accept = "application/json"): Promise<unknown> {
     if (method === "GET") this.stats.reads++;
     else this.stats.writes++;

@@ -1,0 +1,57 @@
+/**
+ * apply: converges one DynamoPoolRelay's children on a reconcile request. It re-reads the
+ * DynamoPoolRelay and its DGD, decides with the core, then either server-side applies the children
+ * that differ, withdraws a Service it controls, or (invalid spec) leaves everything as it is.
+ * It replies with what it did.
+ */
+import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
+import { planApply, withAppliedHash, type LiveObject } from "../../shared/apply-plan.ts";
+import { decide } from "../../shared/decide.ts";
+import { EventType, ReconcileData, parseData, productEvent } from "../../shared/events.ts";
+import { API_VERSION, KIND, childName } from "../../shared/names.ts";
+import { renderChildren } from "../../shared/render/index.ts";
+import { serviceOwnership } from "../../shared/status.ts";
+import { BadEvent, mustParse, type Handler } from "../runtime/handler.ts";
+
+export const SOURCE = "/dynamo-pool-relay/apply";
+/** Force: the DynamoPoolRelay is the source of truth for children it controls; foreign ones are never applied. */
+export const FIELD_MANAGER = "dynamo-pool-relay/apply";
+
+export const apply: Handler = async (event, ctx) => {
+  // 1. Parse: only reconcile requests, with a valid key.
+  if (event.type !== EventType.Reconcile) throw new BadEvent(400, `apply handles ${EventType.Reconcile}, got type ${event.type}`);
+  const key = mustParse(parseData(event, ReconcileData));
+  const emit = { source: SOURCE, cause: event.id, time: ctx.now() };
+
+  // 2. Read the truth.
+  const [dpr, dgd] = await Promise.all([
+    ctx.kube.get<DynamoPoolRelay>({ apiVersion: API_VERSION, kind: KIND, namespace: key.namespace, name: key.name }),
+    ctx.kube.get({ apiVersion: ctx.config.dgdApiVersion, kind: "DynamoGraphDeployment", namespace: key.namespace, name: key.name }),
+  ]);
+  if (!dpr || dpr.metadata.deletionTimestamp) return { decision: "Gone", fields: { key } };
+  const outcome = { namespace: key.namespace, name: key.name, uid: dpr.metadata.uid ?? "", generation: dpr.metadata.generation ?? 1 };
+
+  // 3. Decide.
+  const decision = decide(dpr, dgd, ctx.config.defaults);
+  if (decision.action === "reject") {
+    return { decision: "Rejected", reply: productEvent(EventType.Rejected, { ...outcome, message: decision.message }, emit), fields: { key } };
+  }
+
+  if (decision.action === "withdraw") {
+    // 4a. Withdraw the Service, only if this DynamoPoolRelay controls it, and only that very object.
+    const ref = { apiVersion: "v1", kind: "Service", namespace: key.namespace, name: childName(key.name) };
+    const live = await ctx.kube.get<LiveObject & { metadata: { uid: string } }>(ref);
+    const ownership = serviceOwnership(live, dpr.metadata.uid);
+    const service = ownership === "ours" ? ((await ctx.kube.deleteExact(ref, live!.metadata.uid)) === "deleted" ? "deleted" : "absent") : ownership === "absent" ? "absent" : "notOwned";
+    const data = { ...outcome, reason: decision.reason, message: decision.message, service } as const;
+    return { decision: "Withdrawn", reply: productEvent(EventType.Withdrawn, data, emit), fields: { key, reason: decision.reason, service } };
+  }
+
+  // 4b. Apply the children that are missing or differ, in order; stop at the first failure.
+  const desired = renderChildren(decision).map(withAppliedHash);
+  const live = await Promise.all(desired.map((d) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name })));
+  const plan = planApply(desired, live, dpr.metadata.uid);
+  for (const obj of plan.apply) await ctx.kube.apply(obj, FIELD_MANAGER, { force: true });
+  const data = { ...outcome, applied: plan.apply.map((o) => o.kind), unchanged: plan.unchanged, skipped: plan.skipped };
+  return { decision: "Applied", reply: productEvent(EventType.Applied, data, emit), fields: { key, applied: data.applied, skipped: plan.skipped.length } };
+};

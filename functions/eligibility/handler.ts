@@ -1,0 +1,51 @@
+/**
+ * eligibility: turns DynamoGraphDeployment changes and resync ticks into reconcile requests.
+ * A DGD event is answered with one request for the same-named DynamoPoolRelay, if there is one.
+ * A resync tick lists DynamoPoolRelays (ApiServerSource cannot watch them) and emits a request
+ * for each that has an unobserved generation or whose periodic slot has come.
+ */
+import type { CloudEvent } from "../../shared/cloudevent.ts";
+import { API_VERSION, KIND } from "../../shared/names.ts";
+import { APISERVER_TYPES, ApiServerObject, EventType, SourceEventType, parseData, productEvent } from "../../shared/events.ts";
+import { resyncReason, tickOf, type ResyncCandidate } from "../../shared/resync.ts";
+import { BadEvent, mustParse, type Context, type Handler, type Result } from "../runtime/handler.ts";
+
+export const SOURCE = "/dynamo-pool-relay/eligibility";
+
+async function onDgdEvent(event: CloudEvent, ctx: Context): Promise<Result> {
+  // 1. The payload only names the key; the truth is re-read.
+  const dgd = mustParse(parseData(event, ApiServerObject));
+  if (dgd.kind !== "DynamoGraphDeployment") throw new BadEvent(422, `eligibility handles DynamoGraphDeployment events, got kind ${dgd.kind}`);
+  const key = { namespace: dgd.metadata.namespace, name: dgd.metadata.name };
+  // 2. Read: is there a DynamoPoolRelay for this DGD?
+  const dpr = await ctx.kube.get<ResyncCandidate>({ apiVersion: API_VERSION, kind: KIND, ...key });
+  if (!dpr || dpr.metadata.deletionTimestamp) return { decision: "NoDynamoPoolRelay", fields: { key } };
+  // 3. Reply: a reconcile request.
+  const reply = productEvent(EventType.Reconcile, { ...key, cause: "DGDChanged" }, { source: SOURCE, cause: event.id, time: ctx.now() });
+  return { decision: "Reconcile", reply, fields: { key } };
+}
+
+async function onResync(event: CloudEvent, ctx: Context): Promise<Result> {
+  // 1. Read every DynamoPoolRelay once.
+  const all = await ctx.kube.list<ResyncCandidate>(API_VERSION, KIND, undefined);
+  // 2. Decide which need a reconcile on this tick.
+  const tick = tickOf(event.time ?? ctx.now(), ctx.config.resyncPeriodSeconds);
+  const due = all.flatMap((dpr) => {
+    const reason = resyncReason(dpr, tick, ctx.config.resyncSlots);
+    return reason ? [{ dpr, reason }] : [];
+  });
+  // 3. Emit one request each: a reply can carry only one event.
+  const time = ctx.now();
+  for (const { dpr } of due) {
+    const key = { namespace: dpr.metadata.namespace ?? "", name: dpr.metadata.name };
+    await ctx.emit(productEvent(EventType.Reconcile, { ...key, cause: "Resync" }, { source: SOURCE, cause: event.id, time }));
+  }
+  const unobserved = due.filter((d) => d.reason === "Unobserved").length;
+  return { decision: "Resync", fields: { listed: all.length, emitted: due.length, unobserved, tick } };
+}
+
+export const eligibility: Handler = async (event, ctx) => {
+  if (APISERVER_TYPES.includes(event.type)) return onDgdEvent(event, ctx);
+  if (event.type === SourceEventType.Ping) return onResync(event, ctx);
+  throw new BadEvent(400, `eligibility handles ${APISERVER_TYPES.join(", ")} and ${SourceEventType.Ping}, got type ${event.type}`);
+};

@@ -1,0 +1,101 @@
+/**
+ * The HTTP shell around a handler, for the Functions Framework's `http` signature (its
+ * `cloudEvent` signature can neither reply with an event nor choose a status). One boundary maps
+ * every outcome: a reply is a binary CloudEvent with 200, no reply is 204, bad input 4xx, and any
+ * other failure 5xx so the broker retries. Each invocation logs one JSON line.
+ */
+import type { IncomingHttpHeaders } from "node:http";
+import { fromHttp, toBinary, type CloudEvent } from "../../shared/cloudevent.ts";
+import { parseConfig, type Config } from "../../shared/config.ts";
+import { ApiError } from "../../shared/kube/errors.ts";
+import { KubeClient, connect } from "../../shared/kube/client.ts";
+import { BadEvent, type Context, type Handler } from "./handler.ts";
+
+interface Request {
+  method: string;
+  headers: IncomingHttpHeaders;
+  rawBody?: Buffer;
+  body?: unknown;
+}
+
+interface Response {
+  status(code: number): Response;
+  set(headers: Record<string, string>): Response;
+  send(body?: string): unknown;
+  end(): unknown;
+}
+
+export interface Environment {
+  kube: () => Promise<KubeClient>;
+  config: Config;
+  now: () => string;
+  fetch: typeof fetch;
+  log: (line: string) => void;
+}
+
+/** The production environment: credentials from the default chain (in-cluster on Knative), config from process.env. */
+export function defaultEnvironment(): Environment {
+  let kube: Promise<KubeClient> | undefined;
+  return {
+    kube: () => (kube ??= connect(process.env["KUBECONFIG"]).then((c) => new KubeClient(c))),
+    config: parseConfig(process.env),
+    now: () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
+    fetch: globalThis.fetch,
+    log: (line) => process.stdout.write(`${line}\n`),
+  };
+}
+
+function emitter(env: Environment): (event: CloudEvent) => Promise<void> {
+  return async (event) => {
+    if (!env.config.sink) throw new Error("K_SINK is not set: this function cannot emit events (bind it to the Broker with a SinkBinding)");
+    const { headers, body } = toBinary(event);
+    const res = await env.fetch(env.config.sink, { method: "POST", headers, body });
+    if (!res.ok) throw new Error(`the sink answered ${res.status} to event ${event.id}`);
+  };
+}
+
+function classify(err: unknown): { status: number; message: string } {
+  if (err instanceof BadEvent) return { status: err.status, message: err.message };
+  if (err instanceof ApiError) return { status: err.transient ? 503 : 500, message: err.message };
+  return { status: 500, message: err instanceof Error ? err.message : String(err) };
+}
+
+export function serve(name: string, handler: Handler, env: Environment) {
+  return async (req: Request, res: Response): Promise<void> => {
+    const started = performance.now();
+    const log: Record<string, unknown> = { function: name };
+    let kube: KubeClient | undefined;
+    try {
+      if (req.method !== "POST") throw new BadEvent(400, `${name} accepts CloudEvents by POST, got ${req.method}`);
+      const raw = req.rawBody ?? (typeof req.body === "string" ? Buffer.from(req.body) : Buffer.alloc(0));
+      const parsed = fromHttp(req.headers, raw);
+      if (!parsed.ok) throw new BadEvent(400, parsed.error);
+      const event = parsed.value;
+      log["event"] = { id: event.id, type: event.type, source: event.source, subject: event.subject };
+      kube = (await env.kube()).fork();
+      const ctx: Context = { kube, config: env.config, now: env.now, emit: emitter(env) };
+      const result = await handler(event, ctx);
+      log["decision"] = result.decision;
+      Object.assign(log, result.fields);
+      if (result.reply) {
+        const { headers, body } = toBinary(result.reply);
+        log["reply"] = { id: result.reply.id, type: result.reply.type };
+        log["status"] = 200;
+        res.status(200).set(headers).send(body);
+      } else {
+        log["status"] = 204;
+        res.status(204).end();
+      }
+    } catch (err) {
+      const { status, message } = classify(err);
+      log["status"] = status;
+      log["error"] = message;
+      res.status(status).set({ "content-type": "application/json" }).send(JSON.stringify({ error: message }));
+    } finally {
+      log["reads"] = kube?.stats.reads ?? 0;
+      log["writes"] = kube?.stats.writes ?? 0;
+      log["ms"] = Math.round(performance.now() - started);
+      env.log(JSON.stringify(log));
+    }
+  };
+}

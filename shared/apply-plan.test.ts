@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { dgd, dpr } from "../test/builders.ts";
+import { childState, isSubset, planApply, reflectsDecision, withAppliedHash, APPLIED_HASH, type LiveObject } from "./apply-plan.ts";
+import { decide, type Decision } from "./decide.ts";
+import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
+import { renderChildren, type KubeObject } from "./render/index.ts";
+
+const UID = "11111111-2222-3333-4444-555555555555";
+const apply = decide(dpr(), dgd(), DEFAULT_OPERATOR_DEFAULTS) as Extract<Decision, { action: "apply" }>;
+const desired = renderChildren(apply).map(withAppliedHash);
+/** What the API server returns after applying: our fields plus defaults it adds. */
+const asLive = (o: KubeObject, extra: Record<string, unknown> = {}): LiveObject => ({
+  ...structuredClone(o),
+  metadata: { ...structuredClone(o.metadata), uid: "x", resourceVersion: "1", creationTimestamp: "2026-01-01T00:00:00Z" },
+  ...extra,
+});
+
+describe("isSubset", () => {
+  it.each([
+    { name: "equal scalars", d: 1, l: 1, expected: true },
+    { name: "different scalars", d: "a", l: "b", expected: false },
+    { name: "extra live fields", d: { a: 1 }, l: { a: 1, b: 2 }, expected: true },
+    { name: "a missing field", d: { a: 1 }, l: {}, expected: false },
+    { name: "arrays of different length", d: [1], l: [1, 2], expected: false },
+    { name: "arrays elementwise", d: [{ a: 1 }], l: [{ a: 1, b: 2 }], expected: true },
+    { name: "an omitted zero value", d: { flag: false, n: 0, s: "" }, l: {}, expected: true },
+    { name: "a live value where desired is zero", d: { flag: false }, l: { flag: true }, expected: false },
+  ])("is $expected for $name", ({ d, l, expected }) => {
+    expect(isSubset(d, l)).toBe(expected);
+  });
+});
+
+describe("childState", () => {
+  const cm = desired.find((o) => o.kind === "ConfigMap")!;
+  it.each([
+    { name: "absent", live: undefined, expected: "absent" },
+    { name: "current, with server defaults", live: asLive(cm, { immutable: undefined }), expected: "current" },
+    { name: "foreign: no controller", live: { ...asLive(cm), metadata: { ...asLive(cm).metadata, ownerReferences: [] } }, expected: "foreign" },
+    { name: "stale: edited by someone", live: { ...asLive(cm), data: { "sources.json": "{}" } }, expected: "stale" },
+    { name: "stale: older intent", live: { ...asLive(cm), metadata: { ...asLive(cm).metadata, annotations: { [APPLIED_HASH]: "old" } } }, expected: "stale" },
+    { name: "stale: a label removed", live: { ...asLive(cm), metadata: { ...asLive(cm).metadata, labels: {} } }, expected: "stale" },
+    { name: "stale: being deleted", live: { ...asLive(cm), metadata: { ...asLive(cm).metadata, deletionTimestamp: "2026-01-01T00:00:00Z" } }, expected: "stale" },
+  ])("is $expected when $name", ({ live, expected }) => {
+    expect(childState(cm, live as LiveObject | undefined, UID)).toBe(expected);
+  });
+
+  it("changes the hash when intent drops a field, so removals are applied", () => {
+    const withSelector = decide(dpr({ spec: { nodeSelector: { pool: "cpu" } } }), dgd(), DEFAULT_OPERATOR_DEFAULTS) as typeof apply;
+    const before = renderChildren(withSelector).map(withAppliedHash).find((o) => o.kind === "Deployment")!;
+    const after = desired.find((o) => o.kind === "Deployment")!;
+    expect(childState(after, asLive(before), UID)).toBe("stale");
+  });
+});
+
+describe("planApply", () => {
+  it("applies only missing and stale children and skips foreign ones", () => {
+    const live = desired.map((o) => asLive(o));
+    live[3] = undefined as never; // ConfigMap missing
+    live[4] = { ...live[4]!, spec: { replicas: 7 } }; // Deployment edited
+    live[5] = { ...live[5]!, metadata: { name: "g1-pool-relay" } }; // Service not ours
+    const plan = planApply(desired, live, UID);
+    expect(plan.apply.map((o) => o.kind)).toEqual(["ConfigMap", "Deployment"]);
+    expect(plan.unchanged).toEqual(["ServiceAccount", "Role", "RoleBinding"]);
+    expect(plan.skipped).toEqual([{ kind: "Service", reason: "Service g1-pool-relay exists and is not controlled by this DynamoPoolRelay" }]);
+  });
+
+  it("writes nothing when every child is current", () => {
+    expect(planApply(desired, desired.map((o) => asLive(o)), UID).apply).toEqual([]);
+  });
+});
+
+describe("reflectsDecision", () => {
+  const live = (objs: (LiveObject | undefined)[]) => new Map(["ConfigMap", "Deployment", "Service"].map((k, i) => [k, objs[i]]));
+  const [cm, dep, svc] = ["ConfigMap", "Deployment", "Service"].map((k) => asLive(desired.find((o) => o.kind === k)!));
+  it("is true when the read children are current, or the Service is foreign", () => {
+    expect(reflectsDecision(apply, desired, live([cm, dep, svc]), UID)).toBe(true);
+    expect(reflectsDecision(apply, desired, live([cm, dep, { metadata: {} }]), UID)).toBe(true);
+  });
+  it("is false while a child is missing or stale", () => {
+    expect(reflectsDecision(apply, desired, live([cm, undefined, svc]), UID)).toBe(false);
+    expect(reflectsDecision(apply, desired, live([{ ...cm!, data: {} }, dep, svc]), UID)).toBe(false);
+  });
+  it("for a withdrawal, is true once no Service of ours remains", () => {
+    const withdraw = decide(dpr(), undefined, DEFAULT_OPERATOR_DEFAULTS);
+    expect(reflectsDecision(withdraw, [], live([cm, dep, svc]), UID)).toBe(false);
+    expect(reflectsDecision(withdraw, [], live([cm, dep, undefined]), UID)).toBe(true);
+    expect(reflectsDecision(withdraw, [], live([cm, dep, { metadata: {} }]), UID)).toBe(true);
+  });
+});

@@ -1,0 +1,105 @@
+/**
+ * What the apply function must write: only children that are missing or differ from the desired
+ * state, and never a child controlled by someone else. Each applied child carries the hash of the
+ * product's intent, so a change of intent (including a field the product stops setting) is seen
+ * without a server round trip, and a subset comparison catches edits by others.
+ */
+import { stableJson } from "./connection-revision.ts";
+import type { Decision } from "./decide.ts";
+import type { KubeObject } from "./render/index.ts";
+import { sha256Hex } from "./sources-document.ts";
+
+export const APPLIED_HASH = "poolrelay.dynamo.nvidia.com/applied-hash";
+
+export interface LiveObject {
+  metadata: {
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: { uid: string; controller?: boolean }[];
+    deletionTimestamp?: string;
+    [field: string]: unknown;
+  };
+  [field: string]: unknown;
+}
+
+export function withAppliedHash(obj: KubeObject): KubeObject {
+  const hash = sha256Hex(stableJson(obj));
+  const annotations = { ...((obj.metadata as { annotations?: Record<string, string> }).annotations ?? {}), [APPLIED_HASH]: hash };
+  return { ...obj, metadata: { ...obj.metadata, annotations } } as KubeObject;
+}
+
+/**
+ * Every value in `desired` is present and equal in `live`; fields only the API server set are
+ * ignored. A zero value (false, 0, "") may be absent: the API server omits non-pointer zero fields
+ * (e.g. a Service's publishNotReadyAddresses: false).
+ */
+export function isSubset(desired: unknown, live: unknown): boolean {
+  if (live === undefined && (desired === false || desired === 0 || desired === "")) return true;
+  if (Array.isArray(desired)) {
+    return Array.isArray(live) && live.length === desired.length && desired.every((d, i) => isSubset(d, live[i]));
+  }
+  if (desired !== null && typeof desired === "object") {
+    if (live === null || typeof live !== "object" || Array.isArray(live)) return false;
+    return Object.entries(desired).every(([k, v]) => isSubset(v, (live as Record<string, unknown>)[k]));
+  }
+  return desired === live;
+}
+
+export type ChildState = "absent" | "current" | "stale" | "foreign";
+
+export function controlledBy(live: LiveObject, uid: string | undefined): boolean {
+  const controller = live.metadata.ownerReferences?.find((r) => r.controller === true);
+  return uid !== undefined && controller?.uid === uid;
+}
+
+/** @param desired a rendered child with its applied hash */
+export function childState(desired: KubeObject, live: LiveObject | undefined, dprUid: string | undefined): ChildState {
+  if (!live) return "absent";
+  if (!controlledBy(live, dprUid)) return "foreign";
+  const { metadata, ...body } = desired as KubeObject & { metadata: { annotations: Record<string, string> } };
+  const same =
+    live.metadata.annotations?.[APPLIED_HASH] === metadata.annotations[APPLIED_HASH] &&
+    isSubset(metadata.labels, live.metadata.labels ?? {}) &&
+    isSubset(body, live) &&
+    live.metadata.deletionTimestamp === undefined;
+  return same ? "current" : "stale";
+}
+
+export interface ApplyPlan {
+  apply: KubeObject[];
+  unchanged: string[];
+  skipped: { kind: string; reason: string }[];
+}
+
+/** @param live the observed child for each desired one, in the same order (undefined when absent) */
+export function planApply(desired: readonly KubeObject[], live: readonly (LiveObject | undefined)[], dprUid: string | undefined): ApplyPlan {
+  const plan: ApplyPlan = { apply: [], unchanged: [], skipped: [] };
+  desired.forEach((obj, i) => {
+    const state = childState(obj, live[i], dprUid);
+    if (state === "foreign") plan.skipped.push({ kind: obj.kind, reason: `${obj.kind} ${obj.metadata.name} exists and is not controlled by this DynamoPoolRelay` });
+    else if (state === "current") plan.unchanged.push(obj.kind);
+    else plan.apply.push(obj);
+  });
+  return plan;
+}
+
+/**
+ * Whether the observed children already carry the decision, i.e. the last apply or withdrawal
+ * for this generation succeeded. A foreign Service is reported elsewhere and does not block it.
+ */
+export function reflectsDecision(
+  decision: Decision,
+  desired: readonly KubeObject[],
+  live: ReadonlyMap<string, LiveObject | undefined>,
+  dprUid: string | undefined,
+): boolean {
+  if (decision.action === "reject") return true;
+  const service = live.get("Service");
+  if (decision.action === "withdraw") return !service || !controlledBy(service, dprUid);
+  return desired
+    .filter((d) => live.has(d.kind))
+    .every((d) => {
+      const state = childState(d, live.get(d.kind), dprUid);
+      return state === "current" || (d.kind === "Service" && state === "foreign");
+    });
+}

@@ -1,0 +1,128 @@
+/**
+ * The event contract: every type the product consumes or emits, its data schema, and builders for
+ * the product's own events. Builders take id and time as parameters; the shell supplies them.
+ */
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import type { CloudEvent, Parsed } from "./cloudevent.ts";
+import { formatIssues } from "./issues.ts";
+import { LABEL_INSTANCE, LABEL_MANAGED_BY, PRODUCT } from "./names.ts";
+
+/** Types the product emits: reverse-DNS, versioned. */
+export const EventType = {
+  Reconcile: "com.nvidia.dynamo.poolrelay.reconcile.v1",
+  Applied: "com.nvidia.dynamo.poolrelay.applied.v1",
+  Withdrawn: "com.nvidia.dynamo.poolrelay.withdrawn.v1",
+  Rejected: "com.nvidia.dynamo.poolrelay.rejected.v1",
+} as const;
+
+/** Types the product consumes from Knative sources. */
+export const SourceEventType = {
+  Add: "dev.knative.apiserver.resource.add",
+  Update: "dev.knative.apiserver.resource.update",
+  Delete: "dev.knative.apiserver.resource.delete",
+  Ping: "dev.knative.sources.ping",
+} as const;
+
+export const APISERVER_TYPES: readonly string[] = [SourceEventType.Add, SourceEventType.Update, SourceEventType.Delete];
+
+const k8sName = z.string().min(1).max(253);
+
+/** Identifies one DynamoPoolRelay. */
+export const DprKey = z.object({ namespace: k8sName, name: k8sName });
+export type DprKey = z.infer<typeof DprKey>;
+
+export const ReconcileCause = z.enum(["DGDChanged", "Resync", "Drift"]);
+
+export const ReconcileData = DprKey.extend({
+  cause: ReconcileCause,
+});
+export type ReconcileData = z.infer<typeof ReconcileData>;
+
+const Outcome = DprKey.extend({
+  uid: z.string().min(1),
+  generation: z.int().min(1),
+});
+
+export const AppliedData = Outcome.extend({
+  applied: z.array(z.string()),
+  unchanged: z.array(z.string()),
+  skipped: z.array(z.object({ kind: z.string(), reason: z.string() })),
+});
+export type AppliedData = z.infer<typeof AppliedData>;
+
+export const WithdrawnData = Outcome.extend({
+  reason: z.string(),
+  message: z.string(),
+  service: z.enum(["deleted", "absent", "notOwned"]),
+});
+export type WithdrawnData = z.infer<typeof WithdrawnData>;
+
+export const RejectedData = Outcome.extend({ message: z.string() });
+export type RejectedData = z.infer<typeof RejectedData>;
+
+/** The object an ApiServerSource (Resource mode) sends: only its identity is used, as a hint. */
+export const ApiServerObject = z.looseObject({
+  apiVersion: z.string().min(1),
+  kind: z.string().min(1),
+  metadata: z.looseObject({
+    name: k8sName,
+    namespace: k8sName,
+    labels: z.record(z.string(), z.string()).optional(),
+  }),
+});
+
+export const DATA_SCHEMAS = {
+  [EventType.Reconcile]: ReconcileData,
+  [EventType.Applied]: AppliedData,
+  [EventType.Withdrawn]: WithdrawnData,
+  [EventType.Rejected]: RejectedData,
+} as const;
+
+export function parseData<T>(event: CloudEvent, schema: z.ZodType<T>): Parsed<T> {
+  const r = schema.safeParse(event.data);
+  return r.success ? { ok: true, value: r.data } : { ok: false, error: formatIssues(r.error, `the data of ${event.type} event ${event.id}`) };
+}
+
+/**
+ * Deterministic ids: a redelivered event produces the same reply id, so duplicates stay
+ * recognisable downstream (CloudEvents de-duplicate on source + id).
+ */
+export function derivedId(...parts: string[]): string {
+  const h = createHash("sha256").update(parts.join("\u0000")).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+export interface EmitContext {
+  /** The emitting function's CloudEvents source, e.g. `/dynamo-pool-relay/apply`. */
+  source: string;
+  /** Id of the event this one answers, or another stable seed. */
+  cause: string;
+  time: string;
+}
+
+export function productEvent<T extends keyof typeof DATA_SCHEMAS>(type: T, data: z.infer<(typeof DATA_SCHEMAS)[T]>, ctx: EmitContext): CloudEvent {
+  const key = data as DprKey;
+  return {
+    specversion: "1.0",
+    id: derivedId(ctx.source, ctx.cause, type, key.namespace, key.name),
+    type,
+    source: ctx.source,
+    subject: `${key.namespace}/${key.name}`,
+    time: ctx.time,
+    datacontenttype: "application/json",
+    extensions: {},
+    data,
+  };
+}
+
+/**
+ * The DynamoPoolRelay a child's ApiServerSource event is about: children (and the EndpointSlices
+ * that inherit the Service's labels) carry the product's labels with the DGD name as instance.
+ */
+export function childOwnerKey(obj: z.infer<typeof ApiServerObject>): DprKey | undefined {
+  const labels = obj.metadata.labels ?? {};
+  const instance = labels[LABEL_INSTANCE];
+  if (labels[LABEL_MANAGED_BY] !== PRODUCT || !instance) return undefined;
+  return { namespace: obj.metadata.namespace, name: instance };
+}
