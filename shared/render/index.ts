@@ -9,11 +9,12 @@ import { renderRole } from "./role.ts";
 import { renderRoleBinding } from "./role-binding.ts";
 import { renderService } from "./service.ts";
 import { renderServiceAccount } from "./service-account.ts";
+import type { OwnerReference } from "./metadata.ts";
 
 export interface KubeObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace: string; labels: Record<string, string>; ownerReferences?: unknown[] };
+  metadata: { name: string; namespace: string; labels: Record<string, string>; ownerReferences?: OwnerReference[] };
   [field: string]: unknown;
 }
 
