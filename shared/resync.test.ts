@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { resyncReason, slotOf, tickOf } from "./resync.ts";
+
+const dpr = (generation: number, observed: number | undefined, uid = "uid-1", deleting = false) => ({
+  metadata: { name: "g1", namespace: "n", uid, generation, ...(deleting ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}) },
+  ...(observed === undefined ? {} : { status: { observedGeneration: observed } }),
+});
+
+describe("resyncReason", () => {
+  const slot = slotOf("uid-1", 10);
+  it.each([
+    { name: "a new object without status", d: dpr(1, undefined), tick: slot + 1, expected: "Unobserved" },
+    { name: "an edited spec", d: dpr(3, 2), tick: slot + 1, expected: "Unobserved" },
+    { name: "an observed object outside its slot", d: dpr(2, 2), tick: slot + 1, expected: undefined },
+    { name: "an observed object in its slot", d: dpr(2, 2), tick: slot + 10, expected: "Periodic" },
+    { name: "an object being deleted", d: dpr(3, 2, "uid-1", true), tick: slot, expected: undefined },
+  ])("is $expected for $name", ({ d, tick, expected }) => {
+    expect(resyncReason(d, tick, 10)).toBe(expected);
+  });
+
+  it("reconciles every object exactly once per cycle of slots", () => {
+    const uids = Array.from({ length: 200 }, (_, i) => `uid-${i}`);
+    const counts = new Map(uids.map((u) => [u, 0]));
+    for (let tick = 0; tick < 10; tick++) for (const u of uids) if (resyncReason(dpr(1, 1, u), tick, 10)) counts.set(u, counts.get(u)! + 1);
+    expect([...new Set(counts.values())]).toEqual([1]);
+  });
+});
+
+describe("tickOf", () => {
+  it("counts periods since the epoch, ignoring jitter within a period", () => {
+    expect(tickOf("2026-01-01T00:01:00.400Z", 60)).toBe(tickOf("2026-01-01T00:01:59Z", 60));
+    expect(tickOf("2026-01-01T00:02:00Z", 60)).toBe(tickOf("2026-01-01T00:01:00Z", 60) + 1);
+  });
+});
