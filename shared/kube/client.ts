@@ -38,7 +38,8 @@ const agent = new https.Agent({ keepAlive: true, maxSockets: 16 });
 
 /** Loads credentials from a kubeconfig file, or from the default chain (KUBECONFIG, ~/.kube/config, in-cluster). */
 export async function connect(kubeconfig?: string): Promise<Connection> {
-  const { KubeConfig } = await import("@kubernetes/client-node");
+  // The config module alone: the package index would also load every generated API client.
+  const { KubeConfig } = await import("@kubernetes/client-node/dist/config.js");
   const kc = new KubeConfig();
   if (kubeconfig) kc.loadFromFile(kubeconfig);
   else kc.loadFromDefault();
