@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { DISCOVERY_BACKENDS, type DiscoveryBackend } from "../shared/eligibility.ts";
-import { clusterDown, clusterUp } from "./cluster.ts";
+import { existsSync } from "node:fs";
 import { InputError, readObjects } from "./input.ts";
 import { render, toJson, toYaml } from "./render.ts";
 
@@ -15,6 +15,9 @@ const USAGE = `Usage:
 
   poolrelay cluster up [--profile api|full]
   poolrelay cluster down
+  poolrelay start [--kubeconfig PATH] [--no-samples]
+  poolrelay record -o events.jsonl [--from TAP_URL]
+  poolrelay replay <file|dir> --to URL [--mode binary|structured] [--rate N]
 
 Commands:
   render   Print what would be applied for each DynamoPoolRelay in the input (or, for an ineligible
@@ -22,6 +25,11 @@ Commands:
   cluster  Start (up) or stop (down) a local control plane on 127.0.0.1: etcd and kube-apiserver
            (profile api), plus controller-manager, scheduler and a kwok fake node (profile full,
            the default). Prints the kubeconfig to use with kubectl.
+  start    Run the whole product locally (npm start): control plane, functions, a local router
+           standing in for Knative Eventing, and the samples; Ctrl-C stops it all.
+  record   Write every event the running local router delivers, one structured CloudEvent per line.
+  replay   Send recorded events (JSON Lines, a batch array or one event) to a URL: the local
+           router's ingress, a Broker, or one function.
 `;
 
 class UsageError extends Error {}
@@ -58,10 +66,53 @@ async function clusterCommand(args: string[]): Promise<void> {
   const err = (s: string) => process.stderr.write(s);
   if (positionals[0] === "up" && positionals.length === 1) {
     if (values.profile !== "api" && values.profile !== "full") throw new UsageError(`--profile must be api or full, got "${values.profile}"`);
+    const { clusterUp } = await import("./cluster.ts");
     return clusterUp(values.profile, out, err);
   }
-  if (positionals[0] === "down" && positionals.length === 1) return clusterDown(err);
+  if (positionals[0] === "down" && positionals.length === 1) return (await import("./cluster.ts")).clusterDown(err);
   throw new UsageError("cluster takes up or down");
+}
+
+async function startCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { kubeconfig: { type: "string" }, "no-samples": { type: "boolean", default: false } }, strict: true });
+  const { start } = await import("../dev/start.ts");
+  await start({ ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}), samples: !values["no-samples"], out: (l) => process.stdout.write(`${l}\n`) });
+}
+
+async function recordCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { output: { type: "string", short: "o" }, from: { type: "string" } }, strict: true });
+  if (!values.output) throw new UsageError("record needs -o <file>");
+  const { startStateFile } = await import("../dev/start.ts");
+  const { record } = await import("./replay.ts");
+  let tap = values.from;
+  if (!tap) {
+    if (!existsSync(startStateFile())) throw new UsageError("no local router is running (start one with npm start), or pass --from <tap URL>");
+    tap = (JSON.parse(readFileSync(startStateFile(), "utf8")) as { tap: string }).tap;
+  }
+  const abort = new AbortController();
+  process.once("SIGINT", () => abort.abort());
+  process.stderr.write(`poolrelay: recording ${tap} to ${values.output}; Ctrl-C stops\n`);
+  const n = await record(tap, values.output, abort.signal, (s) => process.stderr.write(s));
+  process.stderr.write(`\npoolrelay: ${n} events written to ${values.output}\n`);
+}
+
+async function replayCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { to: { type: "string" }, mode: { type: "string", default: "binary" }, rate: { type: "string", default: "0" } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (positionals.length !== 1) throw new UsageError("replay takes one file or folder");
+  if (!values.to) throw new UsageError("replay needs --to <url>");
+  if (values.mode !== "binary" && values.mode !== "structured") throw new UsageError(`--mode must be binary or structured, got "${values.mode}"`);
+  const rate = Number(values.rate);
+  if (!Number.isFinite(rate) || rate < 0) throw new UsageError(`--rate must be a number of events per second, got "${values.rate}"`);
+  const { readEvents, replay } = await import("./replay.ts");
+  const events = readEvents(positionals[0]!);
+  const { sent, failed } = await replay(events, { to: values.to, mode: values.mode, rate }, (s) => process.stderr.write(s));
+  process.stderr.write(`poolrelay: ${sent - failed} of ${sent} events accepted by ${values.to}\n`);
+  return failed > 0 ? 1 : 0;
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -74,6 +125,14 @@ export async function main(argv: string[]): Promise<number> {
       case "cluster":
         await clusterCommand(rest);
         return 0;
+      case "start":
+        await startCommand(rest);
+        return 0;
+      case "record":
+        await recordCommand(rest);
+        return 0;
+      case "replay":
+        return await replayCommand(rest);
       case undefined:
       case "help":
       case "--help":

@@ -9,6 +9,7 @@ import { getTestServer } from "@google-cloud/functions-framework/testing";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
+import type { CloudEvent } from "../shared/cloudevent.ts";
 import { parseConfig, type Config } from "../shared/config.ts";
 import { KubeClient, connect, type KubeObject } from "../shared/kube/client.ts";
 import { apply } from "../functions/apply/handler.ts";
@@ -29,6 +30,7 @@ export interface PipelineOptions {
   /** Run each function as its ServiceAccount `system:serviceaccount:dynamo-system:poolrelay-<name>`. */
   impersonate: boolean;
   env?: Record<string, string>;
+  onEvent?: (event: CloudEvent) => void;
   onDelivery?: (record: DeliveryRecord) => void;
   log?: (line: string) => void;
 }
@@ -81,7 +83,10 @@ export async function startPipeline(options: PipelineOptions): Promise<Pipeline>
     servers.push(server);
     urls[`poolrelay-${name}`] = await listen(server);
   }
-  const broker = new LocalBroker(routesFromTriggers(urls), { ...(options.onDelivery ? { onDelivery: options.onDelivery } : {}) });
+  const broker = new LocalBroker(routesFromTriggers(urls), {
+    ...(options.onDelivery ? { onDelivery: options.onDelivery } : {}),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+  });
   await broker.listen(ingressPort);
   return {
     broker,
@@ -90,7 +95,8 @@ export async function startPipeline(options: PipelineOptions): Promise<Pipeline>
     config,
     stop: async () => {
       await broker.close();
-      await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+      // closeAllConnections: keep-alive sockets would otherwise hold close() open for seconds.
+      await Promise.all(servers.map((s) => new Promise((r) => (s.close(r), s.closeAllConnections()))));
     },
   };
 }

@@ -20,7 +20,7 @@ for (const name of names) {
     platform: "node",
     target: "node22",
     minify: true,
-    sourcemap: "linked",
+    sourcemap: false,
     metafile: true,
     external: ["@google-cloud/functions-framework"],
     // CommonJS dependencies call require() for Node built-ins; give the ESM bundle one.

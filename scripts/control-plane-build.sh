@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the control-plane binaries (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kwok) from the Go modules under tools/control-plane into a cache folder keyed on their go.mod and
+# kwok, and kubectl for the manifest tests) from the Go modules under tools/control-plane into a cache folder keyed on their go.mod and
 # go.sum files, and prints that folder on the last line of stdout. A warm cache builds nothing.
 # It also writes kwok-stages.yaml there: kwok's own "fast" node and pod stages (from the kwok module),
 # which kwok needs to make nodes and pods Ready.
@@ -8,7 +8,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools="$root/tools/control-plane"
-binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok)
 k8s_version=v1.36.3
 
 log() { printf '[control-plane:build] %s\n' "$*" >&2; }
@@ -48,7 +48,8 @@ done
 timed etcd go build -trimpath -ldflags "-s -w" -o "$out.partial/etcd" go.etcd.io/etcd/server/v3
 timed kwok go build -trimpath -ldflags "-s -w" -o "$out.partial/kwok" sigs.k8s.io/kwok/cmd/kwok
 timed kube go build -trimpath -ldflags "$stamp" -o "$out.partial/" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler \
+  k8s.io/kubernetes/cmd/kubectl
 
 kwok_dir=$(cd "$tools/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
 for f in node/fast/node-initialize.yaml node/heartbeat/node-heartbeat.yaml pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do

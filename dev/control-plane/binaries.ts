@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-export const BINARIES = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"] as const;
+export const BINARIES = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok"] as const;
 export type Binary = (typeof BINARIES)[number];
 
 const script = fileURLToPath(new URL("../../scripts/control-plane-build.sh", import.meta.url));

@@ -25,6 +25,8 @@ export interface DeliveryRecord {
 }
 
 export interface BrokerOptions {
+  /** Every event that enters the broker (from sources, the ingress or as a reply), once. */
+  onEvent?: (event: CloudEvent) => void;
   onDelivery?: (record: DeliveryRecord) => void;
   /** Hops a chain of replies may take, as the Broker's knativebrokerttl. */
   ttl?: number;
@@ -51,6 +53,7 @@ export class LocalBroker {
   /** Delivers to every matching Trigger and follows replies; resolves when the whole chain is done. */
   async publish(event: CloudEvent, ttl = this.options.ttl ?? 255): Promise<void> {
     if (ttl <= 0) return;
+    this.options.onEvent?.(event);
     await Promise.all(this.matching(event).map((route) => this.deliver(route, event, ttl)));
   }
 
@@ -89,6 +92,12 @@ export class LocalBroker {
     this.options.onDelivery?.({ trigger: route.trigger, event, status, attempts: Math.min(attempt + 1, retries + 1), ...(error ? { error } : {}) });
   }
 
+  /** Accepts an event as broker ingress does: delivery happens in the background (see idle()). */
+  accept(event: CloudEvent): void {
+    const p = this.publish(event).finally(() => this.inFlight.delete(p));
+    this.inFlight.add(p);
+  }
+
   /** An ingress on 127.0.0.1 that accepts events like broker ingress (202) and delivers them in the background. */
   async listen(port = 0): Promise<string> {
     this.server = createServer((req, res) => {
@@ -100,8 +109,7 @@ export class LocalBroker {
           res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ error: parsed.ok ? "POST only" : parsed.error }));
           return;
         }
-        const p = this.publish(parsed.value).finally(() => this.inFlight.delete(p));
-        this.inFlight.add(p);
+        this.accept(parsed.value);
         res.writeHead(202).end();
       });
     });
@@ -117,6 +125,6 @@ export class LocalBroker {
 
   async close(): Promise<void> {
     await this.idle();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await new Promise<void>((resolve) => (this.server ? (this.server.close(() => resolve()), this.server.closeAllConnections()) : resolve()));
   }
 }

@@ -14,7 +14,8 @@ import { APISERVER_TYPES, ApiServerObject, DATA_SCHEMAS, DprKey, EventType, chil
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { renderChildren } from "../../shared/render/index.ts";
 import { computeStatus, type ObservedEndpointSlice } from "../../shared/status.ts";
-import { BadEvent, mustParse, type Handler } from "../runtime/handler.ts";
+import { isConflict } from "../../shared/kube/errors.ts";
+import { BadEvent, mustParse, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/status";
 const CHILD_KINDS = ["Deployment", "Service", "EndpointSlice"];
@@ -35,9 +36,22 @@ function keyOf(event: CloudEvent): { key: DprKey; fromChild: boolean } {
   throw new BadEvent(400, `status handles ${EventType.Applied}, ${EventType.Withdrawn}, ${EventType.Rejected} and child resource events, got type ${event.type}`);
 }
 
+/** Concurrent events for one key race on the status write; the loser re-reads and recomputes at once. */
+const CONFLICT_ATTEMPTS = 3;
+
 export const status: Handler = async (event, ctx) => {
   // 1. Parse.
   const { key, fromChild } = keyOf(event);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await reconcileStatus(event, ctx, key, fromChild);
+    } catch (err) {
+      if (!isConflict(err) || attempt >= CONFLICT_ATTEMPTS) throw err;
+    }
+  }
+};
+
+async function reconcileStatus(event: CloudEvent, ctx: Context, key: DprKey, fromChild: boolean): Promise<Result> {
   const ref = (apiVersion: string, kind: string, name = childName(key.name)) => ({ apiVersion, kind, namespace: key.namespace, name });
 
   // 2. Read the DynamoPoolRelay, its DGD and the children status is made of.
@@ -76,4 +90,4 @@ export const status: Handler = async (event, ctx) => {
   if (stableJson(next) === stableJson(dpr.status ?? {})) return { decision: "Unchanged", fields, ...(reply ? { reply } : {}) };
   await ctx.kube.replaceStatus({ ...dpr, status: next } as never);
   return { decision: "StatusWritten", fields, ...(reply ? { reply } : {}) };
-};
+}

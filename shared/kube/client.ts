@@ -155,6 +155,71 @@ export class KubeClient {
     return list.items ?? [];
   }
 
+  /**
+   * Lists, then streams watch events from the list's resourceVersion until `signal` aborts or the
+   * watch ends (the API server closes watches after a timeout; 410 Gone means the version expired).
+   * Resolves with the last resourceVersion seen, to resume from.
+   */
+  async listAndWatch<T extends KubeObject>(
+    apiVersion: string,
+    kind: string,
+    labelSelector: string | undefined,
+    onEvent: (type: "ADDED" | "MODIFIED" | "DELETED", obj: T) => void,
+    signal: AbortSignal,
+    resumeFrom?: string,
+    onWatching?: () => void,
+  ): Promise<string | undefined> {
+    const r = await this.resource(apiVersion, kind);
+    const base = collectionPath(r, undefined);
+    let resourceVersion = resumeFrom;
+    if (resourceVersion === undefined) {
+      const query = new URLSearchParams(labelSelector ? { labelSelector } : {});
+      const list = (await this.request("GET", `${base}?${query}`)) as { metadata: { resourceVersion: string } };
+      resourceVersion = list.metadata.resourceVersion;
+    }
+    const query = new URLSearchParams({ watch: "true", allowWatchBookmarks: "true", resourceVersion, ...(labelSelector ? { labelSelector } : {}) });
+    const url = new URL(`${base}?${query}`, this.connection.server);
+    const opts = await this.connection.httpsOptions();
+    this.stats.reads++;
+    return new Promise((resolve, reject) => {
+      const req = https.request(url, { ...opts, method: "GET", headers: { ...(opts.headers as Record<string, string>), Accept: "application/json" } }, (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          return reject(new ApiError(res.statusCode ?? 0, "WatchFailed", `watch ${url.pathname}: ${res.statusCode}`));
+        }
+        onWatching?.();
+        let buffer = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          buffer += chunk;
+          let nl;
+          while ((nl = buffer.indexOf("\n")) >= 0) {
+            const line = buffer.slice(0, nl);
+            buffer = buffer.slice(nl + 1);
+            if (!line.trim()) continue;
+            const event = JSON.parse(line) as { type: string; object: T & { code?: number; message?: string } };
+            if (event.type === "ERROR") {
+              req.destroy();
+              return reject(new ApiError(event.object.code ?? 500, "WatchError", `watch ${url.pathname}: ${event.object.message}`));
+            }
+            resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
+            if (event.type === "ADDED" || event.type === "MODIFIED" || event.type === "DELETED") {
+              onEvent(event.type, { ...event.object, apiVersion, kind });
+            }
+          }
+        });
+        res.on("end", () => resolve(resourceVersion));
+        res.on("error", reject);
+      });
+      signal.addEventListener("abort", () => {
+        req.destroy();
+        resolve(resourceVersion);
+      });
+      req.on("error", (err) => (signal.aborted ? resolve(resourceVersion) : reject(err)));
+      req.end();
+    });
+  }
+
   /** Server-side apply. `force` takes fields other managers own; use it only where that is the documented intent. */
   async apply<T = KubeObject>(obj: KubeObject, fieldManager: string, options: { force?: boolean; dryRun?: boolean } = {}): Promise<T> {
     const query = new URLSearchParams({ fieldManager, ...(options.force ? { force: "true" } : {}), ...(options.dryRun ? { dryRun: "All" } : {}) });

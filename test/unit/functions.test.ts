@@ -97,18 +97,20 @@ describe("transient API failures are answered 5xx so the broker retries", () => 
     expect(JSON.parse(res.text).error).toMatch(/etcd is busy/);
   });
 
-  it("answers 503 on a status write conflict (someone else wrote first)", async () => {
+  it("re-reads and retries a status write conflict, then answers 503 if it persists", async () => {
     const dpr = { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name: "g1", namespace: "team-a", uid: "u1", generation: 1, resourceVersion: "5" }, spec: { image: "r", clusterID: "c", replicas: 2 } };
-    nock(API).get(dprPath).reply(200, dpr);
-    nock(API).get(dgdPath).reply(404, { kind: "Status", reason: "NotFound" });
+    nock(API).get(dprPath).times(3).reply(200, dpr);
+    nock(API).get(dgdPath).times(3).reply(404, { kind: "Status", reason: "NotFound" });
     for (const p of ["/api/v1/namespaces/team-a/configmaps/g1-pool-relay", "/apis/apps/v1/namespaces/team-a/deployments/g1-pool-relay", "/api/v1/namespaces/team-a/services/g1-pool-relay"]) {
-      nock(API).get(p).reply(404, { kind: "Status", reason: "NotFound" });
+      nock(API).get(p).times(3).reply(404, { kind: "Status", reason: "NotFound" });
     }
-    nock(API).get("/apis/discovery.k8s.io/v1/namespaces/team-a/endpointslices").query(true).reply(200, { items: [] });
-    nock(API).put(`${dprPath}/status`).reply(409, { kind: "Status", reason: "Conflict", message: "the object has been modified" });
+    nock(API).get("/apis/discovery.k8s.io/v1/namespaces/team-a/endpointslices").query(true).times(3).reply(200, { items: [] });
+    nock(API).put(`${dprPath}/status`).times(3).reply(409, { kind: "Status", reason: "Conflict", message: "the object has been modified" });
     const event = productEvent(EventType.Withdrawn, { namespace: "team-a", name: "g1", uid: "u1", generation: 1, reason: "DGDNotFound", message: "m", service: "absent" }, { source: "/t", cause: "c", time: "2026-03-01T00:00:00Z" });
     const res = await structured("status", event);
     expect(res.status).toBe(503);
+    expect(JSON.parse(res.text).error).toMatch(/409 the object has been modified/);
+    expect(logs.at(-1)).toMatchObject({ reads: 18, writes: 3 });
   });
 });
 

@@ -1,0 +1,103 @@
+/**
+ * `poolrelay record` and `poolrelay replay`: capture the events the local router delivers, one
+ * structured CloudEvent per line, and send recorded events again, to the local router or to a
+ * Broker, in binary or structured mode, at a chosen rate.
+ */
+import { createWriteStream, readFileSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { fromStructured, toBinary, toStructured, type CloudEvent } from "../shared/cloudevent.ts";
+import { InputError } from "./input.ts";
+
+function files(path: string): string[] {
+  try {
+    return statSync(path).isDirectory() ? readdirSync(path).filter((f) => /\.(jsonl|json)$/.test(f)).sort().map((f) => join(path, f)) : [path];
+  } catch {
+    throw new InputError(`${path}: no such file or folder`);
+  }
+}
+
+/** JSON Lines of structured events, a batch (a JSON array, application/cloudevents-batch+json) or one structured event. */
+export function readEvents(path: string): CloudEvent[] {
+  return files(path).flatMap((file) => {
+    const text = readFileSync(file, "utf8");
+    const trimmed = text.trim();
+    let items: { value: unknown; where: string }[];
+    if (trimmed.startsWith("[") || (file.endsWith(".json") && trimmed.startsWith("{"))) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(trimmed);
+      } catch (err) {
+        throw new InputError(`${file}: invalid JSON: ${(err as Error).message}`);
+      }
+      items = (Array.isArray(parsed) ? parsed : [parsed]).map((value, i) => ({ value, where: `${file}[${i}]` }));
+    } else {
+      items = text.split("\n").flatMap((line, i) => {
+        if (!line.trim()) return [];
+        try {
+          return [{ value: JSON.parse(line) as unknown, where: `${file}:${i + 1}` }];
+        } catch (err) {
+          throw new InputError(`${file}:${i + 1}: invalid JSON: ${(err as Error).message}`);
+        }
+      });
+    }
+    return items.map(({ value, where }) => {
+      const r = fromStructured(value);
+      if (!r.ok) throw new InputError(`${where}: ${r.error}`);
+      return r.value;
+    });
+  });
+}
+
+export interface ReplayOptions {
+  to: string;
+  mode: "binary" | "structured";
+  /** Events per second; 0 sends as fast as the target answers. */
+  rate: number;
+}
+
+export async function replay(events: readonly CloudEvent[], options: ReplayOptions, err: (s: string) => void): Promise<{ sent: number; failed: number }> {
+  let failed = 0;
+  const interval = options.rate > 0 ? 1000 / options.rate : 0;
+  const started = Date.now();
+  for (const [i, event] of events.entries()) {
+    const wait = started + i * interval - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const message = options.mode === "binary"
+      ? toBinary(event)
+      : { headers: { "content-type": "application/cloudevents+json; charset=utf-8" }, body: JSON.stringify(toStructured(event)) };
+    try {
+      const res = await fetch(options.to, { method: "POST", headers: message.headers, body: message.body });
+      await res.arrayBuffer();
+      if (!res.ok) {
+        failed++;
+        err(`poolrelay: ${event.type} ${event.id}: ${options.to} answered ${res.status}\n`);
+      }
+    } catch (e) {
+      failed++;
+      err(`poolrelay: ${event.type} ${event.id}: ${(e as Error).message}\n`);
+    }
+  }
+  return { sent: events.length, failed };
+}
+
+/** Appends every event from the tap to `file` until `signal` aborts. */
+export async function record(tap: string, file: string, signal: AbortSignal, err: (s: string) => void): Promise<number> {
+  const out = createWriteStream(file, { flags: "a" });
+  let count = 0;
+  try {
+    const res = await fetch(tap, { signal });
+    if (!res.ok || !res.body) throw new InputError(`${tap} answered ${res.status}`);
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body) {
+      const text = decoder.decode(chunk, { stream: true });
+      out.write(text);
+      count += text.split("\n").length - 1;
+      err(`\rpoolrelay: ${count} events recorded`);
+    }
+  } catch (e) {
+    if (!signal.aborted) throw e;
+  } finally {
+    await new Promise((r) => out.end(r));
+  }
+  return count;
+}
