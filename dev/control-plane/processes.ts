@@ -41,7 +41,7 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 /** SIGTERM each group, then SIGKILL whatever is left after `graceMs`. */
-export async function stopGroups(pids: readonly number[], graceMs = 5000): Promise<void> {
+export async function stopGroups(pids: readonly number[], graceMs = 2000): Promise<void> {
   for (const pid of pids) signalGroup(pid, "SIGTERM");
   const deadline = Date.now() + graceMs;
   while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
