@@ -6,7 +6,7 @@
  */
 import { stableJson } from "./connection-revision.ts";
 import type { Decision } from "./decide.ts";
-import type { KubeObject } from "./render/index.ts";
+import { renderChildren, type KubeObject } from "./render/index.ts";
 import { sha256Hex } from "./sources-document.ts";
 
 export const APPLIED_HASH = "poolrelay.dynamo.nvidia.com/applied-hash";
@@ -102,4 +102,9 @@ export function reflectsDecision(
       const state = childState(d, live.get(d.kind), dprUid);
       return state === "current" || (d.kind === "Service" && state === "foreign");
     });
+}
+
+/** The children an apply decision wants, each with the hash of that intent. */
+export function desiredChildren(decision: Extract<Decision, { action: "apply" }>): KubeObject[] {
+  return renderChildren(decision).map(withAppliedHash);
 }

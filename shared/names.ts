@@ -44,9 +44,6 @@ export const LABEL_DGD_NAME = "nvidia.com/dynamo-graph-deployment-name";
 export const LABEL_DISCOVERY_BACKEND = "nvidia.com/dynamo-discovery-backend";
 export const LABEL_DISCOVERY_ENABLED = "nvidia.com/dynamo-discovery-enabled";
 
-/** Selects every object the product manages; the event source and the status function filter on it. */
-export const MANAGED_SELECTOR = `${LABEL_MANAGED_BY}=${PRODUCT}`;
-
 /** Labels that select one DynamoPoolRelay's pods; never changed after creation (Deployment selectors are immutable). */
 export function selectorLabels(dgdName: string): Record<string, string> {
   return {

@@ -5,13 +5,13 @@
  * It replies with what it did.
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
-import { planApply, withAppliedHash, type LiveObject } from "../../shared/apply-plan.ts";
+import { desiredChildren, planApply, type LiveObject } from "../../shared/apply-plan.ts";
+import { classifyForApply } from "../../shared/classify.ts";
 import { decide } from "../../shared/decide.ts";
-import { EventType, ReconcileData, parseData, productEvent } from "../../shared/events.ts";
+import { EventType, productEvent } from "../../shared/events.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
-import { renderChildren } from "../../shared/render/index.ts";
 import { serviceOwnership } from "../../shared/status.ts";
-import { BadEvent, mustParse, type Handler } from "../runtime/handler.ts";
+import { mustClassify, type Handler } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/apply";
 /** Force: the DynamoPoolRelay is the source of truth for children it controls; foreign ones are never applied. */
@@ -19,8 +19,7 @@ export const FIELD_MANAGER = "dynamo-pool-relay/apply";
 
 export const apply: Handler = async (event, ctx) => {
   // 1. Parse: only reconcile requests, with a valid key.
-  if (event.type !== EventType.Reconcile) throw new BadEvent(400, `apply handles ${EventType.Reconcile}, got type ${event.type}`);
-  const key = mustParse(parseData(event, ReconcileData));
+  const key = mustClassify(classifyForApply(event));
   const emit = { source: SOURCE, cause: event.id, time: ctx.now() };
 
   // 2. Read the truth.
@@ -48,7 +47,7 @@ export const apply: Handler = async (event, ctx) => {
   }
 
   // 4b. Apply the children that are missing or differ, in order; stop at the first failure.
-  const desired = renderChildren(decision).map(withAppliedHash);
+  const desired = desiredChildren(decision);
   const live = await Promise.all(desired.map((d) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name })));
   const plan = planApply(desired, live, dpr.metadata.uid);
   for (const obj of plan.apply) await ctx.kube.apply(obj, FIELD_MANAGER, { force: true });

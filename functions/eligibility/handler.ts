@@ -5,19 +5,16 @@
  * for each that has an unobserved generation or whose periodic slot has come.
  */
 import type { CloudEvent } from "../../shared/cloudevent.ts";
+import { classifyForEligibility } from "../../shared/classify.ts";
 import { API_VERSION, KIND } from "../../shared/names.ts";
-import { APISERVER_TYPES, ApiServerObject, EventType, SourceEventType, parseData, productEvent } from "../../shared/events.ts";
+import { EventType, productEvent, type DprKey } from "../../shared/events.ts";
 import { resyncReason, tickOf, type ResyncCandidate } from "../../shared/resync.ts";
-import { BadEvent, mustParse, type Context, type Handler, type Result } from "../runtime/handler.ts";
+import { mustClassify, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/eligibility";
 
-async function onDgdEvent(event: CloudEvent, ctx: Context): Promise<Result> {
-  // 1. The payload only names the key; the truth is re-read.
-  const dgd = mustParse(parseData(event, ApiServerObject));
-  if (dgd.kind !== "DynamoGraphDeployment") throw new BadEvent(422, `eligibility handles DynamoGraphDeployment events, got kind ${dgd.kind}`);
-  const key = { namespace: dgd.metadata.namespace, name: dgd.metadata.name };
-  // 2. Read: is there a DynamoPoolRelay for this DGD?
+async function onDgdEvent(event: CloudEvent, key: DprKey, ctx: Context): Promise<Result> {
+  // 2. Read: is there a DynamoPoolRelay for this DGD? (The payload only named the key.)
   const dpr = await ctx.kube.get<ResyncCandidate>({ apiVersion: API_VERSION, kind: KIND, ...key });
   if (!dpr || dpr.metadata.deletionTimestamp) return { decision: "NoDynamoPoolRelay", fields: { key } };
   // 3. Reply: a reconcile request.
@@ -26,15 +23,15 @@ async function onDgdEvent(event: CloudEvent, ctx: Context): Promise<Result> {
 }
 
 async function onResync(event: CloudEvent, ctx: Context): Promise<Result> {
-  // 1. Read every DynamoPoolRelay once.
+  // 2. Read every DynamoPoolRelay once.
   const all = await ctx.kube.list<ResyncCandidate>(API_VERSION, KIND, undefined);
-  // 2. Decide which need a reconcile on this tick.
+  // 3. Decide which need a reconcile on this tick.
   const tick = tickOf(event.time ?? ctx.now(), ctx.config.resyncPeriodSeconds);
   const due = all.flatMap((dpr) => {
     const reason = resyncReason(dpr, tick, ctx.config.resyncSlots);
     return reason ? [{ dpr, reason }] : [];
   });
-  // 3. Emit one request each: a reply can carry only one event.
+  // 4. Emit one request each: a reply can carry only one event.
   const time = ctx.now();
   for (const { dpr } of due) {
     const key = { namespace: dpr.metadata.namespace ?? "", name: dpr.metadata.name };
@@ -45,7 +42,7 @@ async function onResync(event: CloudEvent, ctx: Context): Promise<Result> {
 }
 
 export const eligibility: Handler = async (event, ctx) => {
-  if (APISERVER_TYPES.includes(event.type)) return onDgdEvent(event, ctx);
-  if (event.type === SourceEventType.Ping) return onResync(event, ctx);
-  throw new BadEvent(400, `eligibility handles ${APISERVER_TYPES.join(", ")} and ${SourceEventType.Ping}, got type ${event.type}`);
+  // 1. Parse: a DGD event or a resync tick.
+  const input = mustClassify(classifyForEligibility(event));
+  return input.kind === "resync" ? onResync(event, ctx) : onDgdEvent(event, input.key, ctx);
 };

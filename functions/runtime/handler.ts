@@ -3,6 +3,7 @@
  * handler throws BadEvent for input that can never succeed; anything else it throws is retried.
  */
 import type { CloudEvent } from "../../shared/cloudevent.ts";
+import type { Classified } from "../../shared/classify.ts";
 import type { Config } from "../../shared/config.ts";
 import type { KubeClient } from "../../shared/kube/client.ts";
 
@@ -34,7 +35,7 @@ export class BadEvent extends Error {
   }
 }
 
-export function mustParse<T>(parsed: { ok: true; value: T } | { ok: false; error: string }, status: 400 | 422 = 422): T {
-  if (!parsed.ok) throw new BadEvent(status, parsed.error);
-  return parsed.value;
+export function mustClassify<T>(classified: Classified<T>): T {
+  if (!classified.ok) throw new BadEvent(classified.status, classified.error);
+  return classified.value;
 }

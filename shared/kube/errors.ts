@@ -19,10 +19,6 @@ export class ApiError extends Error {
   }
 }
 
-export function isNotFound(err: unknown): boolean {
-  return err instanceof ApiError && err.status === 404;
-}
-
 export function isConflict(err: unknown): boolean {
   return err instanceof ApiError && err.status === 409;
 }

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../shared/kube/client.ts";
 import { productEvent, EventType } from "../../shared/events.ts";
 import { TEST_MANAGER, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
-import { childEvents, condition, dgdRef, getDpr, now, pingEvent, resync, startHarness, watchEvent, type Harness } from "./pipeline-helpers.ts";
+import { CHILD_REFS, childEvents, condition, dgdRef, getDpr, now, pingEvent, resync, startHarness, watchEvent, type Harness } from "./pipeline-helpers.ts";
 
 let h: Harness;
 beforeAll(async () => {
@@ -14,15 +14,11 @@ afterAll(async () => {
   await h?.pipeline.stop();
 });
 
-const CHILDREN = [
-  ["v1", "ServiceAccount"], ["rbac.authorization.k8s.io/v1", "Role"], ["rbac.authorization.k8s.io/v1", "RoleBinding"],
-  ["v1", "ConfigMap"], ["apps/v1", "Deployment"], ["v1", "Service"],
-] as const;
 
 /** resourceVersion of the DynamoPoolRelay and of each child (undefined when absent). */
 async function versions(ns: string): Promise<Record<string, string | undefined>> {
   const out: Record<string, string | undefined> = { DynamoPoolRelay: (await getDpr(h, ns, "g1")).metadata.resourceVersion };
-  for (const [apiVersion, kind] of CHILDREN) out[kind] = (await h.admin.get<KubeObject>({ apiVersion, kind, namespace: ns, name: "g1-pool-relay" }))?.metadata.resourceVersion;
+  for (const [apiVersion, kind] of CHILD_REFS) out[kind] = (await h.admin.get<KubeObject>({ apiVersion, kind, namespace: ns, name: "g1-pool-relay" }))?.metadata.resourceVersion;
   return out;
 }
 

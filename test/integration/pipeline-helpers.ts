@@ -84,3 +84,13 @@ export function condition(dpr: { status?: Record<string, any> }, type: string): 
 }
 
 export { dgdRef, dprRef };
+
+/** The six children, in apply order. */
+export const CHILD_REFS = [
+  ["v1", "ServiceAccount"],
+  ["rbac.authorization.k8s.io/v1", "Role"],
+  ["rbac.authorization.k8s.io/v1", "RoleBinding"],
+  ["v1", "ConfigMap"],
+  ["apps/v1", "Deployment"],
+  ["v1", "Service"],
+] as const;

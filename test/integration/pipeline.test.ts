@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../shared/kube/client.ts";
 import { TEST_MANAGER, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
-import { childEvents, condition, dgdEvent, dgdRef, getDpr, resync, startHarness, type Harness } from "./pipeline-helpers.ts";
+import { CHILD_REFS, childEvents, condition, dgdEvent, dgdRef, getDpr, resync, startHarness, type Harness } from "./pipeline-helpers.ts";
 
 let h: Harness;
 beforeAll(async () => {
@@ -13,18 +13,10 @@ afterAll(async () => {
   await h?.pipeline.stop();
 });
 
-const KINDS = [
-  ["v1", "ServiceAccount"],
-  ["rbac.authorization.k8s.io/v1", "Role"],
-  ["rbac.authorization.k8s.io/v1", "RoleBinding"],
-  ["v1", "ConfigMap"],
-  ["apps/v1", "Deployment"],
-  ["v1", "Service"],
-] as const;
 
 async function children(ns: string, name = "g1") {
   const out: Record<string, any> = {};
-  for (const [apiVersion, kind] of KINDS) out[kind] = await h.admin.get({ apiVersion, kind, namespace: ns, name: `${name}-pool-relay` });
+  for (const [apiVersion, kind] of CHILD_REFS) out[kind] = await h.admin.get({ apiVersion, kind, namespace: ns, name: `${name}-pool-relay` });
   return out;
 }
 
@@ -46,7 +38,7 @@ describe("publish", () => {
     const ns = await freshNamespace("publish");
     await published(ns);
     const objs = await children(ns);
-    for (const [, kind] of KINDS) {
+    for (const [, kind] of CHILD_REFS) {
       expect(objs[kind], kind).toBeDefined();
       expect(objs[kind].metadata.ownerReferences[0]).toMatchObject({ kind: "DynamoPoolRelay", name: "g1", controller: true });
       expect(objs[kind].metadata.managedFields.map((m: { manager: string }) => m.manager)).toContain("dynamo-pool-relay/apply");

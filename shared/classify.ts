@@ -1,0 +1,52 @@
+/**
+ * Event classification: which events each function handles, and which DynamoPoolRelay an event is
+ * about. Input a function cannot handle is a permanent failure, with the HTTP status to answer.
+ */
+import type { ZodType } from "zod";
+import type { CloudEvent } from "./cloudevent.ts";
+import { APISERVER_TYPES, ApiServerObject, DATA_SCHEMAS, EventType, ReconcileData, SourceEventType, childOwnerKey, parseData, type DprKey } from "./events.ts";
+
+export type Classified<T> = { ok: true; value: T } | { ok: false; status: 400 | 422; error: string };
+
+const wrongType = (fn: string, handled: string, event: CloudEvent) =>
+  ({ ok: false, status: 400, error: `${fn} handles ${handled}, got type ${event.type}` }) as const;
+
+function data<T>(event: CloudEvent, parse: (e: CloudEvent) => { ok: true; value: T } | { ok: false; error: string }): Classified<T> {
+  const r = parse(event);
+  return r.ok ? r : { ok: false, status: 422, error: r.error };
+}
+
+export type EligibilityInput = { kind: "dgd"; key: DprKey } | { kind: "resync" };
+
+export function classifyForEligibility(event: CloudEvent): Classified<EligibilityInput> {
+  if (event.type === SourceEventType.Ping) return { ok: true, value: { kind: "resync" } };
+  if (!APISERVER_TYPES.includes(event.type)) return wrongType("eligibility", `${APISERVER_TYPES.join(", ")} and ${SourceEventType.Ping}`, event);
+  const obj = data(event, (e) => parseData(e, ApiServerObject));
+  if (!obj.ok) return obj;
+  if (obj.value.kind !== "DynamoGraphDeployment") return { ok: false, status: 422, error: `eligibility handles DynamoGraphDeployment events, got kind ${obj.value.kind}` };
+  return { ok: true, value: { kind: "dgd", key: { namespace: obj.value.metadata.namespace, name: obj.value.metadata.name } } };
+}
+
+export function classifyForApply(event: CloudEvent): Classified<ReconcileData> {
+  if (event.type !== EventType.Reconcile) return wrongType("apply", EventType.Reconcile, event);
+  return data(event, (e) => parseData(e, ReconcileData));
+}
+
+export const STATUS_CHILD_KINDS = ["Deployment", "Service", "EndpointSlice"];
+const REPORTS = [EventType.Applied, EventType.Withdrawn, EventType.Rejected] as const;
+type Report = (typeof REPORTS)[number];
+
+export function classifyForStatus(event: CloudEvent): Classified<{ key: DprKey; fromChild: boolean }> {
+  if ((REPORTS as readonly string[]).includes(event.type)) {
+    const schema: ZodType<DprKey> = DATA_SCHEMAS[event.type as Report];
+    const report = data(event, (e) => parseData(e, schema));
+    return report.ok ? { ok: true, value: { key: { namespace: report.value.namespace, name: report.value.name }, fromChild: false } } : report;
+  }
+  if (!APISERVER_TYPES.includes(event.type)) return wrongType("status", `${REPORTS.join(", ")} and child resource events`, event);
+  const obj = data(event, (e) => parseData(e, ApiServerObject));
+  if (!obj.ok) return obj;
+  if (!STATUS_CHILD_KINDS.includes(obj.value.kind)) return { ok: false, status: 422, error: `status handles ${STATUS_CHILD_KINDS.join(", ")} events, got kind ${obj.value.kind}` };
+  const key = childOwnerKey(obj.value);
+  if (!key) return { ok: false, status: 422, error: `${obj.value.kind} ${obj.value.metadata.namespace}/${obj.value.metadata.name} is not managed by dynamo-pool-relay` };
+  return { ok: true, value: { key, fromChild: true } };
+}

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { dgd, dpr } from "../test/builders.ts";
+import { desiredChildren, type LiveObject } from "./apply-plan.ts";
+import { decide, type Decision } from "./decide.ts";
+import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
+import { planStatus } from "./status-plan.ts";
+
+const NOW = "2026-02-01T00:00:00Z";
+const d = dpr({ generation: 3 });
+const apply = decide(d, dgd(), DEFAULT_OPERATOR_DEFAULTS) as Extract<Decision, { action: "apply" }>;
+const live = (kind: string): LiveObject => structuredClone(desiredChildren(apply).find((o) => o.kind === kind)!) as unknown as LiveObject;
+const current = { configMap: live("ConfigMap"), deployment: live("Deployment"), service: live("Service"), endpointSlices: [] };
+const plan = (overrides: Partial<Parameters<typeof planStatus>[0]> = {}) =>
+  planStatus({ dpr: d, decision: apply, observed: current, fromChild: false, now: NOW, ...overrides });
+
+describe("planStatus", () => {
+  it("claims the generation once the children carry its decision", () => {
+    expect(plan()).toMatchObject({ reflects: true, write: true, drift: false, status: { observedGeneration: 3 } });
+  });
+
+  it("keeps the previous generation while a child is missing, and asks for a reconcile only on a child event", () => {
+    const observed = { ...current, deployment: undefined };
+    const withPrevious = { ...d, status: { observedGeneration: 2 } };
+    expect(plan({ dpr: withPrevious, observed })).toMatchObject({ reflects: false, drift: false, status: { observedGeneration: 2 } });
+    expect(plan({ dpr: withPrevious, observed, fromChild: true }).drift).toBe(true);
+  });
+
+  it("never moves observedGeneration backwards", () => {
+    expect(plan({ dpr: { ...d, status: { observedGeneration: 5 } } }).status.observedGeneration).toBe(5);
+  });
+
+  it("writes nothing when the computed status equals the stored one", () => {
+    const first = plan();
+    expect(plan({ dpr: { ...d, status: first.status }, now: "2027-01-01T00:00:00Z" }).write).toBe(false);
+  });
+
+  it("claims a withdrawal only once no Service of ours remains", () => {
+    const withdraw = decide(d, undefined, DEFAULT_OPERATOR_DEFAULTS);
+    expect(plan({ decision: withdraw }).status.observedGeneration).toBeUndefined();
+    expect(plan({ decision: withdraw, observed: { ...current, service: undefined } }).status.observedGeneration).toBe(3);
+  });
+});

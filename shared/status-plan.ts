@@ -1,0 +1,62 @@
+/**
+ * What the status function writes and replies for one DynamoPoolRelay: the status computed from
+ * the observed world, whether it differs from the stored one, the generation it may claim, and
+ * whether the children drifted from the decision (then a reconcile is requested).
+ */
+import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
+import { desiredChildren, reflectsDecision, type LiveObject } from "./apply-plan.ts";
+import { stableJson } from "./connection-revision.ts";
+import type { Decision } from "./decide.ts";
+import { computeStatus, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
+
+export interface StatusPlanInput {
+  dpr: { metadata: { name: string; namespace?: string; uid?: string; generation?: number }; status?: DynamoPoolRelayStatus };
+  decision: Decision;
+  observed: {
+    configMap: LiveObject | undefined;
+    deployment: (LiveObject & ObservedDeployment) | undefined;
+    service: LiveObject | undefined;
+    endpointSlices: readonly ObservedEndpointSlice[];
+  };
+  /** The event came from a child change (not from the apply function's report). */
+  fromChild: boolean;
+  now: string;
+}
+
+export interface StatusPlan {
+  status: DynamoPoolRelayStatus;
+  /** The computed status differs from the stored one. */
+  write: boolean;
+  /** The children do not carry the decision for the current generation. */
+  reflects: boolean;
+  /** A child change left the children off the decision: ask for a reconcile. */
+  drift: boolean;
+}
+
+export function planStatus(input: StatusPlanInput): StatusPlan {
+  const { dpr, decision, observed } = input;
+  const desired = decision.action === "apply" ? desiredChildren(decision) : [];
+  const live = new Map([["ConfigMap", observed.configMap], ["Deployment", observed.deployment], ["Service", observed.service]]);
+  const reflects = reflectsDecision(decision, desired, live, dpr.metadata.uid);
+  const previous = dpr.status?.observedGeneration;
+  // Claimed only once the children carry this generation's decision, and never backwards.
+  const observedGeneration = reflects ? Math.max(previous ?? 0, dpr.metadata.generation ?? 1) : previous;
+  const status = computeStatus({
+    dpr,
+    decision,
+    observed: {
+      ...(observed.deployment ? { deployment: observed.deployment } : {}),
+      ...(observed.service ? { service: observed.service } : {}),
+      endpointSlices: observed.endpointSlices,
+    },
+    previous: dpr.status,
+    observedGeneration,
+    now: input.now,
+  });
+  return {
+    status,
+    write: stableJson(status) !== stableJson(dpr.status ?? {}),
+    reflects,
+    drift: input.fromChild && decision.action === "apply" && !reflects,
+  };
+}
