@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 import { KubeClient, connect, type KubeObject } from "../shared/kube/client.ts";
+import { ensureBinaries } from "./control-plane/binaries.ts";
 import { startControlPlane, type ControlPlane } from "./control-plane/index.ts";
 import { installProductRbac, PRODUCT_NAMESPACE, startPipeline } from "./pipeline.ts";
 import { runApiServerSource, runPingSource } from "./router/sources.ts";
@@ -156,6 +157,7 @@ export async function start(options: StartOptions): Promise<void> {
     out("");
     out("reconciling; look around with:");
     out(`  export KUBECONFIG=${kubeconfig}`);
+    if (local) out(`  alias kubectl=${ensureBinaries().kubectl}   # if you have no kubectl; this one was built with the control plane`);
     out("  kubectl get dpr -A -o wide");
     out("  kubectl get deploy,svc,endpointslices,cm -n inference -l app.kubernetes.io/managed-by=dynamo-pool-relay");
     out("Ctrl-C stops everything");

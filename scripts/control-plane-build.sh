@@ -37,7 +37,7 @@ timed() {
     log "module download failed for $name: see the lines above for the module the proxy does not serve"
     return 1
   fi
-  (cd "$tools/$name" && "$@") >&2
+  (cd "$tools/$name" && "$@") >&2 || return 1
   log "built $name in $((SECONDS - start)) s"
 }
 
@@ -47,9 +47,20 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 timed etcd go build -trimpath -ldflags "-s -w" -o "$out.partial/etcd" go.etcd.io/etcd/server/v3
 timed kwok go build -trimpath -ldflags "-s -w" -o "$out.partial/kwok" sigs.k8s.io/kwok/cmd/kwok
-timed kube go build -trimpath -ldflags "$stamp" -o "$out.partial/" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler \
-  k8s.io/kubernetes/cmd/kubectl
+kube_cmds=(k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+if ! timed kube go build -trimpath -ldflags "$stamp" -o "$out.partial/" "${kube_cmds[@]}"; then
+  # The handbook's fallback pair when the proxy lacks a v1.36.3 module: v1.36.1 with v0.36.1.
+  log "retrying kube with the fallback versions k8s.io/kubernetes v1.36.1 and staging v0.36.1"
+  fallback=$(mktemp -d)
+  cp "$tools/kube/go.mod" "$tools/kube/go.sum" "$fallback/"
+  sed -i 's/ v1\.36\.3\b/ v1.36.1/g; s/ v0\.36\.3\b/ v0.36.1/g' "$fallback/go.mod"
+  (cd "$fallback" && go mod tidy >&2)
+  tools_fallback=$fallback
+  start=$SECONDS
+  (cd "$tools_fallback" && go build -trimpath -ldflags "${stamp//v1.36.3/v1.36.1}" -o "$out.partial/" "${kube_cmds[@]}") >&2 \
+    || { log "the fallback failed too: see the lines above for the module the proxy does not serve"; exit 1; }
+  log "built kube (fallback v1.36.1) in $((SECONDS - start)) s"
+fi
 
 kwok_dir=$(cd "$tools/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
 for f in node/fast/node-initialize.yaml node/heartbeat/node-heartbeat.yaml pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do

@@ -1,6 +1,8 @@
 // The DynamoPoolRelay CRD on a real kube-apiserver: it installs, prints the promised columns and
 // rejects invalid objects at admission with the messages the README documents.
-import { beforeAll, describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { ensureBinaries } from "../../dev/control-plane/binaries.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import type { KubeClient } from "../../shared/kube/client.ts";
 import { TEST_MANAGER, adminClient, dprObject, freshNamespace } from "./helpers.ts";
@@ -41,6 +43,11 @@ describe("the DynamoPoolRelay CRD", () => {
     )) as { columnDefinitions: { name: string; priority: number }[]; rows: { cells: unknown[] }[] };
     expect(table.columnDefinitions.filter((c) => c.priority === 0).map((c) => c.name)).toEqual(["Name", "Ready", "Replicas", "Endpoint", "Age"]);
     expect(table.rows[0]?.cells[0]).toBe("columns");
+    // And as people see it.
+    const kubectl = spawnSync(ensureBinaries().kubectl, [`--kubeconfig=${inject("kubeconfig")}`, "get", "dpr", "-n", ns], { encoding: "utf8" });
+    expect(kubectl.stderr).toBe("");
+    expect(kubectl.stdout.split("\n")[0]).toMatch(/^NAME\s+READY\s+REPLICAS\s+ENDPOINT\s+AGE$/);
+    expect(kubectl.stdout).toMatch(/\ncolumns\s/);
   });
 
   it.each([
