@@ -41,7 +41,8 @@ export const apply: Handler = async (event, ctx) => {
     const ref = { apiVersion: "v1", kind: "Service", namespace: key.namespace, name: childName(key.name) };
     const live = await ctx.kube.get<LiveObject & { metadata: { uid: string } }>(ref);
     const ownership = serviceOwnership(live, dpr.metadata.uid);
-    const service = ownership === "ours" ? ((await ctx.kube.deleteExact(ref, live!.metadata.uid)) === "deleted" ? "deleted" : "absent") : ownership === "absent" ? "absent" : "notOwned";
+    let service: "deleted" | "absent" | "notOwned" = ownership === "foreign" ? "notOwned" : "absent";
+    if (ownership === "ours" && (await ctx.kube.deleteExact(ref, live!.metadata.uid)) === "deleted") service = "deleted";
     const data = { ...outcome, reason: decision.reason, message: decision.message, service } as const;
     return { decision: "Withdrawn", reply: productEvent(EventType.Withdrawn, data, emit), fields: { key, reason: decision.reason, service } };
   }
