@@ -59,7 +59,7 @@ describe("planApply", () => {
     live[4] = { ...live[4]!, spec: { replicas: 7 } }; // Deployment edited
     live[5] = { ...live[5]!, metadata: { name: "g1-pool-relay" } }; // Service not ours
     const plan = planApply(desired, live, UID);
-    expect(plan.apply.map((o) => o.kind)).toEqual(["ConfigMap", "Deployment"]);
+    expect(plan.apply.map((a) => [a.object.kind, a.force])).toEqual([["ConfigMap", false], ["Deployment", true]]);
     expect(plan.unchanged).toEqual(["ServiceAccount", "Role", "RoleBinding"]);
     expect(plan.skipped).toEqual([{ kind: "Service", reason: "Service g1-pool-relay exists and is not controlled by this DynamoPoolRelay" }]);
   });
@@ -85,5 +85,24 @@ describe("reflectsDecision", () => {
     expect(reflectsDecision(withdraw, [], live([cm, dep, svc]), UID)).toBe(false);
     expect(reflectsDecision(withdraw, [], live([cm, dep, undefined]), UID)).toBe(true);
     expect(reflectsDecision(withdraw, [], live([cm, dep, { metadata: {} }]), UID)).toBe(true);
+  });
+});
+
+describe("isSubset, the API server's rewrites", () => {
+  it("compares resource quantities by value", () => {
+    expect(isSubset({ resources: { requests: { cpu: "1000m", memory: "1024Mi" } } }, { resources: { requests: { cpu: "1", memory: "1Gi" } } })).toBe(true);
+    expect(isSubset({ resources: { limits: { memory: "4Gi" } } }, { resources: { limits: { memory: "4G" } } })).toBe(false);
+  });
+
+  it("matches named lists by name and tolerates entries others added", () => {
+    const desired = { env: [{ name: "A", value: "1" }, { name: "B", value: "2" }] };
+    expect(isSubset(desired, { env: [{ name: "INJECTED", value: "x" }, { name: "B", value: "2" }, { name: "A", value: "1" }] })).toBe(true);
+    expect(isSubset(desired, { env: [{ name: "A", value: "1" }] })).toBe(false);
+    expect(isSubset(desired, { env: [{ name: "A", value: "1" }, { name: "B", value: "3" }] })).toBe(false);
+  });
+
+  it("keeps order and length for lists without names", () => {
+    expect(isSubset({ args: ["--a", "--b"] }, { args: ["--b", "--a"] })).toBe(false);
+    expect(isSubset({ args: ["--a"] }, { args: ["--a", "--b"] })).toBe(false);
   });
 });

@@ -5,6 +5,7 @@
  * without a server round trip, and a subset comparison catches edits by others.
  */
 import { stableJson } from "./connection-revision.ts";
+import { sameQuantity } from "./quantity.ts";
 import type { Decision } from "./decide.ts";
 import { renderChildren, type KubeObject } from "./render/index.ts";
 import { sha256Hex } from "./sources-document.ts";
@@ -28,19 +29,35 @@ export function withAppliedHash(obj: KubeObject): KubeObject {
   return { ...obj, metadata: { ...obj.metadata, annotations } } as KubeObject;
 }
 
+/** Resource lists (`requests`, `limits`) hold quantities, compared by value. */
+const QUANTITY_MAPS = new Set(["requests", "limits"]);
+
+const named = (items: unknown[]): items is { name: string }[] =>
+  items.every((i) => i !== null && typeof i === "object" && typeof (i as { name?: unknown }).name === "string");
+
 /**
  * Every value in `desired` is present and equal in `live`; fields only the API server set are
  * ignored. A zero value (false, 0, "") may be absent: the API server omits non-pointer zero fields
- * (e.g. a Service's publishNotReadyAddresses: false).
+ * (e.g. a Service's publishNotReadyAddresses: false). Lists of named items (containers, env,
+ * ports, volumes) are matched by name, so an entry another party adds (a mutating webhook's
+ * sidecar or variable) is not a difference; other lists must match in order and length.
  */
-export function isSubset(desired: unknown, live: unknown): boolean {
+export function isSubset(desired: unknown, live: unknown, key?: string): boolean {
   if (live === undefined && (desired === false || desired === 0 || desired === "")) return true;
   if (Array.isArray(desired)) {
-    return Array.isArray(live) && live.length === desired.length && desired.every((d, i) => isSubset(d, live[i]));
+    if (!Array.isArray(live)) return false;
+    if (desired.length > 0 && named(desired) && named(live)) {
+      return desired.every((d) => isSubset(d, live.find((l) => l.name === d.name)));
+    }
+    return live.length === desired.length && desired.every((d, i) => isSubset(d, live[i]));
   }
   if (desired !== null && typeof desired === "object") {
     if (live === null || typeof live !== "object" || Array.isArray(live)) return false;
-    return Object.entries(desired).every(([k, v]) => isSubset(v, (live as Record<string, unknown>)[k]));
+    const quantities = key !== undefined && QUANTITY_MAPS.has(key);
+    return Object.entries(desired).every(([k, v]) => {
+      const l = (live as Record<string, unknown>)[k];
+      return quantities ? sameQuantity(v, l) : isSubset(v, l, k);
+    });
   }
   return desired === live;
 }
@@ -66,7 +83,12 @@ export function childState(desired: KubeObject, live: LiveObject | undefined, dp
 }
 
 export interface ApplyPlan {
-  apply: KubeObject[];
+  /**
+   * Force takes fields other managers own: only on children this DynamoPoolRelay already
+   * controls. An absent child is applied without it, so one someone else creates in the meantime
+   * conflicts (409, retried, then seen as foreign) instead of being taken over.
+   */
+  apply: { object: KubeObject; force: boolean }[];
   unchanged: string[];
   skipped: { kind: string; reason: string }[];
 }
@@ -78,7 +100,7 @@ export function planApply(desired: readonly KubeObject[], live: readonly (LiveOb
     const state = childState(obj, live[i], dprUid);
     if (state === "foreign") plan.skipped.push({ kind: obj.kind, reason: `${obj.kind} ${obj.metadata.name} exists and is not controlled by this DynamoPoolRelay` });
     else if (state === "current") plan.unchanged.push(obj.kind);
-    else plan.apply.push(obj);
+    else plan.apply.push({ object: obj, force: state === "stale" });
   });
   return plan;
 }

@@ -4,7 +4,7 @@
  */
 import type { ZodType } from "zod";
 import type { CloudEvent } from "./cloudevent.ts";
-import { APISERVER_TYPES, ApiServerObject, DATA_SCHEMAS, EventType, ReconcileData, SourceEventType, childOwnerKey, parseData, type DprKey } from "./events.ts";
+import { APISERVER_TYPES, ApiServerObject, DATA_SCHEMAS, EventType, ReconcileData, RejectedData, SourceEventType, childOwnerKey, parseData, type DprKey } from "./events.ts";
 
 export type Classified<T> = { ok: true; value: T } | { ok: false; status: 400 | 422; error: string };
 
@@ -36,7 +36,27 @@ export const STATUS_CHILD_KINDS = ["Deployment", "Service", "EndpointSlice"];
 const REPORTS = [EventType.Applied, EventType.Withdrawn, EventType.Rejected] as const;
 type Report = (typeof REPORTS)[number];
 
-export function classifyForStatus(event: CloudEvent): Classified<{ key: DprKey; fromChild: boolean }> {
+export interface StatusInput {
+  key: DprKey;
+  fromChild: boolean;
+  /** An apply the API server refused, as reported; status shows it only while the world agrees. */
+  failure?: ReportedFailure;
+}
+
+export interface ReportedFailure {
+  uid: string;
+  generation: number;
+  message: string;
+}
+
+export function classifyForStatus(event: CloudEvent): Classified<StatusInput> {
+  if (event.type === EventType.Rejected) {
+    const report = data(event, (e) => parseData(e, RejectedData));
+    if (!report.ok) return report;
+    const { namespace, name, reason, uid, generation, message } = report.value;
+    const failure = reason === "ApplyFailed" ? { failure: { uid, generation, message } } : {};
+    return { ok: true, value: { key: { namespace, name }, fromChild: false, ...failure } };
+  }
   if ((REPORTS as readonly string[]).includes(event.type)) {
     const schema: ZodType<DprKey> = DATA_SCHEMAS[event.type as Report];
     const report = data(event, (e) => parseData(e, schema));

@@ -36,7 +36,6 @@ export const Reason = {
   ServiceNotFound: "ServiceNotFound",
   ServiceNotOwned: "ServiceNotOwned",
   Withdrawn: "Withdrawn",
-  ApplyFailed: "ApplyFailed",
   // ListenerAvailable
   EndpointsReady: "EndpointsReady",
   NoReadyEndpoints: "NoReadyEndpoints",
@@ -46,5 +45,6 @@ export const Reason = {
   ServiceNotPublished: "ServiceNotPublished",
   ListenerUnavailable: "ListenerUnavailable",
   RolloutPending: "RolloutPending",
+  ApplyFailed: "ApplyFailed",
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];

@@ -58,7 +58,8 @@ export const WithdrawnData = Outcome.extend({
 });
 export type WithdrawnData = z.infer<typeof WithdrawnData>;
 
-export const RejectedData = Outcome.extend({ message: z.string() });
+/** InvalidSpec: the core rejected the spec. ApplyFailed: the API server refused a child (e.g. an invalid toleration). */
+export const RejectedData = Outcome.extend({ reason: z.enum(["InvalidSpec", "ApplyFailed"]), message: z.string() });
 export type RejectedData = z.infer<typeof RejectedData>;
 
 /** The object an ApiServerSource (Resource mode) sends: only its identity is used, as a hint. */

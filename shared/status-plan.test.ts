@@ -34,6 +34,27 @@ describe("planStatus", () => {
     expect(plan({ dpr: { ...d, status: first.status }, now: "2027-01-01T00:00:00Z" }).write).toBe(false);
   });
 
+  it("shows a reported apply failure for this generation while the children lack the decision, and keeps it", () => {
+    const observed = { ...current, deployment: undefined };
+    const failure = { uid: "11111111-2222-3333-4444-555555555555", generation: 3, message: "spec.template.spec.tolerations[0].operator: Unsupported value" };
+    const first = plan({ observed, failure, fromChild: false });
+    const ready = first.status.conditions!.find((c) => c.type === "Ready");
+    expect(ready).toMatchObject({ status: "False", reason: "ApplyFailed", message: `the API server refused a child: ${failure.message}` });
+    // A later child event carries no report: the failure stays, and no reconcile is asked for.
+    const later = plan({ dpr: { ...d, status: first.status }, observed, fromChild: true });
+    expect(later).toMatchObject({ write: false, drift: false });
+    // Another generation's failure, or one from another object, is not shown.
+    expect(plan({ observed, failure: { ...failure, generation: 2 } }).status.conditions!.find((c) => c.type === "Ready")?.reason).not.toBe("ApplyFailed");
+    expect(plan({ observed, failure: { ...failure, uid: "other" } }).status.conditions!.find((c) => c.type === "Ready")?.reason).not.toBe("ApplyFailed");
+    // Once the children carry the decision, it is gone.
+    expect(plan({ dpr: { ...d, status: first.status } }).status.conditions!.find((c) => c.type === "Ready")?.reason).not.toBe("ApplyFailed");
+  });
+
+  it("asks for a reconcile when a child event shows a withdrawn Service back", () => {
+    const withdraw = decide(d, undefined, DEFAULT_OPERATOR_DEFAULTS);
+    expect(plan({ decision: withdraw, fromChild: true })).toMatchObject({ reflects: false, drift: true });
+  });
+
   it("claims a withdrawal only once no Service of ours remains", () => {
     const withdraw = decide(d, undefined, DEFAULT_OPERATOR_DEFAULTS);
     expect(plan({ decision: withdraw }).status.observedGeneration).toBeUndefined();

@@ -6,6 +6,8 @@
 import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
 import { desiredChildren, reflectsDecision, type LiveObject } from "./apply-plan.ts";
 import { stableJson } from "./connection-revision.ts";
+import type { ReportedFailure } from "./classify.ts";
+import { ConditionType, Reason } from "./conditions.ts";
 import type { Decision } from "./decide.ts";
 import { computeStatus, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
 
@@ -20,6 +22,8 @@ export interface StatusPlanInput {
   };
   /** The event came from a child change (not from the apply function's report). */
   fromChild: boolean;
+  /** An apply failure the apply function reported. */
+  failure?: ReportedFailure;
   now: string;
 }
 
@@ -33,6 +37,22 @@ export interface StatusPlan {
   drift: boolean;
 }
 
+/**
+ * The API server's refusal, shown while the children still do not carry this generation's
+ * decision: from the report that brought it, or carried over from the stored Ready condition.
+ */
+function applyFailure(input: StatusPlanInput, reflects: boolean): string | undefined {
+  const { dpr, decision } = input;
+  if (reflects || decision.action !== "apply") return undefined;
+  const generation = dpr.metadata.generation ?? 1;
+  const reported = input.failure;
+  if (reported && reported.uid === dpr.metadata.uid && reported.generation === generation) {
+    return `the API server refused a child: ${reported.message}`;
+  }
+  const ready = dpr.status?.conditions?.find((c) => c.type === ConditionType.Ready);
+  return ready?.reason === Reason.ApplyFailed && ready.observedGeneration === generation ? ready.message : undefined;
+}
+
 export function planStatus(input: StatusPlanInput): StatusPlan {
   const { dpr, decision, observed } = input;
   const desired = decision.action === "apply" ? desiredChildren(decision) : [];
@@ -41,6 +61,7 @@ export function planStatus(input: StatusPlanInput): StatusPlan {
   const previous = dpr.status?.observedGeneration;
   // Claimed only once the children carry this generation's decision, and never backwards.
   const observedGeneration = reflects ? Math.max(previous ?? 0, dpr.metadata.generation ?? 1) : previous;
+  const failure = applyFailure(input, reflects);
   const status = computeStatus({
     dpr,
     decision,
@@ -52,11 +73,13 @@ export function planStatus(input: StatusPlanInput): StatusPlan {
     previous: dpr.status,
     observedGeneration,
     now: input.now,
+    ...(failure === undefined ? {} : { applyFailure: failure }),
   });
   return {
     status,
     write: stableJson(status) !== stableJson(dpr.status ?? {}),
     reflects,
-    drift: input.fromChild && decision.action === "apply" && !reflects,
+    // A withdrawal undone by a late apply is drift too; a refused apply would only fail again.
+    drift: input.fromChild && decision.action !== "reject" && !reflects && failure === undefined,
   };
 }

@@ -8,7 +8,9 @@ const UID = "11111111-2222-3333-4444-555555555555";
 const NOW = "2026-02-01T00:00:00Z";
 const ours = { metadata: { ownerReferences: [{ uid: UID, controller: true }] } };
 const foreign = { metadata: { ownerReferences: [{ uid: "other", controller: true }] } };
-const rolledOut = { metadata: { generation: 3 }, status: { observedGeneration: 3, replicas: 2, readyReplicas: 2, availableReplicas: 2 } };
+const rolledOut = { metadata: { generation: 3 }, status: { observedGeneration: 3, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 } };
+/** Mid-rollout: 3 pods, 1 of the new template (not yet available), the 2 old ones available. */
+const rollingOnOldPods = { metadata: { generation: 4 }, status: { observedGeneration: 4, replicas: 3, updatedReplicas: 1, readyReplicas: 2, availableReplicas: 2 } };
 const slices = (...ready: (boolean | undefined)[]) => [{ endpoints: ready.map((r) => ({ conditions: r === undefined ? {} : { ready: r } })) }];
 
 function status(observed: Observed, options: { dgd?: ReturnType<typeof dgd> | undefined; previous?: Parameters<typeof computeStatus>[0]["previous"] } = {}) {
@@ -25,6 +27,7 @@ describe("computeStatus", () => {
     { name: "a foreign Service", observed: { deployment: rolledOut, service: foreign, endpointSlices: slices(true) }, ready: "ServiceNotPublished", published: "ServiceNotOwned", listener: "EndpointsReady" },
     { name: "a Deployment that has not observed its generation", observed: { deployment: { ...rolledOut, metadata: { generation: 4 } }, service: ours, endpointSlices: slices(true) }, ready: "RolloutPending", published: "Published", listener: "EndpointsReady" },
     { name: "no available replica", observed: { deployment: { ...rolledOut, status: { ...rolledOut.status, availableReplicas: 0 } }, service: ours, endpointSlices: slices(false) }, ready: "RolloutPending", published: "Published", listener: "NoReadyEndpoints" },
+    { name: "a rollout where only old pods are available", observed: { deployment: rollingOnOldPods, service: ours, endpointSlices: slices(true, true) }, ready: "RolloutPending", published: "Published", listener: "EndpointsReady" },
     { name: "no ready endpoint", observed: { deployment: rolledOut, service: ours, endpointSlices: slices(false, false) }, ready: "ListenerUnavailable", published: "Published", listener: "NoReadyEndpoints" },
   ];
   it.each(cases)("reports $name", ({ observed, ready, published, listener }) => {

@@ -11,7 +11,7 @@ import { serviceEndpoint } from "./names.ts";
 export interface ObservedDeployment {
   metadata: { generation?: number };
   spec?: { replicas?: number };
-  status?: { observedGeneration?: number; replicas?: number; readyReplicas?: number; availableReplicas?: number };
+  status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; readyReplicas?: number; availableReplicas?: number };
 }
 
 export interface ObservedService {
@@ -52,6 +52,8 @@ export interface StatusInput {
   observedGeneration: number | undefined;
   /** RFC 3339 time for transitions. */
   now: string;
+  /** Why the API server refused this generation's children, as a sentence. */
+  applyFailure?: string;
 }
 
 type Verdict = { status: boolean; reason: string; message: string };
@@ -87,10 +89,29 @@ function listener(ready: number): Verdict {
     : { status: false, reason: Reason.NoReadyEndpoints, message: "no ready Relay endpoint behind the Service" };
 }
 
+/**
+ * A replica of the Deployment's current pod template is available. Old pods count in
+ * availableReplicas during a rollout, so at least one available pod must be beyond what the old
+ * ones (replicas - updatedReplicas) could account for.
+ */
 function rolledOut(deployment: ObservedDeployment | undefined): boolean {
   const status = deployment?.status;
   if (!deployment || !status) return false;
-  return (status.observedGeneration ?? -1) >= (deployment.metadata.generation ?? 0) && (status.availableReplicas ?? 0) > 0;
+  const old = (status.replicas ?? 0) - (status.updatedReplicas ?? 0);
+  return (status.observedGeneration ?? -1) >= (deployment.metadata.generation ?? 0) && (status.availableReplicas ?? 0) - old > 0;
+}
+
+/** Ready, or the first reason it is not, in the order a user would fix them. */
+function readiness(eligible: Verdict, published: Verdict, listening: Verdict, input: StatusInput): Verdict {
+  const { dpr, observed } = input;
+  if (!eligible.status) return { status: false, reason: Reason.NotEligible, message: eligible.message };
+  if (input.applyFailure !== undefined) return { status: false, reason: Reason.ApplyFailed, message: input.applyFailure };
+  if (!published.status) return { status: false, reason: Reason.ServiceNotPublished, message: published.message };
+  if (!rolledOut(observed.deployment)) {
+    return { status: false, reason: Reason.RolloutPending, message: "no Relay replica of the current Deployment generation is available yet" };
+  }
+  if (!listening.status) return { status: false, reason: Reason.ListenerUnavailable, message: listening.message };
+  return { status: true, reason: Reason.Ready, message: `the Relay listens at ${serviceEndpoint(dpr.metadata.name, dpr.metadata.namespace ?? "default")}` };
 }
 
 export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
@@ -116,15 +137,7 @@ export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
   const pub = published(ownership, decision, svcName);
   const readyCount = readyEndpoints(observed.endpointSlices);
   const lst = listener(readyCount);
-  const ready: Verdict = !eligible.status
-    ? { status: false, reason: Reason.NotEligible, message: eligible.message }
-    : !pub.status
-      ? { status: false, reason: Reason.ServiceNotPublished, message: pub.message }
-      : !rolledOut(observed.deployment)
-        ? { status: false, reason: Reason.RolloutPending, message: "no Relay replica of the current Deployment generation is available yet" }
-        : !lst.status
-          ? { status: false, reason: Reason.ListenerUnavailable, message: lst.message }
-          : { status: true, reason: Reason.Ready, message: `the Relay listens at ${serviceEndpoint(dpr.metadata.name, dpr.metadata.namespace ?? "default")}` };
+  const ready = readiness(eligible, pub, lst, input);
   const verdicts: Record<ConditionType, Verdict> = {
     [ConditionType.Ready]: ready,
     [ConditionType.Eligible]: eligible,

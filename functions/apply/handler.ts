@@ -9,6 +9,7 @@ import { desiredChildren, planApply, type LiveObject } from "../../shared/apply-
 import { classifyForApply } from "../../shared/classify.ts";
 import { decide } from "../../shared/decide.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
+import { ApiError } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { serviceOwnership } from "../../shared/status.ts";
 import { mustClassify, type Handler } from "../runtime/handler.ts";
@@ -33,7 +34,8 @@ export const apply: Handler = async (event, ctx) => {
   // 3. Decide.
   const decision = decide(dpr, dgd, ctx.config.defaults);
   if (decision.action === "reject") {
-    return { decision: "Rejected", reply: productEvent(EventType.Rejected, { ...outcome, message: decision.message }, emit), fields: { key } };
+    const data = { ...outcome, reason: "InvalidSpec", message: decision.message } as const;
+    return { decision: "Rejected", reply: productEvent(EventType.Rejected, data, emit), fields: { key } };
   }
 
   if (decision.action === "withdraw") {
@@ -47,11 +49,21 @@ export const apply: Handler = async (event, ctx) => {
     return { decision: "Withdrawn", reply: productEvent(EventType.Withdrawn, data, emit), fields: { key, reason: decision.reason, service } };
   }
 
-  // 4b. Apply the children that are missing or differ, in order; stop at the first failure.
+  // 4b. Apply the children that are missing or differ, in order. The Deployment carries the
+  // user's opaque fields (tolerations, affinity, env sources), so a server dry-run checks it first:
+  // a spec the API server refuses writes nothing and is reported instead of retried.
   const desired = desiredChildren(decision);
   const live = await Promise.all(desired.map((d) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name })));
   const plan = planApply(desired, live, dpr.metadata.uid);
-  for (const obj of plan.apply) await ctx.kube.apply(obj, FIELD_MANAGER, { force: true });
-  const data = { ...outcome, applied: plan.apply.map((o) => o.kind), unchanged: plan.unchanged, skipped: plan.skipped };
+  try {
+    const deployment = plan.apply.find((a) => a.object.kind === "Deployment");
+    if (deployment) await ctx.kube.apply(deployment.object, FIELD_MANAGER, { force: deployment.force, dryRun: true });
+    for (const { object, force } of plan.apply) await ctx.kube.apply(object, FIELD_MANAGER, { force });
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.transient) throw err;
+    const data = { ...outcome, reason: "ApplyFailed", message: err.message } as const;
+    return { decision: "ApplyFailed", reply: productEvent(EventType.Rejected, data, emit), fields: { key, error: err.message } };
+  }
+  const data = { ...outcome, applied: plan.apply.map((a) => a.object.kind), unchanged: plan.unchanged, skipped: plan.skipped };
   return { decision: "Applied", reply: productEvent(EventType.Applied, data, emit), fields: { key, applied: data.applied, skipped: plan.skipped.length } };
 };

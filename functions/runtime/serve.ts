@@ -49,8 +49,11 @@ function emitter(env: Environment): (event: CloudEvent) => Promise<void> {
   return async (event) => {
     if (!env.config.sink) throw new Error("K_SINK is not set: this function cannot emit events (bind it to the Broker with a SinkBinding)");
     const { headers, body } = toBinary(event);
-    const res = await env.fetch(env.config.sink, { method: "POST", headers, body });
-    if (!res.ok) throw new Error(`the sink answered ${res.status} to event ${event.id}`);
+    // Sink trouble passes with time: answered 503 like any transient failure.
+    const res = await env.fetch(env.config.sink, { method: "POST", headers, body }).catch((err: Error) => {
+      throw new ApiError(0, "SinkUnreachable", `the sink ${env.config.sink} is unreachable: ${err.message}`);
+    });
+    if (!res.ok) throw new ApiError(res.status >= 500 ? res.status : 503, "SinkRefused", `the sink answered ${res.status} to event ${event.id}`);
   };
 }
 

@@ -7,9 +7,9 @@
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import type { LiveObject } from "../../shared/apply-plan.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
-import { classifyForStatus } from "../../shared/classify.ts";
+import { classifyForStatus, type StatusInput } from "../../shared/classify.ts";
 import { decide } from "../../shared/decide.ts";
-import { EventType, productEvent, type DprKey } from "../../shared/events.ts";
+import { EventType, productEvent } from "../../shared/events.ts";
 import { isConflict } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { planStatus } from "../../shared/status-plan.ts";
@@ -20,7 +20,8 @@ export const SOURCE = "/dynamo-pool-relay/status";
 /** Concurrent events for one key race on the status write; the loser re-reads and recomputes at once. */
 const CONFLICT_ATTEMPTS = 3;
 
-async function reconcileStatus(event: CloudEvent, ctx: Context, key: DprKey, fromChild: boolean): Promise<Result> {
+async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInput): Promise<Result> {
+  const { key } = input;
   const ref = (apiVersion: string, kind: string, name = childName(key.name)) => ({ apiVersion, kind, namespace: key.namespace, name });
 
   // 2. Read the DynamoPoolRelay, its DGD and the children status is made of.
@@ -36,7 +37,8 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, key: DprKey, fro
 
   // 3. Decide.
   const decision = decide(dpr, dgd, ctx.config.defaults);
-  const plan = planStatus({ dpr, decision, observed: { configMap, deployment, service, endpointSlices }, fromChild, now: ctx.now() });
+  const observed = { configMap, deployment, service, endpointSlices };
+  const plan = planStatus({ dpr, decision, observed, fromChild: input.fromChild, ...(input.failure ? { failure: input.failure } : {}), now: ctx.now() });
   const ready = plan.status.conditions?.find((c) => c.type === "Ready");
   const fields = { key, reflects: plan.reflects, ready: ready?.status, reason: ready?.reason, observedGeneration: plan.status.observedGeneration };
   const reply = plan.drift ? { reply: productEvent(EventType.Reconcile, { ...key, cause: "Drift" }, { source: SOURCE, cause: event.id, time: ctx.now() }) } : {};
@@ -49,10 +51,10 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, key: DprKey, fro
 
 export const status: Handler = async (event, ctx) => {
   // 1. Parse: an apply report or a child change, and the DynamoPoolRelay it is about.
-  const { key, fromChild } = mustClassify(classifyForStatus(event));
+  const input = mustClassify(classifyForStatus(event));
   for (let attempt = 1; ; attempt++) {
     try {
-      return await reconcileStatus(event, ctx, key, fromChild);
+      return await reconcileStatus(event, ctx, input);
     } catch (err) {
       if (!isConflict(err) || attempt >= CONFLICT_ATTEMPTS) throw err;
     }

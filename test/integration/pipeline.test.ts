@@ -178,3 +178,26 @@ describe("a foreign Service named <dgd>-pool-relay", () => {
     expect((await children(ns))["Service"].metadata.resourceVersion).toBe(foreign.metadata.resourceVersion);
   });
 });
+
+describe("a spec the API server refuses", () => {
+  it("writes no child and reports Ready=False ApplyFailed with the API server's message", async () => {
+    const ns = await freshNamespace("refused");
+    await h.admin.apply(dgdObject(ns, "g1"), TEST_MANAGER);
+    // Tolerations are opaque to the CRD: only the Deployment's own validation catches this.
+    await h.admin.apply(dprObject(ns, "g1", { tolerations: [{ key: "gpu", operator: "Bogus" }] }), TEST_MANAGER);
+    await dgdEvent(h, ns, "g1", "ADDED");
+    expect(Object.values(await children(ns)).every((o) => o === undefined)).toBe(true);
+    const dpr = await getDpr(h, ns, "g1");
+    expect(condition(dpr, "Ready")).toMatchObject({ status: "False", reason: "ApplyFailed" });
+    expect(condition(dpr, "Ready")?.message).toMatch(/the API server refused a child: .*tolerations\[0\]\.operator/);
+    expect(dpr.status?.["observedGeneration"]).toBeUndefined();
+
+    // Fixed spec: published, and the failure is gone.
+    await h.admin.apply(dprObject(ns, "g1", { tolerations: [{ key: "gpu", operator: "Exists" }] }), TEST_MANAGER);
+    await resync(h);
+    const fixed = await getDpr(h, ns, "g1");
+    expect(fixed.status?.["observedGeneration"]).toBe(2);
+    expect(condition(fixed, "ServicePublished")).toMatchObject({ status: "True" });
+    expect(condition(fixed, "Ready")?.reason).not.toBe("ApplyFailed");
+  });
+});

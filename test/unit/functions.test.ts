@@ -127,6 +127,27 @@ describe("a DynamoPoolRelay the core rejects", () => {
   });
 });
 
+describe("a spec the API server refuses", () => {
+  it("is checked by a dry-run of the Deployment first, writes nothing, and is reported as ApplyFailed", async () => {
+    const dpr = { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name: "g1", namespace: "team-a", uid: "u1", generation: 2 }, spec: { image: "relay:1", clusterID: "c", tolerations: [{ operator: "Bogus" }] } };
+    const dgd = { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { name: "g1", namespace: "team-a" }, spec: { components: [{ name: "w", type: "worker" }] } };
+    nock(API).get(dprPath).reply(200, dpr);
+    nock(API).get(dgdPath).reply(200, dgd);
+    for (const p of ["/api/v1/namespaces/team-a/serviceaccounts/g1-pool-relay", "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/roles/g1-pool-relay",
+      "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings/g1-pool-relay", "/api/v1/namespaces/team-a/configmaps/g1-pool-relay",
+      "/apis/apps/v1/namespaces/team-a/deployments/g1-pool-relay", "/api/v1/namespaces/team-a/services/g1-pool-relay"]) {
+      nock(API).get(p).reply(404, { kind: "Status", reason: "NotFound" });
+    }
+    nock(API).patch("/apis/apps/v1/namespaces/team-a/deployments/g1-pool-relay").query({ fieldManager: "dynamo-pool-relay/apply", dryRun: "All" })
+      .reply(422, { kind: "Status", reason: "Invalid", message: 'spec.template.spec.tolerations[0].operator: Unsupported value: "Bogus"' });
+    const res = await binary("apply", reconcile());
+    expect(res.status).toBe(200);
+    expect(res.headers["ce-type"]).toBe(EventType.Rejected);
+    expect(JSON.parse(res.text)).toMatchObject({ reason: "ApplyFailed", generation: 2, message: expect.stringMatching(/tolerations\[0\]\.operator: Unsupported value/) });
+    expect(logs.at(-1)).toMatchObject({ decision: "ApplyFailed", reads: 8, writes: 1 });
+  });
+});
+
 describe("replies", () => {
   it("replies in binary mode with 200 and a deterministic id, in both content modes", async () => {
     nock(API).get(dprPath).times(2).reply(200, { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name: "g1", namespace: "team-a" } });
