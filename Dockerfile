@@ -15,7 +15,8 @@ WORKDIR /app
 COPY --from=build /src/dist/package.json ./package.json
 RUN npm install --omit=dev --no-audit --no-fund --no-package-lock && npm cache clean --force
 COPY --from=build /src/dist/functions ./functions
-USER node
+# Numeric, so the kubelet can verify runAsNonRoot (the node user of this image is 1000).
+USER 1000:1000
 EXPOSE 8080
 # FUNCTION_TARGET and FUNCTION_SOURCE come from the Knative Service.
 CMD ["node", "node_modules/@google-cloud/functions-framework/build/src/main.js"]

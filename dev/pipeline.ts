@@ -17,7 +17,6 @@ import { eligibility } from "../functions/eligibility/handler.ts";
 import type { Handler } from "../functions/runtime/handler.ts";
 import { serve, type Environment } from "../functions/runtime/serve.ts";
 import { status } from "../functions/status/handler.ts";
-import { freePort } from "./control-plane/ports.ts";
 import { LocalBroker, type DeliveryRecord } from "./router/broker.ts";
 import { routesFromTriggers } from "./router/triggers.ts";
 
@@ -63,9 +62,12 @@ export async function startPipeline(options: PipelineOptions): Promise<Pipeline>
   const admin = new KubeClient(await connect(options.kubeconfig));
   const servers: Server[] = [];
   const urls: Record<string, string> = {};
-  // The resync emits into the broker's ingress, so its port is chosen before the functions start.
-  const ingressPort = await freePort();
-  const sink = `http://127.0.0.1:${ingressPort}/`;
+  // The resync emits into the broker's ingress, so it listens before the functions start.
+  const broker = new LocalBroker([], {
+    ...(options.onDelivery ? { onDelivery: options.onDelivery } : {}),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+  });
+  const sink = await broker.listen();
   const config = parseConfig({ ...options.env, K_SINK: sink });
 
   for (const [name, handler] of Object.entries(FUNCTIONS)) {
@@ -83,11 +85,7 @@ export async function startPipeline(options: PipelineOptions): Promise<Pipeline>
     servers.push(server);
     urls[`poolrelay-${name}`] = await listen(server);
   }
-  const broker = new LocalBroker(routesFromTriggers(urls), {
-    ...(options.onDelivery ? { onDelivery: options.onDelivery } : {}),
-    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
-  });
-  await broker.listen(ingressPort);
+  broker.setRoutes(routesFromTriggers(urls));
   return {
     broker,
     sink,

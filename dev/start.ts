@@ -13,7 +13,7 @@ import { KubeClient, connect, type KubeObject } from "../shared/kube/client.ts";
 import { ensureBinaries } from "./control-plane/binaries.ts";
 import { startControlPlane, type ControlPlane } from "./control-plane/index.ts";
 import { installProductRbac, PRODUCT_NAMESPACE, startPipeline } from "./pipeline.ts";
-import { runApiServerSource, runPingSource } from "./router/sources.ts";
+import { apiServerSourceResources, runApiServerSource, runPingSource } from "./router/sources.ts";
 import { startTap } from "./tap.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
@@ -62,21 +62,36 @@ function summary(dpr: { metadata: { namespace?: string; name: string }; status?:
   return `${dpr.metadata.namespace}/${dpr.metadata.name}: Ready=${ready?.status ?? "Unknown"} (${ready?.reason ?? "-"}) replicas ${dpr.status?.["readyReplicas"] ?? 0}/${dpr.status?.["replicas"] ?? 0} endpoint ${dpr.status?.["serviceEndpoint"] ?? "-"}`;
 }
 
+/** An existing cluster must serve what the functions and the ApiServerSource stand-in read. */
+async function checkCluster(admin: KubeClient): Promise<void> {
+  const crd = (name: string) => admin.get<{ spec: { versions: { name: string; served: boolean }[] } }>({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", name });
+  if (!(await crd("dynamopoolrelays.nvidia.com"))) throw new Error("the cluster has no DynamoPoolRelay CRD: install it with kubectl apply -f crds/");
+  const dgd = await crd("dynamographdeployments.nvidia.com");
+  const wanted = apiServerSourceResources().find((r) => r.kind === "DynamoGraphDeployment")!.apiVersion.split("/")[1];
+  if (!dgd?.spec.versions.some((v) => v.name === wanted && v.served)) {
+    throw new Error(`the cluster does not serve DynamoGraphDeployment ${wanted}: the Dynamo operator is missing or older (then set DGD_API_VERSION and the ApiServerSource's apiVersion to nvidia.com/v1alpha1)`);
+  }
+}
+
 export async function start(options: StartOptions): Promise<void> {
   const { out } = options;
   const stops: (() => Promise<void>)[] = [];
   const abort = new AbortController();
   let cp: ControlPlane | undefined;
-  const shutdown = async () => {
-    abort.abort();
-    for (const stop of stops.reverse()) await stop().catch(() => {});
-    rmSync(startStateFile(), { force: true });
-  };
-  let stopping = false;
+  let stopped: Promise<void> | undefined;
+  const shutdown = () =>
+    (stopped ??= (async () => {
+      abort.abort();
+      for (const stop of [...stops].reverse()) await stop().catch(() => {});
+      rmSync(startStateFile(), { force: true });
+    })());
   const onSignal = () => {
-    if (stopping) return;
-    stopping = true;
-    out("\nstopping: functions, router and control plane...");
+    if (stopped) {
+      // A second Ctrl-C: stop now; the control plane's exit hook still kills its processes.
+      out("stopping at once");
+      process.exit(130);
+    }
+    out("\nstopping: functions, router and control plane... (Ctrl-C again to stop at once)");
     void shutdown().then(() => {
       out("stopped");
       process.exit(0);
@@ -99,9 +114,7 @@ export async function start(options: StartOptions): Promise<void> {
     }
     const admin = new KubeClient(await connect(kubeconfig));
     const local = cp !== undefined;
-    if (!local && !(await admin.get({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", name: "dynamopoolrelays.nvidia.com" }))) {
-      throw new Error("the cluster has no DynamoPoolRelay CRD: install it with kubectl apply -f crds/");
-    }
+    if (!local) await checkCluster(admin);
     if (local) {
       await installProductRbac(admin, MANAGER);
       await installSourceRbac(admin);

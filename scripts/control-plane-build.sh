@@ -33,7 +33,7 @@ timed() {
   local name=$1; shift
   local start=$SECONDS
   log "building $name (a cold build takes many minutes on 2 cores)..."
-  if ! (cd "$tools/$name" && go mod download 2>&1 >&2); then
+  if ! (cd "$tools/$name" && go mod download >&2); then
     log "module download failed for $name: see the lines above for the module the proxy does not serve"
     return 1
   fi

@@ -98,11 +98,25 @@ function fakeNode(): KubeObject {
   };
 }
 
+/** Ports are picked free but bound later by other processes; a start that loses that race is retried, as envtest does. */
+const START_ATTEMPTS = 3;
+
 export async function startControlPlane(options: StartOptions): Promise<ControlPlane> {
+  const bin = ensureBinaries();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options, bin);
+    } catch (err) {
+      if (attempt >= START_ATTEMPTS) throw err;
+      options.log?.(`start failed (${(err as Error).message.split("\n")[0]}); retrying (${attempt + 1} of ${START_ATTEMPTS})`);
+    }
+  }
+}
+
+async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBinaries>): Promise<ControlPlane> {
   const log = options.log ?? (() => {});
   const timeoutMs = options.timeoutMs ?? 60_000;
   const started = Date.now();
-  const bin = ensureBinaries();
   const dir = mkdtempSync(join(tmpdir(), "poolrelay-cp-"));
   // etcd on tmpfs when there is one: fsync-free and fast.
   const etcdData = existsSync("/dev/shm") ? mkdtempSync("/dev/shm/poolrelay-etcd-") : join(dir, "etcd");
@@ -115,9 +129,13 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
     return c;
   };
   const owned = options.ownerPid !== undefined;
-  const onExit = () => killGroupsNow(pids());
+  const onExit = () => {
+    killGroupsNow(pids());
+    rmSync(etcdData, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
+  };
   if (owned) process.on("exit", onExit);
-  const watchdog = owned ? [startWatchdog(options.ownerPid!, pidsFile, dir)] : [];
+  const watchdog = owned ? [startWatchdog(options.ownerPid!, pidsFile, dir, [dir, etcdData])] : [];
 
   const stop = async () => {
     process.off("exit", onExit);

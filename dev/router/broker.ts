@@ -34,15 +34,29 @@ export interface BrokerOptions {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+  });
+}
+
 export class LocalBroker {
-  private readonly routes: Route[];
+  private routes: Route[];
   private readonly options: BrokerOptions;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Aborts in-flight deliveries and backoff waits on close, so stopping never waits out retries. */
+  private readonly closing = new AbortController();
   private server: Server | undefined;
 
   constructor(routes: Route[], options: BrokerOptions = {}) {
     this.routes = routes;
     this.options = options;
+  }
+
+  /** Routes known only once the subscribers listen (their ports come after the ingress's). */
+  setRoutes(routes: Route[]): void {
+    this.routes = routes;
   }
 
   /** Triggers whose filters match the event. */
@@ -63,18 +77,23 @@ export class LocalBroker {
     let status = 0;
     let error: string | undefined;
     let attempt = 0;
-    for (; attempt <= retries; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, backoffMs(route.delivery, attempt - 1)));
+    const closing = this.closing.signal;
+    for (; attempt <= retries && !closing.aborted; attempt++) {
+      if (attempt > 0) await sleep(backoffMs(route.delivery, attempt - 1), closing);
+      if (closing.aborted) break;
       const { headers, body } = toBinary(event);
       try {
-        const res = await fetch(route.url, { method: "POST", headers: { ...headers, "prefer": "reply" }, body, signal: AbortSignal.timeout(timeout) });
+        const signal = AbortSignal.any([AbortSignal.timeout(timeout), closing]);
+        const res = await fetch(route.url, { method: "POST", headers: { ...headers, "prefer": "reply" }, body, signal });
         status = res.status;
         const text = Buffer.from(await res.arrayBuffer());
         if (status >= 200 && status < 300) {
-          const reply = status === 200 && res.headers.get("ce-id") ? fromHttp(Object.fromEntries(res.headers), text) : undefined;
+          // As the Broker's filter: a 2xx body must be a CloudEvent (binary or structured), which
+          // becomes a new event; any other body is a bad gateway (502), retried.
+          const reply = text.length > 0 ? fromHttp(Object.fromEntries(res.headers), text) : undefined;
           if (reply && !reply.ok) {
             status = 502;
-            error = `malformed reply: ${reply.error}`;
+            error = `the subscriber answered ${res.status} with a body that is not a CloudEvent: ${reply.error}`;
             continue;
           }
           this.options.onDelivery?.({ trigger: route.trigger, event, status, attempts: attempt + 1, ...(reply ? { reply: reply.value } : {}) });
@@ -123,7 +142,9 @@ export class LocalBroker {
     while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
   }
 
+  /** Stops: in-flight deliveries are abandoned (as a Broker going away would), then the ingress closes. */
   async close(): Promise<void> {
+    this.closing.abort();
     await this.idle();
     await new Promise<void>((resolve) => (this.server ? (this.server.close(() => resolve()), this.server.closeAllConnections()) : resolve()));
   }

@@ -12,7 +12,7 @@ import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { SourceEventType } from "../../shared/events.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
-import { apiServerEvent } from "./apiserver-events.ts";
+import { apiServerEvent, guessPlural } from "./apiserver-events.ts";
 import { nextRun, parseSchedule } from "./cron.ts";
 
 const KNATIVE = fileURLToPath(new URL("../../knative/", import.meta.url));
@@ -44,6 +44,8 @@ function selectorString(r: WatchedResource): string | undefined {
  * from then on produce events.
  */
 export function runApiServerSource(kube: KubeClient, emit: (e: CloudEvent) => void, signal: AbortSignal, log: (l: string) => void): { ready: Promise<void>; done: Promise<void> } {
+  // The real adapter guesses each resource from its kind and skips, with a log line, any guess
+  // the API server does not serve (a DynamoPoolRelay entry would be skipped so).
   const resources = apiServerSourceResources();
   let listed = 0;
   let markReady: () => void = () => {};
@@ -52,6 +54,12 @@ export function runApiServerSource(kube: KubeClient, emit: (e: CloudEvent) => vo
     resources.map(async (r) => {
       let resume: string | undefined;
       let first = true;
+      const served = await kube.resource(r.apiVersion, r.kind).catch(() => undefined);
+      if (served?.plural !== guessPlural(r.kind)) {
+        log(`resource ${r.apiVersion} ${r.kind} (guessed ${guessPlural(r.kind)}) doesn't exist. skipping`);
+        if (++listed === resources.length) markReady();
+        return;
+      }
       while (!signal.aborted) {
         try {
           resume = await kube.listAndWatch<KubeObject>(r.apiVersion, r.kind, selectorString(r), (type, obj) => {

@@ -1,7 +1,7 @@
 // A test run killed outright (SIGKILL, no teardown) must not leave control-plane processes behind:
 // the watchdog sees its owner gone and kills every process group.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { alive } from "../../dev/control-plane/processes.ts";
@@ -11,18 +11,18 @@ const launcher = fileURLToPath(new URL("../../dev/control-plane/index.ts", impor
 const script = `
   const { startControlPlane } = await import(${JSON.stringify(launcher)});
   const cp = await startControlPlane({ profile: "api", ownerPid: process.pid });
-  console.log(JSON.stringify(cp.pids));
+  console.log(JSON.stringify({ pids: cp.pids, dirs: [cp.dir, cp.etcdData] }));
   setInterval(() => {}, 1000);
 `;
 
 describe("process hygiene", () => {
   it("kills every control-plane process when its owner is killed with SIGKILL", async () => {
     const owner = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
-    const pids = await new Promise<number[]>((resolve, reject) => {
+    const { pids, dirs } = await new Promise<{ pids: number[]; dirs: string[] }>((resolve, reject) => {
       let out = "";
       owner.stdout.on("data", (d: Buffer) => {
         out += d.toString();
-        const line = out.split("\n").find((l) => l.startsWith("["));
+        const line = out.split("\n").find((l) => l.startsWith("{"));
         if (line) resolve(JSON.parse(line));
       });
       owner.on("exit", (code) => reject(new Error(`the owner exited early (${code})`)));
@@ -31,6 +31,8 @@ describe("process hygiene", () => {
     expect(pids.every(alive)).toBe(true);
     owner.kill("SIGKILL");
     await eventually("every control-plane process is gone", async () => pids.every((p) => !alive(p) || zombie(p)), 15_000);
+    // Its etcd data (in RAM-backed /dev/shm) and its folder with the admin token go too.
+    await eventually("the control plane's folders are removed", async () => dirs.every((d) => !existsSync(d)), 15_000);
   });
 });
 
