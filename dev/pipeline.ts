@@ -6,12 +6,11 @@
 import type { Server } from "node:http";
 import { http } from "@google-cloud/functions-framework";
 import { getTestServer } from "@google-cloud/functions-framework/testing";
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { parseAllDocuments } from "yaml";
+import { readObjects } from "./yaml.ts";
 import type { CloudEvent } from "../shared/cloudevent.ts";
 import { parseConfig, type Config } from "../shared/config.ts";
-import { KubeClient, connect, type KubeObject } from "../shared/kube/client.ts";
+import { KubeClient, connect } from "../shared/kube/client.ts";
 import { apply } from "../functions/apply/handler.ts";
 import { eligibility } from "../functions/eligibility/handler.ts";
 import type { Handler } from "../functions/runtime/handler.ts";
@@ -47,9 +46,7 @@ let registrations = 0;
 /** The product's ServiceAccounts, ClusterRoles and bindings, as knative/rbac.yaml defines them. */
 export async function installProductRbac(admin: KubeClient, fieldManager: string): Promise<void> {
   await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: PRODUCT_NAMESPACE } }, fieldManager);
-  for (const doc of parseAllDocuments(readFileSync(RBAC_FILE, "utf8"))) {
-    await admin.apply(doc.toJS() as KubeObject, fieldManager, { force: true });
-  }
+  for (const obj of readObjects(RBAC_FILE)) await admin.apply(obj, fieldManager, { force: true });
 }
 
 async function listen(server: Server): Promise<string> {

@@ -4,17 +4,17 @@
  * Eventing (sources, Broker, Triggers) and the samples; then it shows the DynamoPoolRelay going
  * Ready and keeps reconciling until Ctrl-C, which stops everything it started.
  */
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseAllDocuments } from "yaml";
 import { KubeClient, connect, type KubeObject } from "../shared/kube/client.ts";
 import { ensureBinaries } from "./control-plane/binaries.ts";
 import { startControlPlane, type ControlPlane } from "./control-plane/index.ts";
 import { installProductRbac, PRODUCT_NAMESPACE, startPipeline } from "./pipeline.ts";
 import { apiServerSourceResources, runApiServerSource, runPingSource } from "./router/sources.ts";
 import { startTap } from "./tap.ts";
+import { readObjects } from "./yaml.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const MANAGER = "dynamo-pool-relay/start";
@@ -30,20 +30,16 @@ export interface StartOptions {
   out: (line: string) => void;
 }
 
-function yamlObjects(file: string): KubeObject[] {
-  return parseAllDocuments(readFileSync(file, "utf8")).map((d) => d.toJS() as KubeObject).filter(Boolean);
-}
-
 /** The ApiServerSource's own RBAC from knative/apiserversource.yaml, so the local source runs as it would. */
 async function installSourceRbac(admin: KubeClient): Promise<void> {
-  for (const obj of yamlObjects(join(root, "knative/apiserversource.yaml"))) {
+  for (const obj of readObjects(join(root, "knative/apiserversource.yaml"))) {
     if (obj.kind !== "ApiServerSource") await admin.apply(obj, MANAGER, { force: true });
   }
 }
 
 /** DynamoPoolRelays first, so the DGDs' ADDED events find them; DGD status as the Dynamo operator would write it. */
 async function installSamples(admin: KubeClient, out: (l: string) => void): Promise<string[]> {
-  const objects = readdirSync(join(root, "samples")).filter((f) => f.endsWith(".yaml")).sort().flatMap((f) => yamlObjects(join(root, "samples", f)));
+  const objects = readdirSync(join(root, "samples")).filter((f) => f.endsWith(".yaml")).sort().flatMap((f) => readObjects(join(root, "samples", f)));
   const namespaces = [...new Set(objects.map((o) => o.metadata.namespace ?? "default"))];
   for (const name of namespaces) await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name } }, MANAGER);
   const ordered = [...objects.filter((o) => o.kind === "DynamoPoolRelay"), ...objects.filter((o) => o.kind !== "DynamoPoolRelay")];

@@ -5,6 +5,7 @@
  * without a server round trip, and a subset comparison catches edits by others.
  */
 import { stableJson } from "./connection-revision.ts";
+import { controlledBy } from "./ownership.ts";
 import { sameQuantity } from "./quantity.ts";
 import type { Decision } from "./decide.ts";
 import { renderChildren, type KubeObject } from "./render/index.ts";
@@ -63,11 +64,6 @@ export function isSubset(desired: unknown, live: unknown, key?: string): boolean
 }
 
 export type ChildState = "absent" | "current" | "stale" | "foreign";
-
-export function controlledBy(live: LiveObject, uid: string | undefined): boolean {
-  const controller = live.metadata.ownerReferences?.find((r) => r.controller === true);
-  return uid !== undefined && controller?.uid === uid;
-}
 
 /** @param desired a rendered child with its applied hash */
 export function childState(desired: KubeObject, live: LiveObject | undefined, dprUid: string | undefined): ChildState {

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { dgd, dpr } from "../test/builders.ts";
 import { decide } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
-import { computeStatus, readyEndpoints, serviceOwnership, type Observed } from "./status.ts";
+import { ownership } from "./ownership.ts";
+import { computeStatus, readyEndpoints, type Observed } from "./status.ts";
 
 const UID = "11111111-2222-3333-4444-555555555555";
 const NOW = "2026-02-01T00:00:00Z";
@@ -82,7 +83,7 @@ describe("computeStatus", () => {
   });
 });
 
-describe("serviceOwnership", () => {
+describe("ownership", () => {
   it.each([
     { name: "no Service", svc: undefined, uid: UID, expected: "absent" },
     { name: "our controller reference", svc: ours, uid: UID, expected: "ours" },
@@ -91,7 +92,7 @@ describe("serviceOwnership", () => {
     { name: "no owner at all", svc: { metadata: {} }, uid: UID, expected: "foreign" },
     { name: "an owner without UID to compare (offline)", svc: ours, uid: undefined, expected: "foreign" },
   ])("says $expected for $name", ({ svc, uid, expected }) => {
-    expect(serviceOwnership(svc, uid)).toBe(expected);
+    expect(ownership(svc, uid)).toBe(expected);
   });
 });
 

@@ -7,6 +7,7 @@ import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
 import { CONDITION_ORDER, ConditionType, Reason } from "./conditions.ts";
 import type { Decision } from "./decide.ts";
 import { serviceEndpoint } from "./names.ts";
+import { ownership, type Ownership, type Owned } from "./ownership.ts";
 
 export interface ObservedDeployment {
   metadata: { generation?: number };
@@ -14,9 +15,7 @@ export interface ObservedDeployment {
   status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; readyReplicas?: number; availableReplicas?: number };
 }
 
-export interface ObservedService {
-  metadata: { ownerReferences?: { uid: string; controller?: boolean }[] };
-}
+export type ObservedService = Owned;
 
 export interface ObservedEndpointSlice {
   endpoints?: { conditions?: { ready?: boolean | null } }[] | null;
@@ -26,15 +25,6 @@ export interface Observed {
   deployment?: ObservedDeployment;
   service?: ObservedService;
   endpointSlices: readonly ObservedEndpointSlice[];
-}
-
-export type ServiceOwnership = "absent" | "ours" | "foreign";
-
-/** Ours only when its controller reference names this DynamoPoolRelay's UID: a same-named Service is not enough. */
-export function serviceOwnership(service: ObservedService | undefined, dprUid: string | undefined): ServiceOwnership {
-  if (!service) return "absent";
-  const controller = service.metadata.ownerReferences?.find((r) => r.controller === true);
-  return controller !== undefined && dprUid !== undefined && controller.uid === dprUid ? "ours" : "foreign";
 }
 
 /** Endpoints a Relay is listening on: EndpointSlice readiness is nil-means-ready. */
@@ -71,7 +61,7 @@ function condition(type: ConditionType, v: Verdict, input: StatusInput): Conditi
   };
 }
 
-function published(ownership: ServiceOwnership, decision: Decision, name: string): Verdict {
+function published(ownership: Ownership, decision: Decision, name: string): Verdict {
   const svc = `Service ${name}`;
   if (ownership === "foreign") {
     return { status: false, reason: Reason.ServiceNotOwned, message: `${svc} exists but is not controlled by this DynamoPoolRelay; it is left untouched` };
@@ -129,12 +119,12 @@ export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
   }
   const name = `${dpr.metadata.namespace ?? "default"}/${dpr.metadata.name}`;
   const svcName = `${dpr.metadata.name}-pool-relay`;
-  const ownership = serviceOwnership(observed.service, dpr.metadata.uid);
+  const serviceOwnership = ownership(observed.service, dpr.metadata.uid);
   const eligible: Verdict =
     decision.action === "apply"
       ? { status: true, reason: Reason.Eligible, message: `DynamoGraphDeployment ${name} uses Kubernetes discovery in Pod mode` }
       : { status: false, reason: decision.reason, message: decision.message };
-  const pub = published(ownership, decision, svcName);
+  const pub = published(serviceOwnership, decision, svcName);
   const readyCount = readyEndpoints(observed.endpointSlices);
   const lst = listener(readyCount);
   const ready = readiness(eligible, pub, lst, input);

@@ -2,10 +2,10 @@
  * The CRDs a local control plane gets: the product's own (crds/), the Dynamo fixtures the project
  * wrote (test/fixtures/crds/) and, when KNATIVE_CRDS_DIR names a folder, the Knative CRDs there.
  */
-import { readFileSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseAllDocuments } from "yaml";
+import { readObjects } from "../yaml.ts";
 import type { KubeObject } from "../../shared/kube/client.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -14,7 +14,7 @@ function yamlObjects(dir: string): KubeObject[] {
   return readdirSync(dir)
     .filter((f) => /\.ya?ml$/.test(f))
     .sort()
-    .flatMap((f) => parseAllDocuments(readFileSync(join(dir, f), "utf8")).map((d) => d.toJS() as KubeObject))
+    .flatMap((f) => readObjects(join(dir, f)))
     .filter((o) => o?.kind === "CustomResourceDefinition");
 }
 

@@ -5,9 +5,8 @@
  * PingSource that fires on the manifest's schedule.
  */
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { parseAllDocuments } from "yaml";
+import { readObjects } from "../yaml.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { SourceEventType } from "../../shared/events.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
@@ -19,7 +18,7 @@ const KNATIVE = fileURLToPath(new URL("../../knative/", import.meta.url));
 const now = () => new Date().toISOString();
 
 function manifest<T>(file: string, kind: string): T & { metadata: { name: string; namespace: string } } {
-  const doc = parseAllDocuments(readFileSync(`${KNATIVE}${file}`, "utf8")).map((d) => d.toJS()).find((d) => d?.kind === kind);
+  const doc = readObjects(`${KNATIVE}${file}`).find((d) => d.kind === kind) as unknown as (T & { metadata: { name: string; namespace: string } }) | undefined;
   if (!doc) throw new Error(`knative/${file} has no ${kind}`);
   return doc;
 }

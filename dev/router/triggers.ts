@@ -1,7 +1,6 @@
 /** Routes for the local broker, read from the Triggers in knative/ so that both route alike. */
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { parseAllDocuments } from "yaml";
+import { readObjects } from "../yaml.ts";
 import type { Route } from "./broker.ts";
 
 export const TRIGGERS_FILE = fileURLToPath(new URL("../../knative/triggers.yaml", import.meta.url));
@@ -14,9 +13,8 @@ interface Trigger {
 
 /** @param urls the local URL of each subscriber, by Knative Service name */
 export function routesFromTriggers(urls: Record<string, string>, file = TRIGGERS_FILE): Route[] {
-  return parseAllDocuments(readFileSync(file, "utf8"))
-    .map((d) => d.toJS() as Trigger)
-    .filter((t) => t?.kind === "Trigger")
+  return (readObjects(file) as unknown as Trigger[])
+    .filter((t) => t.kind === "Trigger")
     .map((t) => {
       const url = urls[t.spec.subscriber.ref.name];
       if (!url) throw new Error(`Trigger ${t.metadata.name}: no local URL for subscriber ${t.spec.subscriber.ref.name}`);

@@ -11,7 +11,7 @@ import { decide } from "../../shared/decide.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
-import { serviceOwnership } from "../../shared/status.ts";
+import { ownership } from "../../shared/ownership.ts";
 import { mustClassify, type Handler } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/apply";
@@ -42,9 +42,9 @@ export const apply: Handler = async (event, ctx) => {
     // 4a. Withdraw the Service, only if this DynamoPoolRelay controls it, and only that very object.
     const ref = { apiVersion: "v1", kind: "Service", namespace: key.namespace, name: childName(key.name) };
     const live = await ctx.kube.get<LiveObject & { metadata: { uid: string } }>(ref);
-    const ownership = serviceOwnership(live, dpr.metadata.uid);
-    let service: "deleted" | "absent" | "notOwned" = ownership === "foreign" ? "notOwned" : "absent";
-    if (ownership === "ours" && (await ctx.kube.deleteExact(ref, live!.metadata.uid)) === "deleted") service = "deleted";
+    const owner = ownership(live, dpr.metadata.uid);
+    let service: "deleted" | "absent" | "notOwned" = owner === "foreign" ? "notOwned" : "absent";
+    if (owner === "ours" && (await ctx.kube.deleteExact(ref, live!.metadata.uid)) === "deleted") service = "deleted";
     const data = { ...outcome, reason: decision.reason, message: decision.message, service } as const;
     return { decision: "Withdrawn", reply: productEvent(EventType.Withdrawn, data, emit), fields: { key, reason: decision.reason, service } };
   }
