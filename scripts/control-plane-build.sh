@@ -1,73 +1,121 @@
 #!/usr/bin/env bash
-# Builds the control-plane binaries (etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-# kwok, and kubectl for the manifest tests) from the Go modules under tools/control-plane into a cache folder keyed on their go.mod and
-# go.sum files, and prints that folder on the last line of stdout. A warm cache builds nothing.
-# It also writes kwok-stages.yaml there: kwok's own "fast" node and pod stages (from the kwok module),
-# which kwok needs to make nodes and pods Ready.
-# KUBEBUILDER_ASSETS naming a folder that already holds all of these wins: nothing is built.
+# Builds the Go programs of the local control plane from the Go module proxy, into a cache folder
+# keyed on their go.mod/go.sum (and sources), and prints that folder on the last line of stdout. A
+# warm cache builds nothing. Two sets, each from its own module(s) so their dependencies never mix:
+#
+#   kube     (default) tools/control-plane/: etcd, kube-apiserver, kube-controller-manager,
+#            kube-scheduler, kubectl, kwok, and kwok-stages.yaml (kwok's own "fast" node and pod
+#            stages, which kwok needs to make nodes and pods Ready).
+#            KUBEBUILDER_ASSETS naming a folder that holds all of these wins: nothing is built.
+#   knative  tools/knative/: Knative Eventing v0.50.0's broker ingress and filter, InMemoryChannel
+#            dispatcher, PingSource adapter and ApiServerSource receive adapter (unmodified
+#            upstream commands), eventing-controllers (Knative's own reconcilers in one process)
+#            and knative-check (Knative's defaulting and validation); plus config/: the CRDs,
+#            ConfigMaps, RBAC and data-plane Deployments from the eventing and serving modules'
+#            config/ folders in the Go module cache.
+#            KNATIVE_ASSETS naming a folder that holds all of these wins.
+#
+# Usage: scripts/control-plane-build.sh [kube|knative|all]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-tools="$root/tools/control-plane"
-binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok)
-k8s_version=v1.36.3
+set_name=${1:-kube}
+cache="${POOLRELAY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dynamo-pool-relay}"
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false"
 
 log() { printf '[control-plane:build] %s\n' "$*" >&2; }
-complete() { local b; for b in "${binaries[@]}"; do [ -x "$1/$b" ] || return 1; done; [ -s "$1/kwok-stages.yaml" ]; }
 
-if [ -n "${KUBEBUILDER_ASSETS:-}" ] && complete "$KUBEBUILDER_ASSETS"; then
-  log "using KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"
-  echo "$KUBEBUILDER_ASSETS"; exit 0
+if [ "$set_name" = all ]; then
+  "$0" kube >/dev/null
+  exec "$0" knative
 fi
 
-key=$(cat "$tools"/*/go.mod "$tools"/*/go.sum "$0" | sha256sum | cut -c1-16)
-out="${POOLRELAY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dynamo-pool-relay}/control-plane/$key"
-if complete "$out"; then
-  log "cache warm: $out"
-  echo "$out"; exit 0
-fi
-
-command -v go >/dev/null || { log "go is not installed; it is needed to build the control plane"; exit 1; }
-mkdir -p "$out.partial"
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 timed() {
-  local name=$1; shift
+  local dir=$1 name=$2; shift 2
   local start=$SECONDS
   log "building $name (a cold build takes many minutes on 2 cores)..."
-  if ! (cd "$tools/$name" && go mod download >&2); then
+  if ! (cd "$dir" && go mod download >&2); then
     log "module download failed for $name: see the lines above for the module the proxy does not serve"
     return 1
   fi
-  (cd "$tools/$name" && "$@") >&2 || return 1
+  (cd "$dir" && "$@") >&2 || return 1
   log "built $name in $((SECONDS - start)) s"
 }
 
-stamp="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  stamp+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=36 -X $pkg.gitTreeState=clean"
-done
-timed etcd go build -trimpath -ldflags "-s -w" -o "$out.partial/etcd" go.etcd.io/etcd/server/v3
-timed kwok go build -trimpath -ldflags "-s -w" -o "$out.partial/kwok" sigs.k8s.io/kwok/cmd/kwok
-kube_cmds=(k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
-if ! timed kube go build -trimpath -ldflags "$stamp" -o "$out.partial/" "${kube_cmds[@]}"; then
-  # The handbook's fallback pair when the proxy lacks a v1.36.3 module: v1.36.1 with v0.36.1.
-  log "retrying kube with the fallback versions k8s.io/kubernetes v1.36.1 and staging v0.36.1"
-  fallback=$(mktemp -d)
-  cp "$tools/kube/go.mod" "$tools/kube/go.sum" "$fallback/"
-  sed -i 's/ v1\.36\.3\b/ v1.36.1/g; s/ v0\.36\.3\b/ v0.36.1/g' "$fallback/go.mod"
-  (cd "$fallback" && go mod tidy >&2)
-  tools_fallback=$fallback
-  start=$SECONDS
-  (cd "$tools_fallback" && go build -trimpath -ldflags "${stamp//v1.36.3/v1.36.1}" -o "$out.partial/" "${kube_cmds[@]}") >&2 \
-    || { log "the fallback failed too: see the lines above for the module the proxy does not serve"; exit 1; }
-  log "built kube (fallback v1.36.1) in $((SECONDS - start)) s"
-fi
+need_go() { command -v go >/dev/null || { log "go is not installed; it is needed to build the $set_name binaries"; exit 1; }; }
 
-kwok_dir=$(cd "$tools/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
-for f in node/fast/node-initialize.yaml node/heartbeat/node-heartbeat.yaml pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
-  printf -- '---\n# from sigs.k8s.io/kwok kustomize/stage/%s (Apache-2.0)\n' "$f"
-  cat "$kwok_dir/kustomize/stage/$f"
-done > "$out.partial/kwok-stages.yaml"
+finish() {
+  local out=$1
+  rm -rf "$out" && mv "$out.partial" "$out"
+  log "$set_name binaries ready in $out ($(du -sh "$out" | cut -f1))"
+  echo "$out"
+}
 
-rm -rf "$out" && mv "$out.partial" "$out"
-log "binaries ready in $out ($(du -sh "$out" | cut -f1))"
-echo "$out"
+case "$set_name" in
+kube)
+  tools="$root/tools/control-plane"
+  binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok)
+  k8s_version=v1.36.3
+  complete() { local b; for b in "${binaries[@]}"; do [ -x "$1/$b" ] || return 1; done; [ -s "$1/kwok-stages.yaml" ]; }
+  if [ -n "${KUBEBUILDER_ASSETS:-}" ] && complete "$KUBEBUILDER_ASSETS"; then
+    log "using KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"
+    echo "$KUBEBUILDER_ASSETS"; exit 0
+  fi
+  key=$(cat "$tools"/*/go.mod "$tools"/*/go.sum "$0" | sha256sum | cut -c1-16)
+  out="$cache/control-plane/$key"
+  if complete "$out"; then log "cache warm: $out"; echo "$out"; exit 0; fi
+  need_go
+  mkdir -p "$out.partial"
+  stamp="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    stamp+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=36 -X $pkg.gitTreeState=clean"
+  done
+  timed "$tools/etcd" etcd go build -trimpath -ldflags "-s -w" -o "$out.partial/etcd" go.etcd.io/etcd/server/v3
+  timed "$tools/kwok" kwok go build -trimpath -ldflags "-s -w" -o "$out.partial/kwok" sigs.k8s.io/kwok/cmd/kwok
+  kube_cmds=(k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+  if ! timed "$tools/kube" kube go build -trimpath -ldflags "$stamp" -o "$out.partial/" "${kube_cmds[@]}"; then
+    # The handbook's fallback pair when the proxy lacks a v1.36.3 module: v1.36.1 with v0.36.1.
+    log "retrying kube with the fallback versions k8s.io/kubernetes v1.36.1 and staging v0.36.1"
+    fallback=$(mktemp -d)
+    cp "$tools/kube/go.mod" "$tools/kube/go.sum" "$fallback/"
+    sed -i 's/ v1\.36\.3\b/ v1.36.1/g; s/ v0\.36\.3\b/ v0.36.1/g' "$fallback/go.mod"
+    (cd "$fallback" && go mod tidy >&2)
+    start=$SECONDS
+    (cd "$fallback" && go build -trimpath -ldflags "${stamp//v1.36.3/v1.36.1}" -o "$out.partial/" "${kube_cmds[@]}") >&2 \
+      || { log "the fallback failed too: see the lines above for the module the proxy does not serve"; exit 1; }
+    log "built kube (fallback v1.36.1) in $((SECONDS - start)) s"
+  fi
+  kwok_dir=$(cd "$tools/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+  for f in node/fast/node-initialize.yaml node/heartbeat/node-heartbeat.yaml pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+    printf -- '---\n# from sigs.k8s.io/kwok kustomize/stage/%s (Apache-2.0)\n' "$f"
+    cat "$kwok_dir/kustomize/stage/$f"
+  done > "$out.partial/kwok-stages.yaml"
+  finish "$out"
+  ;;
+knative)
+  tools="$root/tools/knative"
+  binaries=(eventing-controllers knative-check apiserver_receive_adapter filter ingress channel_dispatcher mtping)
+  complete() { local b; for b in "${binaries[@]}"; do [ -x "$1/$b" ] || return 1; done; [ -s "$1/config/eventing/core/resources/broker.yaml" ]; }
+  if [ -n "${KNATIVE_ASSETS:-}" ] && complete "$KNATIVE_ASSETS"; then
+    log "using KNATIVE_ASSETS=$KNATIVE_ASSETS"
+    echo "$KNATIVE_ASSETS"; exit 0
+  fi
+  key=$( (cd "$tools" && find . -type f \( -name 'go.*' -o -name '*.go' \) | sort | xargs cat; cat "$0") | sha256sum | cut -c1-16)
+  out="$cache/knative/$key"
+  if complete "$out"; then log "cache warm: $out"; echo "$out"; exit 0; fi
+  need_go
+  mkdir -p "$out.partial"
+  upstream=(knative.dev/eventing/cmd/apiserver_receive_adapter knative.dev/eventing/cmd/broker/filter knative.dev/eventing/cmd/broker/ingress
+    knative.dev/eventing/cmd/in_memory/channel_dispatcher knative.dev/eventing/cmd/mtping)
+  timed "$tools" knative go build -trimpath -ldflags "-s -w" -o "$out.partial/" ./cmd/eventing-controllers ./cmd/knative-check "${upstream[@]}"
+  # Knative's own manifests, from the exact module versions built above (read-only in the module cache).
+  for module in eventing serving; do
+    dir=$(cd "$tools" && go list -m -f '{{.Dir}}' "knative.dev/$module")
+    mkdir -p "$out.partial/config/$module"
+    (cd "$dir/config" && find . -name '*.yaml' -exec cp --parents {} "$out.partial/config/$module/" \;)
+    chmod -R u+w "$out.partial/config/$module"
+  done
+  finish "$out"
+  ;;
+*)
+  log "unknown set '$set_name' (kube, knative or all)"; exit 2 ;;
+esac

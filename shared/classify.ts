@@ -16,15 +16,19 @@ function data<T>(event: CloudEvent, parse: (e: CloudEvent) => { ok: true; value:
   return r.ok ? r : { ok: false, status: 422, error: r.error };
 }
 
-export type EligibilityInput = { kind: "dgd"; key: DprKey } | { kind: "resync" };
+export type EligibilityInput = { kind: "dgd" | "dpr"; key: DprKey } | { kind: "resync" };
+
+/** The kinds whose change events eligibility turns into reconcile requests. */
+const ELIGIBILITY_KINDS = { DynamoGraphDeployment: "dgd", DynamoPoolRelay: "dpr" } as const;
 
 export function classifyForEligibility(event: CloudEvent): Classified<EligibilityInput> {
   if (event.type === SourceEventType.Ping) return { ok: true, value: { kind: "resync" } };
   if (!APISERVER_TYPES.includes(event.type)) return wrongType("eligibility", `${APISERVER_TYPES.join(", ")} and ${SourceEventType.Ping}`, event);
   const obj = data(event, (e) => parseData(e, ApiServerObject));
   if (!obj.ok) return obj;
-  if (obj.value.kind !== "DynamoGraphDeployment") return { ok: false, status: 422, error: `eligibility handles DynamoGraphDeployment events, got kind ${obj.value.kind}` };
-  return { ok: true, value: { kind: "dgd", key: { namespace: obj.value.metadata.namespace, name: obj.value.metadata.name } } };
+  const kind = Object.hasOwn(ELIGIBILITY_KINDS, obj.value.kind) ? ELIGIBILITY_KINDS[obj.value.kind as keyof typeof ELIGIBILITY_KINDS] : undefined;
+  if (!kind) return { ok: false, status: 422, error: `eligibility handles ${Object.keys(ELIGIBILITY_KINDS).join(" and ")} events, got kind ${obj.value.kind}` };
+  return { ok: true, value: { kind, key: { namespace: obj.value.metadata.namespace, name: obj.value.metadata.name } } };
 }
 
 export function classifyForApply(event: CloudEvent): Classified<ReconcileData> {

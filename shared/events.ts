@@ -32,7 +32,7 @@ const k8sName = z.string().min(1).max(253);
 export const DprKey = z.object({ namespace: k8sName, name: k8sName });
 export type DprKey = z.infer<typeof DprKey>;
 
-export const ReconcileCause = z.enum(["DGDChanged", "Resync", "Drift"]);
+export const ReconcileCause = z.enum(["DGDChanged", "DPRChanged", "Resync", "Drift"]);
 
 export const ReconcileData = DprKey.extend({
   cause: ReconcileCause,

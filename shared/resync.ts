@@ -1,8 +1,9 @@
 /**
- * Which DynamoPoolRelays a periodic resync reconciles. ApiServerSource cannot watch
- * DynamoPoolRelays and loses events during gaps, so every tick picks up any generation not yet
- * observed, plus one slice of all objects (by UID), so that each one is fully reconciled every
- * `slots` ticks without recording anything: a steady-state resync writes nothing.
+ * Which DynamoPoolRelays need a reconcile. On a change event, one whose generation is not yet
+ * observed (a status write changes nothing the product decides from). On a resync tick, the
+ * backstop for events the sources lost: any generation not yet observed, plus one slice of all
+ * objects (by UID), so that each one is fully reconciled every `slots` ticks without recording
+ * anything: a steady-state resync writes nothing.
  */
 import { createHash } from "node:crypto";
 
@@ -21,9 +22,15 @@ export function slotOf(uid: string, slots: number): number {
   return parseInt(createHash("sha256").update(uid).digest("hex").slice(0, 8), 16) % slots;
 }
 
+/** A live DynamoPoolRelay whose current generation the status does not yet reflect. */
+export function unobserved(dpr: ResyncCandidate): boolean {
+  if (dpr.metadata.deletionTimestamp) return false;
+  return dpr.status?.observedGeneration === undefined || dpr.status.observedGeneration < (dpr.metadata.generation ?? 0);
+}
+
 export function resyncReason(dpr: ResyncCandidate, tick: number, slots: number): ResyncReason | undefined {
   if (dpr.metadata.deletionTimestamp) return undefined;
-  if (dpr.status?.observedGeneration === undefined || dpr.status.observedGeneration < (dpr.metadata.generation ?? 0)) return "Unobserved";
+  if (unobserved(dpr)) return "Unobserved";
   if (dpr.metadata.uid !== undefined && slotOf(dpr.metadata.uid, slots) === tick % slots) return "Periodic";
   return undefined;
 }

@@ -4,6 +4,7 @@
  * Profile `api`: etcd and a secure kube-apiserver with RBAC authorization.
  * Profile `full`: also kube-controller-manager (Deployments, ReplicaSets, EndpointSlices, garbage
  * collection), kube-scheduler and kwok with one fake node, so Relay pods actually become Ready.
+ * Profile `knative`: `full` plus the real Knative Eventing (see dev/knative/).
  *
  * Every port is free-picked on 127.0.0.1; every process runs in its own group and is killed on
  * stop, on process exit, and by a watchdog if the owner dies without stopping.
@@ -14,12 +15,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { KubeClient, connect, type KubeObject } from "../../shared/kube/client.ts";
-import { ensureBinaries } from "./binaries.ts";
+import { FatalStartError, startKnative } from "../knative/index.ts";
+import { knativeCrds } from "../knative/install.ts";
+import { ensureBinaries, ensureKnative, type KnativeAssets } from "./binaries.ts";
 import { crdsToInstall } from "./crds.ts";
 import { freePort } from "./ports.ts";
 import { alive, killGroupsNow, startComponent, startWatchdog, stopGroups, tail, type Component } from "./processes.ts";
 
-export type Profile = "api" | "full";
+export type Profile = "api" | "full" | "knative";
 export const FAKE_NODE = "kwok-node-0";
 const FIELD_MANAGER = "dynamo-pool-relay/control-plane";
 
@@ -61,6 +64,7 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
       const v = await probe();
       if (v !== undefined) return v;
     } catch (err) {
+      if (err instanceof FatalStartError) throw err;
       last = err;
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -103,17 +107,18 @@ const START_ATTEMPTS = 3;
 
 export async function startControlPlane(options: StartOptions): Promise<ControlPlane> {
   const bin = ensureBinaries();
+  const knative = options.profile === "knative" ? ensureKnative() : undefined;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnce(options, bin);
+      return await startOnce(options, bin, knative);
     } catch (err) {
-      if (attempt >= START_ATTEMPTS) throw err;
+      if (attempt >= START_ATTEMPTS || err instanceof FatalStartError) throw err;
       options.log?.(`start failed (${(err as Error).message.split("\n")[0]}); retrying (${attempt + 1} of ${START_ATTEMPTS})`);
     }
   }
 }
 
-async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBinaries>): Promise<ControlPlane> {
+async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBinaries>, knative: KnativeAssets | undefined): Promise<ControlPlane> {
   const log = options.log ?? (() => {});
   const timeoutMs = options.timeoutMs ?? 60_000;
   const started = Date.now();
@@ -185,8 +190,7 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
     log(`kube-apiserver ready on ${server} (${Date.now() - started} ms)`);
 
     // 3. CRDs
-    const { crds, notes } = crdsToInstall();
-    notes.forEach(log);
+    const crds = [...crdsToInstall(), ...(knative ? knativeCrds(knative.config) : [])];
     for (const crd of crds) await client.apply(crd, FIELD_MANAGER, { force: true });
     for (const crd of crds) {
       await until(`CRD ${crd.metadata.name} Established`, timeoutMs, async () => {
@@ -197,7 +201,7 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
     log(`${crds.length} CRDs established (${Date.now() - started} ms)`);
 
     // 4. full profile: controllers, scheduler, kwok and its node
-    if (options.profile === "full") {
+    if (options.profile !== "api") {
       record(startComponent("kube-controller-manager", bin["kube-controller-manager"], [
         `--kubeconfig=${kubeconfig}`, "--leader-elect=false", "--secure-port=0", `--service-account-private-key-file=${saKey}`,
         "--kube-api-qps=200", "--kube-api-burst=400", "--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
@@ -218,6 +222,12 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
       await until("the controller manager", timeoutMs, async () =>
         (await client.get({ apiVersion: "v1", kind: "ServiceAccount", namespace: "default", name: "default" })) ? true : undefined, failIfDead);
       log(`controller-manager, scheduler and kwok ready (${Date.now() - started} ms)`);
+    }
+    if (knative) {
+      await startKnative({
+        client, assets: knative, dir, kubeconfig, server, caFile: ca, record, log,
+        until: (what, probe) => until(what, timeoutMs, probe, failIfDead),
+      });
     }
     return { profile: options.profile, dir, etcdData, kubeconfig, server, pids: pids(), client, stop };
   } catch (err) {

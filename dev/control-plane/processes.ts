@@ -4,7 +4,7 @@
  * without stopping them (a test run killed with SIGKILL leaves nothing behind).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { openSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 export interface Component {
@@ -14,10 +14,11 @@ export interface Component {
   child: ChildProcess;
 }
 
-export function startComponent(name: string, binary: string, args: string[], dir: string): Component {
+export function startComponent(name: string, binary: string, args: string[], dir: string, env?: NodeJS.ProcessEnv): Component {
   const log = join(dir, `${name}.log`);
   const fd = openSync(log, "a");
-  const child = spawn(binary, args, { detached: true, stdio: ["ignore", fd, fd], cwd: dir });
+  const child = spawn(binary, args, { detached: true, stdio: ["ignore", fd, fd], cwd: dir, ...(env ? { env } : {}) });
+  closeSync(fd);
   if (child.pid === undefined) throw new Error(`${name} did not start: ${binary}`);
   child.unref();
   return { name, pid: child.pid, log, child };

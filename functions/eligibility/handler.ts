@@ -1,24 +1,28 @@
 /**
- * eligibility: turns DynamoGraphDeployment changes and resync ticks into reconcile requests.
- * A DGD event is answered with one request for the same-named DynamoPoolRelay, if there is one.
- * A resync tick lists DynamoPoolRelays (ApiServerSource cannot watch them) and emits a request
- * for each that has an unobserved generation or whose periodic slot has come.
+ * eligibility: turns DynamoGraphDeployment and DynamoPoolRelay changes and resync ticks into
+ * reconcile requests. A DGD event is answered with one request for the same-named
+ * DynamoPoolRelay, if there is one; a DynamoPoolRelay event with one if its generation is not yet
+ * observed (its own status writes change nothing to reconcile). A resync tick lists
+ * DynamoPoolRelays and emits a request for each that has an unobserved generation or whose
+ * periodic slot has come.
  */
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForEligibility } from "../../shared/classify.ts";
 import { API_VERSION, KIND } from "../../shared/names.ts";
 import { EventType, productEvent, type DprKey } from "../../shared/events.ts";
-import { resyncReason, tickOf, type ResyncCandidate } from "../../shared/resync.ts";
+import { resyncReason, tickOf, unobserved, type ResyncCandidate } from "../../shared/resync.ts";
 import { mustClassify, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/eligibility";
 
-async function onDgdEvent(event: CloudEvent, key: DprKey, ctx: Context): Promise<Result> {
-  // 2. Read: is there a DynamoPoolRelay for this DGD? (The payload only named the key.)
+async function onChange(event: CloudEvent, changed: "dgd" | "dpr", key: DprKey, ctx: Context): Promise<Result> {
+  // 2. Read: is there a DynamoPoolRelay for this key? (The payload only named the key.)
   const dpr = await ctx.kube.get<ResyncCandidate>({ apiVersion: API_VERSION, kind: KIND, ...key });
   if (!dpr || dpr.metadata.deletionTimestamp) return { decision: "NoDynamoPoolRelay", fields: { key } };
+  if (changed === "dpr" && !unobserved(dpr)) return { decision: "Observed", fields: { key } };
   // 3. Reply: a reconcile request.
-  const reply = productEvent(EventType.Reconcile, { ...key, cause: "DGDChanged" }, { source: SOURCE, cause: event.id, time: ctx.now() });
+  const cause = changed === "dgd" ? "DGDChanged" : "DPRChanged";
+  const reply = productEvent(EventType.Reconcile, { ...key, cause }, { source: SOURCE, cause: event.id, time: ctx.now() });
   return { decision: "Reconcile", reply, fields: { key } };
 }
 
@@ -42,7 +46,7 @@ async function onResync(event: CloudEvent, ctx: Context): Promise<Result> {
 }
 
 export const eligibility: Handler = async (event, ctx) => {
-  // 1. Parse: a DGD event or a resync tick.
+  // 1. Parse: a DGD or DynamoPoolRelay event, or a resync tick.
   const input = mustClassify(classifyForEligibility(event));
-  return input.kind === "resync" ? onResync(event, ctx) : onDgdEvent(event, input.key, ctx);
+  return input.kind === "resync" ? onResync(event, ctx) : onChange(event, input.kind, input.key, ctx);
 };

@@ -1,0 +1,58 @@
+/**
+ * The product on a cluster, as a user installs it: `kubectl apply -k knative/` (rendered with the
+ * kubectl built beside the control plane, applied with server-side apply), then every Knative
+ * object it holds reporting Ready.
+ */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { parseAllDocuments } from "yaml";
+import type { KubeClient, KubeObject } from "../shared/kube/client.ts";
+
+const KNATIVE_DIR = fileURLToPath(new URL("../knative/", import.meta.url));
+export const PRODUCT_NAMESPACE = "dynamo-system";
+
+/** The objects of `kubectl kustomize knative/`. */
+export function productManifests(kubectl: string, dir = KNATIVE_DIR): KubeObject[] {
+  const r = spawnSync(kubectl, ["kustomize", dir], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`kubectl kustomize ${dir} failed: ${r.stderr}`);
+  return parseAllDocuments(r.stdout).map((d) => d.toJS() as KubeObject).filter(Boolean);
+}
+
+/** Applies them in an order that resolves (definitions and identities first), as one field manager. */
+export async function installProduct(admin: KubeClient, kubectl: string, fieldManager: string): Promise<KubeObject[]> {
+  const order = ["CustomResourceDefinition", "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"];
+  const rank = (o: KubeObject) => (order.includes(o.kind) ? order.indexOf(o.kind) : order.length);
+  const objects = productManifests(kubectl).sort((a, b) => rank(a) - rank(b));
+  for (const obj of objects) await admin.apply(obj, fieldManager, { force: true });
+  return objects;
+}
+
+interface Conditioned {
+  kind: string;
+  metadata: { name: string; namespace?: string; generation?: number };
+  status?: { observedGeneration?: number; conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+}
+
+export interface Readiness {
+  object: string;
+  ready: boolean;
+  detail: string;
+}
+
+const KNATIVE_GROUPS = /^(eventing|sources|serving)\.knative\.dev\//;
+
+/** Ready=True (for the current generation) of every Knative object in the product's manifests. */
+export async function productReadiness(admin: KubeClient, objects: readonly KubeObject[]): Promise<Readiness[]> {
+  const out: Readiness[] = [];
+  for (const o of objects.filter((x) => KNATIVE_GROUPS.test(x.apiVersion))) {
+    const live = await admin.get<Conditioned>({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name });
+    const ready = live?.status?.conditions?.find((c) => c.type === "Ready");
+    const current = live?.status?.observedGeneration === undefined || live.status.observedGeneration >= (live.metadata.generation ?? 0);
+    out.push({
+      object: `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`,
+      ready: ready?.status === "True" && current,
+      detail: !live ? "not found" : !ready ? "no Ready condition yet" : `Ready=${ready.status}${ready.reason ? ` ${ready.reason}` : ""}${ready.message ? `: ${ready.message}` : ""}${current ? "" : " (older generation)"}`,
+    });
+  }
+  return out;
+}
