@@ -4,7 +4,7 @@ import { startControlPlane, type Profile } from "../dev/control-plane/index.ts";
 
 const RUNS = Number(process.env["BENCH_RUNS"] ?? 3);
 const rows: string[] = [];
-for (const profile of ["api", "full"] as Profile[]) {
+for (const profile of ["api", "full", "knative"] as Profile[]) {
   const times: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const started = performance.now();

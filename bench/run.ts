@@ -1,13 +1,18 @@
-// npm run bench: cold start of each bundled function next to an empty Functions Framework
-// function, and Kubernetes API requests per event for the main scenarios, on a local control
-// plane. Prints Markdown tables. Numbers are measurements of this machine, never assertions.
+// npm run bench: on a local control plane with the real Knative Eventing and the product installed
+// from knative/, measures (1) cold start of each bundled function next to an empty Functions
+// Framework function, (2) Kubernetes API requests per event over the whole chain an event sets off,
+// (3) event-to-Ready latency through the Broker, and (4) the memory of the whole local stack.
+// Prints Markdown tables. Numbers are measurements of this machine, never assertions.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { ensureBinaries } from "../dev/control-plane/binaries.ts";
 import { startControlPlane } from "../dev/control-plane/index.ts";
 import { freePort } from "../dev/control-plane/ports.ts";
-import { apiServerEvent } from "../dev/router/apiserver-events.ts";
-import { startPipeline } from "../dev/pipeline.ts";
+import { workloadStates } from "../dev/knative/index.ts";
+import { installProduct, PRODUCT_NAMESPACE, productReadiness } from "../dev/product.ts";
+import { startTap, tapTrigger } from "../dev/tap.ts";
 import { toBinary, type CloudEvent } from "../shared/cloudevent.ts";
 import { EventType, productEvent } from "../shared/events.ts";
 import type { KubeObject } from "../shared/kube/client.ts";
@@ -18,20 +23,92 @@ const MANAGER = "dynamo-pool-relay/bench";
 const ff = `${root}node_modules/@google-cloud/functions-framework/build/src/main.js`;
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const cp = await startControlPlane({ profile: "api", ownerPid: process.pid });
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+interface Invocation { function: string; event: { id: string; type: string; subject?: string }; key?: { namespace: string }; reads: number; writes: number; decision?: string }
+
+const startedAt = performance.now();
+const cp = await startControlPlane({ profile: "knative", ownerPid: process.pid });
 try {
   const admin = cp.client;
+  const objects = await installProduct(admin, ensureBinaries().kubectl, MANAGER);
+  await until("the product's Knative objects Ready", async () => (await productReadiness(admin, objects)).every((r) => r.ready));
+  const stackReadyS = (performance.now() - startedAt) / 1000;
+  const events: CloudEvent[] = [];
+  const tap = await startTap((e) => events.push(e));
+  await admin.apply(tapTrigger("bench-tap", PRODUCT_NAMESPACE, "dynamo-pool-relay", tap.sink), MANAGER, { force: true });
+  await until("the tap Trigger Ready", async () => (await productReadiness(admin, [tapTrigger("bench-tap", PRODUCT_NAMESPACE, "dynamo-pool-relay", tap.sink)])).every((r) => r.ready));
+
   const ns = "bench";
   await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, MANAGER);
+  await sleep(5000); // the ApiServerSource adapter restarts for a new namespace
   const dgd = (name: string): KubeObject => ({
     apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { name, namespace: ns },
     spec: { components: [{ name: "decode", type: "decode" }] },
   });
   const dpr = (name: string): KubeObject => ({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name, namespace: ns }, spec: { image: "relay:1", clusterID: "bench" } });
-  const watch = (type: "ADDED" | "MODIFIED", obj: KubeObject) => apiServerEvent(type, obj, cp.server, `w-${Math.random()}`, now());
+  const dprStatus = async (name: string) => (await admin.get<{ status?: Record<string, any> }>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: ns, name }))?.status;
+  const logs = () => workloadStates(cp.dir).filter((w) => w.workload.startsWith(`KnativeService ${PRODUCT_NAMESPACE}/`))
+    .flatMap((w) => readFileSync(w.log, "utf8").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Invocation));
+  const about = (name: string) => (i: Invocation) => i.key?.namespace === ns && JSON.stringify(i).includes(`"name":"${name}"`) || (i.event.subject ?? "").includes(`/namespaces/${ns}/`) && (i.event.subject ?? "").includes(name);
 
-  // 1. Cold start: process spawn to the first handled event, and RSS after it.
+  /** Runs `act`, waits until no new invocation about the key for 2 s, and sums what it cost. */
+  async function measure(label: string, name: string, act: () => Promise<void>): Promise<string> {
+    const from = logs().length;
+    await act();
+    let seen = -1;
+    await until(`${label} is quiet`, async () => {
+      const n = logs().length;
+      if (n === seen) return true;
+      seen = n;
+      await sleep(2000);
+      return false;
+    });
+    const slice = logs().slice(from).filter(about(name));
+    const per = (fn: string) => slice.filter((l) => l.function === fn);
+    const cell = (fn: string) => `${per(fn).length} × ${per(fn).reduce((n, l) => n + l.reads, 0)} / ${per(fn).reduce((n, l) => n + l.writes, 0)}`;
+    const total = slice.reduce((n, l) => n + l.reads + l.writes, 0);
+    const writes = slice.reduce((n, l) => n + l.writes, 0);
+    return `| ${label} | ${cell("eligibility")} | ${cell("apply")} | ${cell("status")} | ${slice.length} | ${total} | ${writes} |`;
+  }
+
+  // 1. API requests per event, and event-to-Ready latency, through the real Broker.
+  let publishToReadyMs = 0;
+  let rolloutToObservedMs = 0;
+  const apiRows = [
+    await measure("publish (DynamoPoolRelay, then its DGD)", "g1", async () => {
+      await admin.apply(dpr("g1"), MANAGER);
+      await sleep(1000);
+      const t = performance.now();
+      await admin.apply(dgd("g1"), MANAGER);
+      await until("g1 Ready", async () => (await dprStatus("g1"))?.["conditions"]?.some((c: { type: string; status: string }) => c.type === "Ready" && c.status === "True"));
+      publishToReadyMs = performance.now() - t;
+    }),
+    await measure("no-op (the DGD's last event again, new id)", "g1", async () => {
+      const last = events.filter((e) => e.extensions["kind"] === "DynamoGraphDeployment" && e.extensions["name"] === "g1").at(-1)!;
+      await fetch(`http://127.0.0.1:${workloadStates(cp.dir).find((w) => w.workload === "Deployment knative-eventing/mt-broker-ingress")!.ports["8080"]}/${PRODUCT_NAMESPACE}/dynamo-pool-relay`, { method: "POST", ...toBinary({ ...last, id: randomUUID(), time: now() }) });
+    }),
+    await measure("worker-namespace change (DGD rollout)", "g1", async () => {
+      const live = (await admin.get<KubeObject>({ apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", namespace: ns, name: "g1" }))!;
+      const t = performance.now();
+      await admin.replaceStatus({ ...live, status: { components: { decode: { componentNames: ["g1-decode-aaaa1111", "g1-decode-bbbb2222"] } } } });
+      await until("the rollout observed", async () => (await dprStatus("g1"))?.["workerNamespaces"]?.length === 2);
+      rolloutToObservedMs = performance.now() - t;
+    }),
+  ];
+
+  // 2. Cold start: process spawn to the first handled event, and RSS after it.
+  const dgdEvent = events.find((e) => e.extensions["kind"] === "DynamoGraphDeployment")!;
   async function coldStart(target: string, source: string, event: CloudEvent): Promise<{ ms: number; rssMb: number; status: number }> {
     const port = await freePort();
     const child = spawn(process.execPath, [ff, `--target=${target}`, `--source=${source}`, `--port=${port}`], {
@@ -49,22 +126,18 @@ try {
           const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))![1]) / 1024;
           return { ms, rssMb: rss, status: res.status };
         } catch {
-          await new Promise((r) => setTimeout(r, 5));
+          await sleep(5);
         }
       }
     } finally {
       child.kill("SIGKILL");
     }
   }
-
-  await admin.apply(dgd("cold"), MANAGER);
-  await admin.apply(dpr("cold"), MANAGER);
-  const coldDgd = (await admin.get<KubeObject>({ apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", namespace: ns, name: "cold" }))!;
-  const reconcile = productEvent(EventType.Reconcile, { namespace: ns, name: "cold", cause: "DGDChanged" }, { source: "/bench", cause: "c", time: now() });
-  const applied = productEvent(EventType.Applied, { namespace: ns, name: "cold", uid: "u", generation: 1, applied: [], unchanged: [], skipped: [] }, { source: "/bench", cause: "c", time: now() });
+  const reconcile = productEvent(EventType.Reconcile, { namespace: ns, name: "g1", cause: "DGDChanged" }, { source: "/bench", cause: "c", time: now() });
+  const applied = productEvent(EventType.Applied, { namespace: ns, name: "g1", uid: "u", generation: 1, applied: [], unchanged: [], skipped: [] }, { source: "/bench", cause: "c", time: now() });
   const cases: [string, string, string, CloudEvent][] = [
     ["empty Functions Framework function", "empty", `${root}bench/empty.mjs`, reconcile],
-    ["eligibility (DGD event)", "eligibility", `${root}dist/functions/eligibility/index.mjs`, watch("MODIFIED", coldDgd)],
+    ["eligibility (DGD event)", "eligibility", `${root}dist/functions/eligibility/index.mjs`, dgdEvent],
     ["apply (reconcile request)", "apply", `${root}dist/functions/apply/index.mjs`, reconcile],
     ["status (applied report)", "status", `${root}dist/functions/status/index.mjs`, applied],
   ];
@@ -76,40 +149,35 @@ try {
     coldRows.push(`| ${label} | ${Math.round(median(runs.map((r) => r.ms)))} | ${Math.round(Math.min(...runs.map((r) => r.ms)))}–${Math.round(Math.max(...runs.map((r) => r.ms)))} | ${Math.round(median(runs.map((r) => r.rssMb)))} | ${statuses} |`);
   }
 
-  // 2. API requests per event: the whole chain an event sets off, summed over the functions.
-  const logs: Record<string, number | string>[] = [];
-  const pipeline = await startPipeline({ kubeconfig: cp.kubeconfig, impersonate: false, log: (l) => logs.push(JSON.parse(l)) });
-  async function measure(label: string, act: () => Promise<void>) {
-    const from = logs.length;
-    await act();
-    await pipeline.broker.idle();
-    const slice = logs.slice(from);
-    const per = (fn: string) => slice.filter((l) => l["function"] === fn);
-    const cell = (fn: string) => `${per(fn).reduce((n, l) => n + Number(l["reads"]), 0)} / ${per(fn).reduce((n, l) => n + Number(l["writes"]), 0)}`;
-    const total = slice.reduce((n, l) => n + Number(l["reads"]) + Number(l["writes"]), 0);
-    const writes = slice.reduce((n, l) => n + Number(l["writes"]), 0);
-    return `| ${label} | ${cell("eligibility")} | ${cell("apply")} | ${cell("status")} | ${total} | ${writes} |`;
+  // 3. Memory of the whole local stack: every process in the control plane's process groups.
+  const groups = new Set(cp.pids);
+  const byName = new Map<string, number>();
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+      if (!groups.has(pgrp)) continue;
+      const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+      const name = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean).map((a) => a.split("/").pop()).slice(0, 2).join(" ").slice(0, 60);
+      byName.set(name, (byName.get(name) ?? 0) + rss);
+    } catch {
+      // Gone meanwhile.
+    }
   }
-  await admin.apply(dgd("g1"), MANAGER);
-  await admin.apply(dpr("g1"), MANAGER);
-  const dgdRef = { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", namespace: ns, name: "g1" };
-  const apiRows = [
-    await measure("publish (DGD added, new DynamoPoolRelay)", async () => pipeline.broker.publish(watch("ADDED", (await admin.get<KubeObject>(dgdRef))!))),
-    await measure("no-op (the same DGD event again)", async () => pipeline.broker.publish(watch("MODIFIED", (await admin.get<KubeObject>(dgdRef))!))),
-    await measure("worker-namespace change (DGD rollout)", async () => {
-      const live = (await admin.get<KubeObject>(dgdRef))!;
-      await admin.replaceStatus({ ...live, status: { components: { decode: { componentNames: ["g1-decode-aaaa1111", "g1-decode-bbbb2222"] } } } });
-      await pipeline.broker.publish(watch("MODIFIED", (await admin.get<KubeObject>(dgdRef))!));
-    }),
-  ];
-  await pipeline.stop();
+  const totalRss = [...byName.values()].reduce((a, b) => a + b, 0);
+  await tap.close();
 
+  console.log(`\nLocal stack with Knative: control plane start to the product's Knative objects Ready: ${stackReadyS.toFixed(1)} s`);
+  console.log(`Event to Ready through the Broker: DGD created to its DynamoPoolRelay Ready (Relay pods Ready) ${Math.round(publishToReadyMs)} ms; DGD rollout to the new worker namespaces in status ${Math.round(rolloutToObservedMs)} ms`);
+  console.log(`\nKubernetes API requests per event, over the whole chain it sets off (invocations × reads / writes)\n`);
+  console.log("| scenario | eligibility | apply | status | invocations | requests | writes |\n|---|---|---|---|---|---|---|");
+  console.log(apiRows.join("\n"));
   console.log(`\nCold start to the first handled event (${RUNS} runs each, median; Node ${process.version}; bundles from npm run build)\n`);
   console.log("| function | median ms | range ms | RSS MB | HTTP status |\n|---|---|---|---|---|");
   console.log(coldRows.join("\n"));
-  console.log("\nKubernetes API requests per event, over the whole chain it sets off (reads / writes)\n");
-  console.log("| scenario | eligibility | apply | status | requests | writes |\n|---|---|---|---|---|---|");
-  console.log(apiRows.join("\n"));
+  console.log(`\nRSS of the whole local stack: ${Math.round(totalRss)} MB in ${byName.size} programs\n`);
+  console.log("| program | RSS MB |\n|---|---|");
+  console.log([...byName].sort((a, b) => b[1] - a[1]).map(([n, mb]) => `| ${n} | ${Math.round(mb)} |`).join("\n"));
 } finally {
   await cp.stop();
 }

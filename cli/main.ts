@@ -13,9 +13,9 @@ const USAGE = `Usage:
   poolrelay render -f <file|dir|-> [-f ...] [-o yaml|json] [-n namespace]
                    [--default-discovery-backend kubernetes|etcd] [--now RFC3339]
 
-  poolrelay cluster up [--profile api|full]
+  poolrelay cluster up [--profile api|full|knative]
   poolrelay cluster down
-  poolrelay start [--kubeconfig PATH] [--no-samples]
+  poolrelay start [--no-samples]
   poolrelay record -o events.jsonl [--from TAP_URL]
   poolrelay replay <file|dir> --to URL [--mode binary|structured] [--rate N]
 
@@ -24,12 +24,14 @@ Commands:
            DynamoGraphDeployment, the Service withdrawal and the status), without a cluster.
   cluster  Start (up) or stop (down) a local control plane on 127.0.0.1: etcd and kube-apiserver
            (profile api), plus controller-manager, scheduler and a kwok fake node (profile full,
-           the default). Prints the kubeconfig to use with kubectl.
-  start    Run the whole product locally (npm start): control plane, functions, a local router
-           standing in for Knative Eventing, and the samples; Ctrl-C stops it all.
-  record   Write every event the running local router delivers, one structured CloudEvent per line.
-  replay   Send recorded events (JSON Lines, a batch array or one event) to a URL: the local
-           router's ingress, a Broker, or one function.
+           the default), plus the real Knative Eventing (profile knative). Prints the kubeconfig
+           to use with kubectl.
+  start    Run the whole product locally (npm start): control plane, Knative Eventing, the
+           product installed from knative/, and the samples; Ctrl-C stops it all.
+  record   Write every event entering the Broker of the running npm start (through a tap
+           Trigger), one structured CloudEvent per line.
+  replay   Send recorded events (JSON Lines, a batch array or one event) to a URL: a Broker's
+           ingress (npm start prints it), or one function.
 `;
 
 class UsageError extends Error {}
@@ -65,7 +67,7 @@ async function clusterCommand(args: string[]): Promise<void> {
   const out = (s: string) => process.stdout.write(s);
   const err = (s: string) => process.stderr.write(s);
   if (positionals[0] === "up" && positionals.length === 1) {
-    if (values.profile !== "api" && values.profile !== "full") throw new UsageError(`--profile must be api or full, got "${values.profile}"`);
+    if (values.profile !== "api" && values.profile !== "full" && values.profile !== "knative") throw new UsageError(`--profile must be api, full or knative, got "${values.profile}"`);
     const { clusterUp } = await import("./cluster.ts");
     return clusterUp(values.profile, out, err);
   }
@@ -74,9 +76,9 @@ async function clusterCommand(args: string[]): Promise<void> {
 }
 
 async function startCommand(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { kubeconfig: { type: "string" }, "no-samples": { type: "boolean", default: false } }, strict: true });
+  const { values } = parseArgs({ args, options: { "no-samples": { type: "boolean", default: false } }, strict: true });
   const { start } = await import("../dev/start.ts");
-  await start({ ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}), samples: !values["no-samples"], out: (l) => process.stdout.write(`${l}\n`) });
+  await start({ samples: !values["no-samples"], out: (l) => process.stdout.write(`${l}\n`) });
 }
 
 async function recordCommand(args: string[]): Promise<void> {
@@ -86,7 +88,7 @@ async function recordCommand(args: string[]): Promise<void> {
   const { record } = await import("./replay.ts");
   let tap = values.from;
   if (!tap) {
-    if (!existsSync(startStateFile())) throw new UsageError("no local router is running (start one with npm start), or pass --from <tap URL>");
+    if (!existsSync(startStateFile())) throw new UsageError("no npm start is running (its Broker tap is what record reads), or pass --from <tap URL>");
     tap = (JSON.parse(readFileSync(startStateFile(), "utf8")) as { tap: string }).tap;
   }
   const abort = new AbortController();

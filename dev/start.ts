@@ -1,43 +1,38 @@
 /**
- * `npm start` / `poolrelay start`: the whole product on one machine. A local control plane (or
- * --kubeconfig's cluster), the functions on local ports, the local router standing in for Knative
- * Eventing (sources, Broker, Triggers) and the samples; then it shows the DynamoPoolRelay going
- * Ready and keeps reconciling until Ctrl-C, which stops everything it started.
+ * `npm start` / `poolrelay start`: the whole product on one machine, on the real Knative Eventing.
+ * A local control plane (profile knative), the product installed from knative/ as a user installs
+ * it, a tap on its Broker for `poolrelay record`, and the samples; then it shows every Knative
+ * piece Ready, the DynamoPoolRelay going Ready, and each function invocation as it happens, until
+ * Ctrl-C, which stops everything it started.
  */
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { KubeClient, connect, type KubeObject } from "../shared/kube/client.ts";
+import type { KubeClient, KubeObject } from "../shared/kube/client.ts";
 import { ensureBinaries } from "./control-plane/binaries.ts";
 import { startControlPlane, type ControlPlane } from "./control-plane/index.ts";
-import { installProductRbac, PRODUCT_NAMESPACE, startPipeline } from "./pipeline.ts";
-import { apiServerSourceResources, runApiServerSource, runPingSource } from "./router/sources.ts";
-import { startTap } from "./tap.ts";
+import { workloadStates } from "./knative/index.ts";
+import { installProduct, PRODUCT_NAMESPACE, productReadiness } from "./product.ts";
+import { startTap, tapTrigger } from "./tap.ts";
 import { readObjects } from "./yaml.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const MANAGER = "dynamo-pool-relay/start";
-const SOURCE_SA = `system:serviceaccount:${PRODUCT_NAMESPACE}:poolrelay-apiserversource`;
+const BROKER = "dynamo-pool-relay";
+const TAP_TRIGGER = "poolrelay-tap";
 
 export function startStateFile(env: NodeJS.ProcessEnv = process.env): string {
   return join(env["XDG_CACHE_HOME"] ?? join(homedir(), ".cache"), "dynamo-pool-relay", "start.json");
 }
 
 export interface StartOptions {
-  kubeconfig?: string;
   samples: boolean;
   out: (line: string) => void;
 }
 
-/** The ApiServerSource's own RBAC from knative/apiserversource.yaml, so the local source runs as it would. */
-async function installSourceRbac(admin: KubeClient): Promise<void> {
-  for (const obj of readObjects(join(root, "knative/apiserversource.yaml"))) {
-    if (obj.kind !== "ApiServerSource") await admin.apply(obj, MANAGER, { force: true });
-  }
-}
-
-/** DynamoPoolRelays first, so the DGDs' ADDED events find them; DGD status as the Dynamo operator would write it. */
+/** DynamoPoolRelays first, then the DGDs, with the DGD status the Dynamo operator would write. */
 async function installSamples(admin: KubeClient, out: (l: string) => void): Promise<string[]> {
   const objects = readdirSync(join(root, "samples")).filter((f) => f.endsWith(".yaml")).sort().flatMap((f) => readObjects(join(root, "samples", f)));
   const namespaces = [...new Set(objects.map((o) => o.metadata.namespace ?? "default"))];
@@ -52,33 +47,42 @@ async function installSamples(admin: KubeClient, out: (l: string) => void): Prom
   return objects.filter((o) => o.kind === "DynamoPoolRelay").map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
 }
 
-function summary(dpr: { metadata: { namespace?: string; name: string }; status?: Record<string, any> }): string {
+type Dpr = { metadata: { namespace?: string; name: string }; status?: Record<string, any> };
+
+function summary(dpr: Dpr): string {
   const c = (t: string) => dpr.status?.["conditions"]?.find((x: { type: string }) => x.type === t);
   const ready = c("Ready");
   return `${dpr.metadata.namespace}/${dpr.metadata.name}: Ready=${ready?.status ?? "Unknown"} (${ready?.reason ?? "-"}) replicas ${dpr.status?.["readyReplicas"] ?? 0}/${dpr.status?.["replicas"] ?? 0} endpoint ${dpr.status?.["serviceEndpoint"] ?? "-"}`;
 }
 
-/** An existing cluster must serve what the functions and the ApiServerSource stand-in read. */
-async function checkCluster(admin: KubeClient): Promise<void> {
-  const crd = (name: string) => admin.get<{ spec: { versions: { name: string; served: boolean }[] } }>({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", name });
-  if (!(await crd("dynamopoolrelays.nvidia.com"))) throw new Error("the cluster has no DynamoPoolRelay CRD: install it with kubectl apply -f crds/");
-  const dgd = await crd("dynamographdeployments.nvidia.com");
-  const wanted = apiServerSourceResources().find((r) => r.kind === "DynamoGraphDeployment")!.apiVersion.split("/")[1];
-  if (!dgd?.spec.versions.some((v) => v.name === wanted && v.served)) {
-    throw new Error(`the cluster does not serve DynamoGraphDeployment ${wanted}: the Dynamo operator is missing or older (then set DGD_API_VERSION and the ApiServerSource's apiVersion to nvidia.com/v1alpha1)`);
-  }
+/** Prints each function invocation as its process logs it (one JSON line each), from the kubelet's log files. */
+function followInvocations(dir: string, out: (l: string) => void): () => void {
+  const offsets = new Map<string, number>();
+  const timer = setInterval(() => {
+    for (const w of workloadStates(dir).filter((s) => s.workload.startsWith(`KnativeService ${PRODUCT_NAMESPACE}/`))) {
+      if (!existsSync(w.log)) continue;
+      const from = offsets.get(w.log) ?? 0;
+      if (statSync(w.log).size <= from) continue;
+      const fresh = readFileSync(w.log).subarray(from);
+      const complete = fresh.lastIndexOf(0x0a) + 1;
+      offsets.set(w.log, from + complete);
+      for (const line of fresh.subarray(0, complete).toString("utf8").split("\n").filter((l) => l.startsWith("{"))) {
+        const l = JSON.parse(line);
+        const key = l.key ? `${l.key.namespace}/${l.key.name}` : (l.event?.subject ?? "");
+        out(`  [${l.function}] ${l.event?.type ?? ""} ${key} -> ${l.decision ?? l.error ?? ""} (${l.reads} reads, ${l.writes} writes, ${l.ms} ms)`);
+      }
+    }
+  }, 250);
+  return () => clearInterval(timer);
 }
 
 export async function start(options: StartOptions): Promise<void> {
   const { out } = options;
-  const stops: (() => Promise<void>)[] = [];
-  const abort = new AbortController();
-  let cp: ControlPlane | undefined;
+  const stops: (() => Promise<void> | void)[] = [];
   let stopped: Promise<void> | undefined;
   const shutdown = () =>
     (stopped ??= (async () => {
-      abort.abort();
-      for (const stop of [...stops].reverse()) await stop().catch(() => {});
+      for (const stop of [...stops].reverse()) await Promise.resolve(stop()).catch(() => {});
       rmSync(startStateFile(), { force: true });
     })());
   const onSignal = () => {
@@ -87,7 +91,7 @@ export async function start(options: StartOptions): Promise<void> {
       out("stopping at once");
       process.exit(130);
     }
-    out("\nstopping: functions, router and control plane... (Ctrl-C again to stop at once)");
+    out("\nstopping: Knative, the functions and the control plane... (Ctrl-C again to stop at once)");
     void shutdown().then(() => {
       out("stopped");
       process.exit(0);
@@ -97,80 +101,76 @@ export async function start(options: StartOptions): Promise<void> {
   process.on("SIGTERM", onSignal);
 
   try {
-    // 1. A cluster.
-    let kubeconfig = options.kubeconfig;
-    if (!kubeconfig) {
-      out("starting a local control plane (etcd, kube-apiserver, controller-manager, scheduler, kwok)");
-      out("  a first run builds these from Go modules: expect several minutes, with progress below");
-      const started = Date.now();
-      cp = await startControlPlane({ profile: "full", ownerPid: process.pid, log: (l) => out(`  ${l}`) });
-      stops.push(() => cp!.stop());
-      kubeconfig = cp.kubeconfig;
-      out(`control plane up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    }
-    const admin = new KubeClient(await connect(kubeconfig));
-    const local = cp !== undefined;
-    if (!local) await checkCluster(admin);
-    if (local) {
-      await installProductRbac(admin, MANAGER);
-      await installSourceRbac(admin);
-    }
+    // 1. The functions' bundles (the local kubelet runs the Knative Services from them), then a cluster with Knative Eventing.
+    const build = spawnSync(process.execPath, ["scripts/build-functions.ts"], { cwd: root, encoding: "utf8" });
+    if (build.status !== 0) throw new Error(`building the function bundles failed:\n${build.stdout}${build.stderr}`);
+    out("starting a local control plane with Knative Eventing (etcd, kube-apiserver, controller-manager, scheduler, kwok, Knative)");
+    out("  a first run builds these from Go modules: expect several minutes, with progress below");
+    const started = Date.now();
+    const cp: ControlPlane = await startControlPlane({ profile: "knative", ownerPid: process.pid, log: (l) => out(`  ${l}`) });
+    stops.push(() => cp.stop());
+    out(`control plane up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const admin = cp.client;
 
-    // 2. The functions behind the local router, and the sources that feed it.
+    // 2. The product, as `kubectl apply -k knative/`, and a tap on its Broker.
+    out("installing knative/ (kubectl apply -k knative/)");
+    const objects = await installProduct(admin, ensureBinaries().kubectl, MANAGER);
     const tap = await startTap();
     stops.push(() => tap.close());
-    const pipeline = await startPipeline({
-      kubeconfig,
-      impersonate: local,
-      onEvent: (e) => tap.publish(e),
-      log: (line) => {
-        const l = JSON.parse(line);
-        const key = l.key ? `${l.key.namespace}/${l.key.name}` : (l.event?.subject ?? "");
-        out(`  [${l.function}] ${l.event?.type ?? ""} ${key} -> ${l.decision ?? l.error ?? ""} (${l.reads} reads, ${l.writes} writes, ${l.ms} ms)`);
-      },
-    });
-    stops.push(() => pipeline.stop());
-    const sourceClient = local ? admin.as(SOURCE_SA) : admin;
-    const watch = runApiServerSource(sourceClient, (e) => pipeline.broker.accept(e), abort.signal, (l) => out(`  [apiserversource] ${l}`));
-    void runPingSource((e) => pipeline.broker.accept(e), abort.signal);
-    await watch.ready;
+    await admin.apply(tapTrigger(TAP_TRIGGER, PRODUCT_NAMESPACE, BROKER, tap.sink), MANAGER, { force: true });
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const readiness = await productReadiness(admin, objects);
+      if (readiness.every((r) => r.ready)) {
+        for (const r of readiness) out(`  ${r.object}: ${r.detail}`);
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`not Ready in 2 minutes:\n${readiness.filter((r) => !r.ready).map((r) => `  ${r.object}: ${r.detail}`).join("\n")}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    out(`Knative and the product Ready ${((Date.now() - started) / 1000).toFixed(1)} s after start; processes on this host:`);
+    for (const w of workloadStates(cp.dir)) out(`  ${w.workload} (${w.program}, pid ${w.pid ?? "-"}): ${w.state}`);
+    const ingress = workloadStates(cp.dir).find((w) => w.workload === "Deployment knative-eventing/mt-broker-ingress")!;
+    const brokerUrl = `http://127.0.0.1:${ingress.ports["8080"]}/${PRODUCT_NAMESPACE}/${BROKER}`;
     mkdirSync(dirname(startStateFile()), { recursive: true });
-    writeFileSync(startStateFile(), JSON.stringify({ kubeconfig, tap: tap.url, ingress: pipeline.sink, pid: process.pid }, null, 2));
-    out(`functions: ${Object.entries(pipeline.urls).map(([n, u]) => `${n} ${u}`).join(", ")}`);
-    out(`router ingress ${pipeline.sink} (replay events here); event tap ${tap.url} (poolrelay record)`);
+    writeFileSync(startStateFile(), JSON.stringify({ kubeconfig: cp.kubeconfig, tap: tap.url, broker: brokerUrl, pid: process.pid }, null, 2));
+    out(`Broker ingress ${brokerUrl} (poolrelay replay --to it); Broker tap ${tap.url} (poolrelay record)`);
+    stops.push(followInvocations(cp.dir, out));
 
     // 3. The samples, and the first DynamoPoolRelay going Ready.
     if (options.samples) {
       out("installing samples/");
       const keys = await installSamples(admin, out);
       const [namespace, name] = keys.find((k) => k.endsWith("/llama"))!.split("/") as [string, string];
-      out(`waiting for ${namespace}/${name} to go Ready (DynamoPoolRelay changes are picked up by DGD events and the minute resync)`);
-      const deadline = Date.now() + 180_000;
+      out(`waiting for ${namespace}/${name} to go Ready`);
+      const readyBy = Date.now() + 180_000;
       for (;;) {
-        const dpr = await admin.get<{ metadata: { namespace: string; name: string }; status?: Record<string, any> }>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace, name });
+        const dpr = await admin.get<Dpr>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace, name });
         if (dpr?.status?.["conditions"]?.some((c: { type: string; status: string }) => c.type === "Ready" && c.status === "True")) {
           out(`READY ${summary(dpr)}`);
           break;
         }
-        if (Date.now() > deadline) throw new Error(`${namespace}/${name} did not go Ready in 3 minutes: ${dpr ? summary(dpr) : "not found"}`);
-        await new Promise((r) => setTimeout(r, 1000));
+        if (Date.now() > readyBy) throw new Error(`${namespace}/${name} did not go Ready in 3 minutes: ${dpr ? summary(dpr) : "not found"}`);
+        await new Promise((r) => setTimeout(r, 500));
       }
       const pods = await admin.list<{ metadata: { name: string }; status?: { podIP?: string; conditions?: { type: string; status: string }[] } }>("v1", "Pod", namespace, `app.kubernetes.io/instance=${name}`);
       for (const p of pods) out(`  pod ${p.metadata.name} ${p.status?.podIP ?? ""} Ready=${p.status?.conditions?.find((c) => c.type === "Ready")?.status ?? "Unknown"}`);
       for (const key of keys) {
         const [ns, n] = key.split("/") as [string, string];
-        const dpr = await admin.get<{ metadata: { namespace: string; name: string }; status?: Record<string, any> }>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: ns, name: n });
+        const dpr = await admin.get<Dpr>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: ns, name: n });
         if (dpr) out(`  ${summary(dpr)}`);
       }
     }
     out("");
     out("reconciling; look around with:");
-    out(`  export KUBECONFIG=${kubeconfig}`);
-    if (local) out(`  alias kubectl=${ensureBinaries().kubectl}   # if you have no kubectl; this one was built with the control plane`);
+    out(`  export KUBECONFIG=${cp.kubeconfig}`);
+    out(`  alias kubectl=${ensureBinaries().kubectl}   # if you have no kubectl; this one was built with the control plane`);
     out("  kubectl get dpr -A -o wide");
     out("  kubectl get deploy,svc,endpointslices,cm -n inference -l app.kubernetes.io/managed-by=dynamo-pool-relay");
+    out("  kubectl get brokers,triggers,apiserversources,containersources,pingsources,sinkbindings -n dynamo-system");
+    out(`  logs of every Knative and function process: ${cp.dir}/workloads/`);
     out("Ctrl-C stops everything");
-    await watch.done;
+    await new Promise(() => {});
   } catch (err) {
     await shutdown();
     throw err;

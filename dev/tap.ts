@@ -1,39 +1,66 @@
 /**
- * The local router's tap: GET /events streams every event entering the broker as one
- * structured-mode CloudEvent per line (what `poolrelay record` writes to a file).
+ * A tap on the Broker: a Trigger without a filter delivers every event that enters the Broker
+ * (source events and the functions' replies) to a local server, which answers 202 and streams each
+ * one as a structured-mode CloudEvent line to GET /events (what `poolrelay record` writes to a file).
  */
 import { createServer, type ServerResponse } from "node:http";
-import { toStructured, type CloudEvent } from "../shared/cloudevent.ts";
+import { fromHttp, toStructured, type CloudEvent } from "../shared/cloudevent.ts";
+import type { KubeObject } from "../shared/kube/client.ts";
 
 export interface Tap {
+  /** Where the Trigger delivers (POST). */
+  sink: string;
+  /** Where `poolrelay record` reads (GET, JSON Lines). */
   url: string;
-  publish(event: CloudEvent): void;
   close(): Promise<void>;
 }
 
-export async function startTap(): Promise<Tap> {
+export async function startTap(onEvent: (event: CloudEvent) => void = () => {}): Promise<Tap> {
   const clients = new Set<ServerResponse>();
   const server = createServer((req, res) => {
-    if (req.method !== "GET" || req.url !== "/events") {
-      res.writeHead(404).end();
+    if (req.method === "GET" && req.url === "/events") {
+      res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-store" });
+      res.flushHeaders();
+      clients.add(res);
+      req.on("close", () => clients.delete(res));
       return;
     }
-    res.writeHead(200, { "content-type": "application/x-ndjson", "cache-control": "no-store" });
-    res.flushHeaders();
-    clients.add(res);
-    req.on("close", () => clients.delete(res));
+    if (req.method !== "POST") {
+      res.writeHead(405).end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const parsed = fromHttp(req.headers, Buffer.concat(chunks));
+      if (!parsed.ok) {
+        res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ error: parsed.error }));
+        return;
+      }
+      onEvent(parsed.value);
+      const line = `${JSON.stringify(toStructured(parsed.value))}\n`;
+      for (const c of clients) c.write(line);
+      res.writeHead(202).end();
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address() as { port: number };
+  const { port } = server.address() as { port: number };
   return {
-    url: `http://127.0.0.1:${address.port}/events`,
-    publish: (event) => {
-      const line = `${JSON.stringify(toStructured(event))}\n`;
-      for (const c of clients) c.write(line);
-    },
+    sink: `http://127.0.0.1:${port}/`,
+    url: `http://127.0.0.1:${port}/events`,
     close: async () => {
       for (const c of clients) c.end();
       await new Promise((resolve) => (server.close(resolve), server.closeAllConnections()));
     },
+  };
+}
+
+/** The Trigger that feeds a tap: no filter, no retries (a tap that is gone misses events, it does not stall the Broker). */
+export function tapTrigger(name: string, namespace: string, broker: string, sink: string): KubeObject {
+  return {
+    apiVersion: "eventing.knative.dev/v1",
+    kind: "Trigger",
+    metadata: { name, namespace, labels: { "eventing.knative.dev/broker": broker } },
+    spec: { broker, filter: {}, subscriber: { uri: sink }, delivery: { retry: 0, timeout: "PT5S" } },
   };
 }

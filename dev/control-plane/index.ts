@@ -35,11 +35,16 @@ export interface ControlPlaneInfo {
   pids: number[];
 }
 
-/** Stops a control plane from its recorded info, also from another process (`poolrelay cluster down`). */
+/** Stops a control plane from its recorded info, also from another process (`poolrelay cluster down`). POOLRELAY_KEEP_LOGS=1 keeps its folder (every process's log) for a post-mortem. */
 export async function stopControlPlane(info: Pick<ControlPlaneInfo, "pids" | "dir" | "etcdData">): Promise<void> {
   await stopGroups(info.pids);
   rmSync(info.etcdData, { recursive: true, force: true });
-  rmSync(info.dir, { recursive: true, force: true });
+  if (process.env["POOLRELAY_KEEP_LOGS"] === "1") {
+    rmSync(`${info.dir}/tokens.csv`, { force: true });
+    process.stderr.write(`control plane logs kept in ${info.dir}\n`);
+  } else {
+    rmSync(info.dir, { recursive: true, force: true });
+  }
 }
 
 export interface ControlPlane extends ControlPlaneInfo {

@@ -69,7 +69,7 @@ function accepts(port: number): Promise<boolean> {
 
 const BACKOFF_MS = [1000, 2000, 4000, 8000, 16000, 30000];
 /** How long a replaced process keeps running next to its ready replacement, as a rolling update overlaps pods. */
-const OVERLAP_MS = 1000;
+const OVERLAP_MS = 3000;
 const READY_TIMEOUT_MS = 30_000;
 
 export class LocalKubelet {
@@ -369,9 +369,6 @@ export class LocalKubelet {
       HTTP_PROXY: this.o.proxyUrl,
       HTTPS_PROXY: this.o.proxyUrl,
       NO_PROXY: "127.0.0.1,localhost",
-      // Node's fetch follows HTTP_PROXY only when asked (Node 22.21+); Go's clients always do.
-      NODE_USE_ENV_PROXY: "1",
-      NODE_OPTIONS: "--disable-warning=UNDICI-EHPA",
     };
   }
 

@@ -33,6 +33,26 @@ export interface Environment {
   log: (line: string) => void;
 }
 
+/**
+ * fetch for the sink, through HTTP_PROXY/HTTPS_PROXY (except NO_PROXY hosts) when they are set, as
+ * Knative's own Go clients do. undici's EnvHttpProxyAgent reads them; Node's global fetch would
+ * follow them only with NODE_USE_ENV_PROXY, and only until a module installs its own dispatcher
+ * (the Kubernetes client's undici does).
+ */
+export function sinkFetch(env: Record<string, string | undefined>): typeof fetch {
+  if (![env["HTTP_PROXY"], env["HTTPS_PROXY"], env["http_proxy"], env["https_proxy"]].some(Boolean)) return globalThis.fetch;
+  let proxied: Promise<typeof fetch> | undefined;
+  return async (input, init) => {
+    proxied ??= import("undici").then((m) => {
+      // undici is CommonJS: bundled, its exports arrive as the default export.
+      const { fetch, EnvHttpProxyAgent } = (m as unknown as { default?: typeof m }).default ?? m;
+      const dispatcher = new EnvHttpProxyAgent();
+      return ((i: string, o: RequestInit) => fetch(i, { ...o, dispatcher } as Parameters<typeof fetch>[1])) as unknown as typeof globalThis.fetch;
+    });
+    return (await proxied)(input, init);
+  };
+}
+
 /** The production environment: credentials from the default chain (in-cluster on Knative), config from process.env. */
 export function defaultEnvironment(): Environment {
   let kube: Promise<KubeClient> | undefined;
@@ -40,7 +60,7 @@ export function defaultEnvironment(): Environment {
     kube: () => (kube ??= connect(process.env["KUBECONFIG"]).then((c) => new KubeClient(c))),
     config: parseConfig(process.env),
     now: () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
-    fetch: globalThis.fetch,
+    fetch: sinkFetch(process.env),
     log: (line) => process.stdout.write(`${line}\n`),
   };
 }
@@ -51,7 +71,9 @@ function emitter(env: Environment): (event: CloudEvent) => Promise<void> {
     const { headers, body } = toBinary(event);
     // Sink trouble passes with time: answered 503 like any transient failure.
     const res = await env.fetch(env.config.sink, { method: "POST", headers, body }).catch((err: Error) => {
-      throw new ApiError(0, "SinkUnreachable", `the sink ${env.config.sink} is unreachable: ${err.message}`);
+      // fetch's own message is only "fetch failed"; the reason is its cause.
+      const cause = err.cause instanceof Error ? ` (${err.cause.message})` : "";
+      throw new ApiError(0, "SinkUnreachable", `the sink ${env.config.sink} is unreachable: ${err.message}${cause}`);
     });
     if (!res.ok) throw new ApiError(res.status >= 500 ? res.status : 503, "SinkRefused", `the sink answered ${res.status} to event ${event.id}`);
   };

@@ -1,19 +1,32 @@
 // Proof that the local control plane is a real one: server-side apply semantics, API defaulting
 // without rollout loops, RBAC enforcement, and (profile full) controllers, scheduling, Ready pods,
 // EndpointSlices and garbage collection.
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decide } from "../../shared/decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "../../shared/eligibility.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { renderChildren } from "../../shared/render/index.ts";
-import { FAKE_NODE } from "../../dev/control-plane/index.ts";
-import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
+import { FAKE_NODE, startControlPlane, type ControlPlane } from "../../dev/control-plane/index.ts";
+import { TEST_MANAGER, dgdObject, dprObject, eventually } from "./helpers.ts";
 
+// A control plane of its own (profile full, no product installed): these tests apply the rendered
+// children themselves, which the product on the shared control plane would also reconcile.
+let cp: ControlPlane;
 let client: KubeClient;
 beforeAll(async () => {
-  client = await adminClient();
+  cp = await startControlPlane({ profile: "full", ownerPid: process.pid });
+  client = cp.client;
 });
+afterAll(async () => {
+  await cp?.stop();
+});
+
+async function freshNamespace(prefix: string): Promise<string> {
+  const name = `${prefix}-${Math.random().toString(16).slice(2, 8)}`;
+  await client.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name } }, TEST_MANAGER);
+  return name;
+}
 
 const ref = (o: KubeObject) => ({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name });
 

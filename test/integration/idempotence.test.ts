@@ -1,116 +1,148 @@
-// At-least-once, unordered delivery: duplicated, reordered, late and concurrent events all end in
-// the same state, and an event or resync in steady state writes nothing.
+// At-least-once, unordered delivery through the real Broker: the events the real adapters sent,
+// sent again duplicated, reordered, late and concurrently, end in the same state, and a
+// steady-state event or resync writes nothing.
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { KubeObject } from "../../shared/kube/client.ts";
-import { productEvent, EventType } from "../../shared/events.ts";
-import { TEST_MANAGER, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
-import { CHILD_REFS, childEvents, condition, dgdRef, getDpr, now, pingEvent, resync, startHarness, watchEvent, type Harness } from "./pipeline-helpers.ts";
+import type { CloudEvent } from "../../shared/cloudevent.ts";
+import { readFileSync } from "node:fs";
+import { parseAllDocuments } from "yaml";
+import { SOURCE as ELIGIBILITY_SOURCE } from "../../functions/eligibility/handler.ts";
+import { EventType, derivedId, productEvent } from "../../shared/events.ts";
+import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
+import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
+import { chain, invocations, send, tapBroker, type Invocation, type TestTap } from "./knative-helpers.ts";
+import { CHILD_REFS, condition, getDpr, now, pingEvent, settledDpr } from "./pipeline-helpers.ts";
 
-let h: Harness;
+let admin: KubeClient;
+let tap: TestTap;
 beforeAll(async () => {
-  h = await startHarness();
+  admin = await adminClient();
+  tap = await tapBroker("test-idempotence-tap");
 });
 afterAll(async () => {
-  await h?.pipeline.stop();
+  await tap?.stop();
 });
-
 
 /** resourceVersion of the DynamoPoolRelay and of each child (undefined when absent). */
 async function versions(ns: string): Promise<Record<string, string | undefined>> {
-  const out: Record<string, string | undefined> = { DynamoPoolRelay: (await getDpr(h, ns, "g1")).metadata.resourceVersion };
-  for (const [apiVersion, kind] of CHILD_REFS) out[kind] = (await h.admin.get<KubeObject>({ apiVersion, kind, namespace: ns, name: "g1-pool-relay" }))?.metadata.resourceVersion;
+  const out: Record<string, string | undefined> = { DynamoPoolRelay: (await getDpr(admin, ns, "g1")).metadata.resourceVersion };
+  for (const [apiVersion, kind] of CHILD_REFS) out[kind] = (await admin.get<KubeObject>({ apiVersion, kind, namespace: ns, name: "g1-pool-relay" }))?.metadata.resourceVersion;
   return out;
 }
 
 /** The state that matters, without versions and times. */
 async function state(ns: string) {
-  const dpr = await getDpr(h, ns, "g1");
-  const cm = await h.admin.get<{ data: Record<string, string> }>({ apiVersion: "v1", kind: "ConfigMap", namespace: ns, name: "g1-pool-relay" });
-  const svc = await h.admin.get({ apiVersion: "v1", kind: "Service", namespace: ns, name: "g1-pool-relay" });
+  const dpr = await getDpr(admin, ns, "g1");
+  const cm = await admin.get<{ data: Record<string, string> }>({ apiVersion: "v1", kind: "ConfigMap", namespace: ns, name: "g1-pool-relay" });
+  const svc = await admin.get({ apiVersion: "v1", kind: "Service", namespace: ns, name: "g1-pool-relay" });
   return {
     observedGeneration: dpr.status?.["observedGeneration"],
     conditions: (dpr.status?.["conditions"] ?? []).map((c: { type: string; status: string; reason: string }) => `${c.type}=${c.status}/${c.reason}`),
-    sources: cm?.data["sources.json"],
+    sources: cm?.data["sources.json"]?.replaceAll(ns, "NS"),
     service: svc !== undefined,
   };
 }
 
-/** Lets the Relay pods come up and status catch up, as child events would on a cluster. */
-async function settled(ns: string) {
-  await eventually("the DynamoPoolRelay is Ready", async () => {
-    await childEvents(h, ns);
-    return condition(await getDpr(h, ns, "g1"), "Ready")?.status === "True";
-  });
-  return state(ns);
-}
+const ready = (ns: string) => settledDpr(ns, "g1", "is Ready", (d) => condition(d, "Ready")?.status === "True");
 
 async function setUp(prefix: string) {
   const ns = await freshNamespace(prefix);
-  await h.admin.apply(dgdObject(ns, "g1"), TEST_MANAGER);
-  await h.admin.apply(dprObject(ns, "g1"), TEST_MANAGER);
+  await admin.apply(dgdObject(ns, "g1"), TEST_MANAGER);
+  await admin.apply(dprObject(ns, "g1"), TEST_MANAGER);
   return ns;
 }
 
-describe("delivery semantics", () => {
+/** The events the real sources sent about objects in this namespace, as the tap saw them. */
+function sourceEvents(ns: string, kind?: string): CloudEvent[] {
+  return tap.events.filter((e) => e.extensions["namespace"] === ns && (kind === undefined || e.extensions["kind"] === kind));
+}
+
+/** Waits until every sent event's chain of invocations has a final answer. */
+async function handled(ids: readonly string[]): Promise<Invocation[]> {
+  return eventually(`${ids.length} sent events are handled`, async () => {
+    const chains = ids.map((id) => chain(id));
+    return chains.every((c) => c !== undefined) ? chains.flat() as Invocation[] : undefined;
+  });
+}
+
+/** RESYNC_PERIOD_SECONDS and RESYNC_SLOTS of the eligibility Service in knative/. */
+function resyncSettings(): { period: number; slots: number } {
+  const services = parseAllDocuments(readFileSync(new URL("../../knative/services.yaml", import.meta.url), "utf8")).map((d) => d.toJS());
+  const env: { name: string; value: string }[] = services.find((s) => s?.metadata?.name === "poolrelay-eligibility").spec.template.spec.containers[0].env;
+  const value = (name: string) => Number(env.find((e) => e.name === name)?.value);
+  return { period: value("RESYNC_PERIOD_SECONDS"), slots: value("RESYNC_SLOTS") };
+}
+
+/** The same event as a new watch event (the adapter gives every watch event a new id). */
+const again = (e: CloudEvent): CloudEvent => ({ ...e, id: randomUUID(), time: now() });
+
+describe("delivery semantics through the Broker", () => {
   it("ends in the same state whether events arrive once, duplicated, reordered, late or concurrently", async () => {
-    // Reference: one clean delivery.
     const clean = await setUp("clean");
-    const cleanDgd = (await h.admin.get<KubeObject>(dgdRef(clean, "g1")))!;
-    await h.pipeline.broker.publish(watchEvent("ADDED", cleanDgd));
-    const expected = { ...(await settled(clean)), sources: undefined };
+    await ready(clean);
+    const expected = await state(clean);
 
     const ns = await setUp("chaos");
-    const dgd = (await h.admin.get<KubeObject>(dgdRef(ns, "g1")))!;
-    const added = watchEvent("ADDED", dgd);
-    const reconcile = productEvent(EventType.Reconcile, { namespace: ns, name: "g1", cause: "DGDChanged" }, { source: "/test", cause: "x", time: now() });
-    const appliedLate = productEvent(EventType.Applied, { namespace: ns, name: "g1", uid: "stale", generation: 1, applied: [], unchanged: [], skipped: [] }, { source: "/test", cause: "y", time: now() });
-    // Late and out of order: a status report before anything was applied, then the same events
-    // several times at once, then a stale ADDED event carrying an old copy of the object.
-    await h.pipeline.broker.publish(appliedLate);
-    await Promise.all([
-      h.pipeline.broker.publish(added),
-      h.pipeline.broker.publish(added),
-      h.pipeline.broker.publish(reconcile),
-      h.pipeline.broker.publish(reconcile),
-      h.pipeline.broker.publish(watchEvent("MODIFIED", dgd)),
-    ]);
-    await h.pipeline.broker.publish(added);
-    await h.pipeline.broker.publish(appliedLate);
-    await resync(h);
-    const got = await settled(ns);
-    expect({ ...got, sources: undefined }).toEqual(expected);
-    expect(JSON.parse(got.sources!).sources).toEqual([{ namespace: `${ns}-g1` }]);
-    expect(condition(await getDpr(h, ns, "g1"), "ServicePublished")?.status).toBe("True");
+    const added = await eventually("the adapter's DGD add event", async () => sourceEvents(ns, "DynamoGraphDeployment").find((e) => e.type.endsWith(".add")));
+    const dpr = await getDpr(admin, ns, "g1");
+    const reconcile = productEvent(EventType.Reconcile, { namespace: ns, name: "g1", cause: "DGDChanged" }, { source: "/test", cause: randomUUID(), time: now() });
+    const appliedLate = productEvent(EventType.Applied, { namespace: ns, name: "g1", uid: "stale", generation: 1, applied: [], unchanged: [], skipped: [] }, { source: "/test", cause: randomUUID(), time: now() });
+    // Late and out of order: a status report about an object that never was, the same events
+    // several times at once, the adapter's ADDED event redelivered (same id) with its old payload.
+    await send(appliedLate);
+    await Promise.all([send(added), send(added, "structured"), send(reconcile), send(reconcile), send(again(added))]);
+    await send(added);
+    await send(appliedLate, "structured");
+    await handled([appliedLate.id, added.id, reconcile.id]);
+    expect(invocations("apply").filter((i) => i.event.id === reconcile.id).length).toBeGreaterThanOrEqual(2);
+    expect(invocations("eligibility").filter((i) => i.event.id === added.id).length).toBeGreaterThanOrEqual(3);
+    await ready(ns);
+    expect(await state(ns)).toEqual(expected);
+    expect(dpr.metadata.uid).toBe((await getDpr(admin, ns, "g1")).metadata.uid);
   });
 
   it("does not resurrect a withdrawn Service when a stale ADDED event arrives after the DGD was deleted", async () => {
     const ns = await setUp("late");
-    const dgd = (await h.admin.get<KubeObject>(dgdRef(ns, "g1")))!;
-    await h.pipeline.broker.publish(watchEvent("ADDED", dgd));
-    await h.admin.request("DELETE", `/apis/nvidia.com/v1beta1/namespaces/${ns}/dynamographdeployments/g1`);
-    await h.pipeline.broker.publish(watchEvent("DELETED", dgd));
-    await h.pipeline.broker.publish(watchEvent("ADDED", dgd)); // replayed late: the payload says the DGD exists
-    expect(await h.admin.get({ apiVersion: "v1", kind: "Service", namespace: ns, name: "g1-pool-relay" })).toBeUndefined();
-    expect(condition(await getDpr(h, ns, "g1"), "Eligible")).toMatchObject({ status: "False", reason: "DGDNotFound" });
+    await ready(ns);
+    const added = sourceEvents(ns, "DynamoGraphDeployment").find((e) => e.type.endsWith(".add"))!;
+    expect(added).toBeDefined();
+    await admin.request("DELETE", `/apis/nvidia.com/v1beta1/namespaces/${ns}/dynamographdeployments/g1`);
+    await settledDpr(ns, "g1", "is withdrawn", (d) => condition(d, "ServicePublished")?.reason === "Withdrawn");
+    const late = again(added); // replayed late: the payload says the DGD exists
+    await send(late);
+    const steps = await handled([late.id]);
+    expect(steps.map((i) => `${i.function}:${i.decision}`)).toEqual(["eligibility:Reconcile", "apply:Withdrawn", "status:Unchanged"]);
+    expect(await admin.get({ apiVersion: "v1", kind: "Service", namespace: ns, name: "g1-pool-relay" })).toBeUndefined();
+    expect(condition(await getDpr(admin, ns, "g1"), "Eligible")).toMatchObject({ status: "False", reason: "DGDNotFound" });
   });
 
   it("writes nothing for a steady-state DGD event, child event or resync", async () => {
     const ns = await setUp("steady");
-    const dgd = (await h.admin.get<KubeObject>(dgdRef(ns, "g1")))!;
-    await h.pipeline.broker.publish(watchEvent("ADDED", dgd));
-    await settled(ns);
+    await ready(ns);
+    // Whatever the sources still send about this namespace (pods settling) is handled first.
+    await eventually("the namespace is quiet", async () => {
+      const before = sourceEvents(ns).length;
+      await new Promise((r) => setTimeout(r, 1500));
+      return sourceEvents(ns).length === before;
+    });
     const before = await versions(ns);
-    const logsBefore = h.logs.length;
-    await h.pipeline.broker.publish(watchEvent("MODIFIED", dgd));
-    await childEvents(h, ns);
-    // Every slot of the resync, so this DynamoPoolRelay's periodic full reconcile is included.
-    for (let tick = 0; tick < h.pipeline.config.resyncSlots; tick++) {
-      await h.pipeline.broker.publish(pingEvent(new Date(Date.now() + tick * h.pipeline.config.resyncPeriodSeconds * 1000).toISOString()));
-      await h.pipeline.broker.idle();
-    }
+    expect(before["Service"]).toBeDefined();
+    const dgdUpdate = again(sourceEvents(ns, "DynamoGraphDeployment").at(-1)!);
+    const childEvents = ["Deployment", "Service", "EndpointSlice"].map((kind) => sourceEvents(ns, kind).at(-1)).filter((e) => e !== undefined).map(again);
+    expect(childEvents).toHaveLength(3);
+    // One tick in every resync slot (the eligibility Service's settings), so this DynamoPoolRelay's
+    // periodic full reconcile is among them.
+    const { period, slots } = resyncSettings();
+    const pings = Array.from({ length: slots }, (_, tick) => pingEvent(new Date(Date.now() + tick * period * 1000).toISOString().replace(/\.\d{3}Z$/, "Z")));
+    for (const e of [dgdUpdate, ...childEvents, ...pings]) await send(e);
+    const steps = await handled([dgdUpdate, ...childEvents, ...pings].map((e) => e.id));
+    // The resync emits its requests into the Broker; the one for this key has an id derived from its tick.
+    const periodic = await eventually("the periodic reconcile of this DynamoPoolRelay is handled", async () =>
+      pings.map((p) => chain(derivedId(ELIGIBILITY_SOURCE, p.id, EventType.Reconcile, ns, "g1"))).find((c) => c !== undefined));
     expect(await versions(ns)).toEqual(before);
-    const invocations = h.logs.slice(logsBefore).filter((l) => JSON.stringify(l).includes(ns) || l["decision"] === "Resync");
-    expect(new Set(invocations.map((l) => l["function"]))).toEqual(new Set(["eligibility", "apply", "status"]));
-    expect(invocations.map((l) => l["writes"])).toEqual(invocations.map(() => 0));
+    const ours = [...steps, ...periodic].filter((i) => JSON.stringify(i).includes(ns) || i.decision === "Resync");
+    expect(periodic.map((i) => i.function)).toEqual(["apply", "status"]);
+    expect(new Set(ours.map((i) => i.function))).toEqual(new Set(["eligibility", "apply", "status"]));
+    expect(ours.map((i) => i.writes)).toEqual(ours.map(() => 0));
   });
 });

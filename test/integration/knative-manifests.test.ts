@@ -1,27 +1,34 @@
-// knative/ as a user installs it: the kustomization builds with kubectl's kustomize, and every
-// manifest passes server-side validation (--dry-run=server) on the real API server with the
-// Knative CRDs installed (read at test time from KNATIVE_CRDS_DIR).
+// knative/ as a user installs it: the kustomization builds with kubectl's kustomize; every object
+// passes Knative's own admission logic (SetDefaults then Validate of the eventing and serving API
+// types, run by tools/knative's knative-check with the webhooks' ConfigMaps), with nothing left
+// for the missing webhook to default; and every manifest passes server-side validation on the
+// real API server with Knative's CRDs (from the knative.dev/eventing and serving modules).
 import { spawnSync } from "node:child_process";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { beforeAll, describe, expect, it } from "vitest";
-import { inject } from "vitest";
+import { beforeAll, describe, expect, inject, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { ensureBinaries } from "../../dev/control-plane/binaries.ts";
-import { TEST_MANAGER, adminClient } from "./helpers.ts";
+import { ensureBinaries, ensureKnative, type KnativeAssets } from "../../dev/control-plane/binaries.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 let kubectl: string;
+let knative: KnativeAssets;
 
 function run(...args: string[]) {
   const r = spawnSync(kubectl, [`--kubeconfig=${inject("kubeconfig")}`, ...args], { cwd: root, encoding: "utf8" });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-beforeAll(async () => {
+/** knative-check over a YAML stream, with the ConfigMaps Knative's webhooks read. */
+function knativeCheck(yaml: string) {
+  const configs = ["eventing/core/configmaps", "serving/core/configmaps"].map((d) => `--config=${join(knative.config, d)}`);
+  const r = spawnSync(join(knative.bin, "knative-check"), configs, { input: yaml, encoding: "utf8" });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+beforeAll(() => {
   kubectl = ensureBinaries().kubectl;
-  expect(process.env["KNATIVE_CRDS_DIR"], "KNATIVE_CRDS_DIR must name the Knative CRDs for this test").toBeTruthy();
-  const admin = await adminClient();
-  await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "dynamo-system" } }, TEST_MANAGER);
+  knative = ensureKnative();
 });
 
 describe("knative/", () => {
@@ -34,19 +41,62 @@ describe("knative/", () => {
       "ApiServerSource/poolrelay-watch", "Broker/dynamo-pool-relay", "ClusterRole/poolrelay-apiserversource", "ClusterRole/poolrelay-apply",
       "ClusterRole/poolrelay-eligibility", "ClusterRole/poolrelay-status", "ClusterRoleBinding/poolrelay-apiserversource",
       "ClusterRoleBinding/poolrelay-apply", "ClusterRoleBinding/poolrelay-eligibility", "ClusterRoleBinding/poolrelay-status",
-      "CustomResourceDefinition/dynamopoolrelays.nvidia.com", "Namespace/dynamo-system", "PingSource/poolrelay-resync",
-      "Service/poolrelay-apply", "Service/poolrelay-dead-letter", "Service/poolrelay-eligibility", "Service/poolrelay-status",
-      "ServiceAccount/poolrelay-apiserversource", "ServiceAccount/poolrelay-apply", "ServiceAccount/poolrelay-eligibility", "ServiceAccount/poolrelay-status",
-      "Trigger/poolrelay-apply", "Trigger/poolrelay-eligibility", "Trigger/poolrelay-status",
+      "ContainerSource/poolrelay-dpr-watch", "CustomResourceDefinition/dynamopoolrelays.nvidia.com", "Namespace/dynamo-system",
+      "PingSource/poolrelay-resync", "Service/poolrelay-apply", "Service/poolrelay-dead-letter", "Service/poolrelay-eligibility",
+      "Service/poolrelay-status", "ServiceAccount/poolrelay-apiserversource", "ServiceAccount/poolrelay-apply", "ServiceAccount/poolrelay-eligibility",
+      "ServiceAccount/poolrelay-status", "SinkBinding/poolrelay-eligibility-sink", "Trigger/poolrelay-apply", "Trigger/poolrelay-eligibility",
+      "Trigger/poolrelay-status",
     ]);
+  });
+
+  it("passes Knative's own defaulting and validation, with every webhook default written out", () => {
+    const r = knativeCheck(run("kustomize", "knative/").stdout);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).not.toMatch(/^ERROR/m);
+    // Every Knative object was checked: Broker, 3 Triggers, ApiServerSource, PingSource, SinkBinding, ContainerSource, 4 Services.
+    expect(r.stdout).toMatch(/^12 Knative objects checked, 0 invalid$/m);
+    expect(r.code).toBe(0);
+  });
+
+  it.each([
+    {
+      name: "a Trigger whose filter mixes dialects in one entry",
+      yaml: "apiVersion: eventing.knative.dev/v1\nkind: Trigger\nmetadata: {name: t, namespace: dynamo-system, labels: {eventing.knative.dev/broker: b}}\nspec: {broker: b, filter: {}, filters: [{exact: {type: a}, prefix: {type: b}}], subscriber: {uri: 'http://x.dynamo-system.svc.cluster.local'}}\n",
+      error: /multiple dialects found/,
+    },
+    {
+      name: "a PingSource with a bad schedule",
+      yaml: "apiVersion: sources.knative.dev/v1\nkind: PingSource\nmetadata: {name: p, namespace: dynamo-system}\nspec: {schedule: '61 * * * *', sink: {uri: 'http://x.dynamo-system.svc.cluster.local'}}\n",
+      error: /schedule/,
+    },
+    {
+      name: "a Broker the webhook would have defaulted",
+      yaml: "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata: {name: b, namespace: dynamo-system}\n",
+      error: /the webhook would default \.metadata\.annotations to \{"eventing\.knative\.dev\/broker\.class":"MTChannelBasedBroker"\}/,
+    },
+    {
+      name: "a field eventing does not know (its webhook decodes strictly)",
+      yaml: "apiVersion: sources.knative.dev/v1\nkind: SinkBinding\nmetadata: {name: s, namespace: dynamo-system}\nspec: {subject: {apiVersion: apps/v1, kind: Deployment, name: d, namespace: dynamo-system}, sink: {uri: 'http://x.dynamo-system.svc.cluster.local'}, bogus: 1}\n",
+      error: /unknown field "bogus"/,
+    },
+    {
+      name: "a Knative Service with a negative timeout",
+      yaml: "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {name: s, namespace: dynamo-system}\nspec: {template: {spec: {timeoutSeconds: -1, containers: [{image: x}]}}}\n",
+      error: /timeoutSeconds/,
+    },
+  ])("rejects $name (the check can fail)", ({ yaml, error }) => {
+    const r = knativeCheck(yaml);
+    expect(r.stdout).toMatch(error);
+    expect(r.stdout).toMatch(/^1 Knative objects checked, 1 invalid$/m);
+    expect(r.code).toBe(1);
   });
 
   it("passes server-side validation of every object (kubectl apply -k --dry-run=server)", () => {
     const r = run("apply", "-k", "knative/", "--dry-run=server");
-    // kubectl warns about the namespace and CRD the test control plane created without kubectl apply.
+    // kubectl warns about objects the test installed with server-side apply, not with kubectl apply.
     expect(r.stderr.split("\n").filter((l) => l && !/missing the kubectl\.kubernetes\.io\/last-applied-configuration annotation/.test(l))).toEqual([]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim().split("\n")).toHaveLength(24);
+    expect(r.stdout.trim().split("\n")).toHaveLength(26);
   });
 
   it("is rejected by the same validation when a manifest is wrong (the check can fail)", () => {

@@ -1,45 +1,39 @@
-// Record and replay: a publish-then-rollout session recorded from the local router (one
-// structured CloudEvent per line), replayed into fresh control planes, in order and shuffled,
-// ends in the state of the original. Events are hints; every function re-reads the truth.
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+// Record and replay through the real Broker: a publish-then-rollout session recorded from a tap on
+// the Broker (`poolrelay record`), replayed (`poolrelay replay --to` the Broker ingress), in order
+// and shuffled, into a cluster holding the same objects that never saw their events (the product's
+// Triggers were removed while they were created), ends in the state of the original. Events are
+// hints; every function re-reads the truth.
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { readEvents, replay } from "../../cli/replay.ts";
-import { startControlPlane, type ControlPlane } from "../../dev/control-plane/index.ts";
-import { startPipeline } from "../../dev/pipeline.ts";
-import { toStructured } from "../../shared/cloudevent.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readEvents, record, replay } from "../../cli/replay.ts";
+import { ensureBinaries } from "../../dev/control-plane/binaries.ts";
+import { PRODUCT_NAMESPACE, productManifests } from "../../dev/product.ts";
+import type { CloudEvent } from "../../shared/cloudevent.ts";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
-import { TEST_MANAGER, dgdObject, dprObject } from "./helpers.ts";
-import { watchEvent } from "./pipeline-helpers.ts";
+import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
+import { brokerIngress, invocations, tapBroker, type TestTap } from "./knative-helpers.ts";
+import { children, condition, dgdRef, dprRef, rollout, settledDpr } from "./pipeline-helpers.ts";
 
-const NS = "replay";
-const ROLLOUT = { components: { decode: { componentKind: "Deployment", componentNames: ["g1-decode-aaaa1111", "g1-decode-bbbb2222"] } } };
-const dgdRef = { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", namespace: NS, name: "g1" };
+const HASHES = ["aaaa1111", "bbbb2222"];
+let admin: KubeClient;
+let tap: TestTap;
+beforeAll(async () => {
+  admin = await adminClient();
+  tap = await tapBroker("test-replay-tap");
+});
+afterAll(async () => {
+  await tap?.stop();
+});
 
-async function withControlPlane<T>(fn: (cp: ControlPlane) => Promise<T>): Promise<T> {
-  const cp = await startControlPlane({ profile: "api", ownerPid: process.pid });
-  try {
-    return await fn(cp);
-  } finally {
-    await cp.stop();
-  }
-}
-
-async function objects(admin: KubeClient, rollout: boolean) {
-  await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } }, TEST_MANAGER);
-  await admin.apply(dprObject(NS, "g1"), TEST_MANAGER);
-  const dgd = await admin.apply<KubeObject>(dgdObject(NS, "g1"), TEST_MANAGER);
-  if (rollout) await admin.replaceStatus({ ...dgd, status: ROLLOUT });
-}
-
-/** What the session produced, without what differs between clusters (UIDs, versions, times, cluster IPs). */
-async function state(admin: KubeClient) {
-  const get = (apiVersion: string, kind: string, name = "g1-pool-relay") => admin.get<Record<string, any>>({ apiVersion, kind, namespace: NS, name });
+/** What the session produced, without what differs between runs (UIDs, versions, times, cluster IPs). */
+async function state(ns: string) {
+  const get = (apiVersion: string, kind: string, name = "g1-pool-relay") => admin.get<Record<string, any>>({ apiVersion, kind, namespace: ns, name });
   const dpr = (await get("nvidia.com/v1alpha1", "DynamoPoolRelay", "g1"))!;
-  const { conditions, ...status } = dpr["status"];
+  const { conditions, ...status } = dpr["status"] ?? {};
   return {
-    status: { ...status, conditions: conditions.map(({ lastTransitionTime: _t, ...c }: Record<string, unknown>) => c) },
+    status: { ...status, conditions: (conditions ?? []).map(({ lastTransitionTime: _t, ...c }: Record<string, unknown>) => c) },
     sources: (await get("v1", "ConfigMap"))?.["data"],
     template: (await get("apps/v1", "Deployment"))?.["spec"].template,
     service: (await get("v1", "Service"))?.["spec"].ports,
@@ -58,51 +52,72 @@ function shuffled<T>(items: readonly T[], seed = 7): T[] {
   return out;
 }
 
-describe("record and replay", () => {
-  it("replays a recorded publish-then-rollout session into fresh control planes, in order and shuffled, to the same state", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "poolrelay-replay-"));
-    const recording = join(dir, "events.jsonl");
+const productTriggers = () => productManifests(ensureBinaries().kubectl).filter((o) => o.kind === "Trigger");
 
-    // 1. The original session, recorded as the router's tap records it.
-    const original = await withControlPlane(async (cp) => {
-      const lines: string[] = [];
-      const pipeline = await startPipeline({ kubeconfig: cp.kubeconfig, impersonate: false, onEvent: (e) => lines.push(JSON.stringify(toStructured(e))) });
-      try {
-        await objects(cp.client, false);
-        await pipeline.broker.publish(watchEvent("ADDED", (await cp.client.get<KubeObject>(dgdRef))!));
-        const dgd = (await cp.client.get<KubeObject>(dgdRef))!;
-        await cp.client.replaceStatus({ ...dgd, status: ROLLOUT });
-        await pipeline.broker.publish(watchEvent("MODIFIED", (await cp.client.get<KubeObject>(dgdRef))!));
-        await pipeline.broker.idle();
-        writeFileSync(recording, `${lines.join("\n")}\n`);
-        return await state(cp.client);
-      } finally {
-        await pipeline.stop();
-      }
+/** The DGD (mid-rollout) and DynamoPoolRelay of the session, created while no Trigger routes their events. */
+async function recreateUnseen(ns: string): Promise<void> {
+  const triggers = productTriggers();
+  for (const t of triggers) await admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/${t.metadata.name}`);
+  await admin.request("DELETE", `/apis/nvidia.com/v1alpha1/namespaces/${ns}/dynamopoolrelays/g1`);
+  await admin.request("DELETE", `/apis/nvidia.com/v1beta1/namespaces/${ns}/dynamographdeployments/g1`);
+  await eventually("the children are garbage-collected", async () => Object.values(await children(admin, ns)).every((o) => o === undefined));
+  await admin.apply(dprObject(ns, "g1"), TEST_MANAGER);
+  const dgd = await admin.apply<KubeObject>(dgdObject(ns, "g1"), TEST_MANAGER);
+  await admin.replaceStatus({ ...dgd, status: { components: { decode: { componentKind: "Deployment", componentNames: HASHES.map((h) => `g1-decode-${h}`) } } } });
+  for (const t of triggers) await admin.apply(t, "dynamo-pool-relay/test-install", { force: true });
+  await eventually("the product's Triggers are Ready again", async () => {
+    for (const t of triggers) {
+      const live = await admin.get<{ status?: { conditions?: { type: string; status: string }[] } }>({ apiVersion: t.apiVersion, kind: t.kind, namespace: PRODUCT_NAMESPACE, name: t.metadata.name });
+      if (!live?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) return false;
+    }
+    return true;
+  });
+  // Nothing reconciled them: they exist, unobserved, without children.
+  expect(await admin.get(dgdRef(ns, "g1"))).toBeDefined();
+  expect((await admin.get<{ status?: unknown }>(dprRef(ns, "g1")))?.status).toBeUndefined();
+  expect(Object.values(await children(admin, ns)).every((o) => o === undefined)).toBe(true);
+}
+
+describe("record and replay", () => {
+  it("replays a recorded publish-then-rollout session, in order and shuffled, to the state of the original", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "poolrelay-replay-")), "events.jsonl");
+    const stopRecording = new AbortController();
+    const recording = record(tap.url, file, stopRecording.signal, () => {});
+
+    // 1. The original session.
+    const ns = await freshNamespace("replay");
+    await admin.apply(dprObject(ns, "g1"), TEST_MANAGER);
+    await admin.apply(dgdObject(ns, "g1"), TEST_MANAGER);
+    await settledDpr(ns, "g1", "is published", (d) => condition(d, "ServicePublished")?.status === "True");
+    await rollout(ns, HASHES);
+    await settledDpr(ns, "g1", "lists both worker generations", (d) => d.status?.["workerNamespaces"]?.length === 2);
+    await eventually("the session's events are recorded", async () => {
+      const n = tap.events.length;
+      await new Promise((r) => setTimeout(r, 1500));
+      return tap.events.length === n;
     });
-    expect(original.sources["sources.json"]).toContain(`${NS}-g1-bbbb2222`);
-    const events = readEvents(recording);
+    stopRecording.abort();
+    await recording;
+    const original = await state(ns);
+    expect(original.sources["sources.json"]).toContain(`${ns}-g1-bbbb2222`);
+
+    const about = (e: CloudEvent) => e.extensions["namespace"] === ns || e.subject === `${ns}/g1`;
+    const events = readEvents(file).filter(about);
+    expect(events.length).toBe(tap.events.filter(about).length);
     expect(new Set(events.map((e) => e.type))).toEqual(new Set([
       "dev.knative.apiserver.resource.add", "dev.knative.apiserver.resource.update",
       "com.nvidia.dynamo.poolrelay.reconcile.v1", "com.nvidia.dynamo.poolrelay.applied.v1",
     ]));
-    expect(readFileSync(recording, "utf8").trim().split("\n")).toHaveLength(events.length);
 
-    // 2. Replays into fresh control planes holding the same objects, through the router's ingress.
+    // 2. Replays into the same objects, created anew where no event of theirs was routed.
     for (const [order, mode] of [[events, "binary"], [shuffled(events), "structured"]] as const) {
-      const replayed = await withControlPlane(async (cp) => {
-        const pipeline = await startPipeline({ kubeconfig: cp.kubeconfig, impersonate: false });
-        try {
-          await objects(cp.client, true);
-          const result = await replay(order, { to: pipeline.sink, mode, rate: 0 }, () => {});
-          expect(result).toEqual({ sent: events.length, failed: 0 });
-          await pipeline.broker.idle();
-          return await state(cp.client);
-        } finally {
-          await pipeline.stop();
-        }
-      });
-      expect(replayed).toEqual(original);
+      await recreateUnseen(ns);
+      const handledBefore = invocations("eligibility").length + invocations("apply").length;
+      const result = await replay(order, { to: brokerIngress(), mode, rate: 0 }, () => {});
+      expect(result).toEqual({ sent: events.length, failed: 0 });
+      await eventually(`the ${mode} replay reproduces the original state`, async () => JSON.stringify(await state(ns)) === JSON.stringify(original) || undefined);
+      expect(await state(ns)).toEqual(original);
+      expect(invocations("eligibility").length + invocations("apply").length).toBeGreaterThan(handledBefore);
     }
   });
 });

@@ -1,0 +1,105 @@
+// The product as it runs on the shared control plane: its functions are processes the local
+// kubelet started from the Knative Services in knative/, fed by the real Broker. Tests send events
+// to the Broker's ingress and read what each function did from its log (one JSON line per
+// invocation, as on a cluster).
+import { readFileSync } from "node:fs";
+import { inject } from "vitest";
+import { workloadStates } from "../../dev/knative/index.ts";
+import { PRODUCT_NAMESPACE } from "../../dev/product.ts";
+import { startTap, tapTrigger } from "../../dev/tap.ts";
+import { toBinary, toStructured, type CloudEvent } from "../../shared/cloudevent.ts";
+import { TEST_MANAGER, adminClient, eventually } from "./helpers.ts";
+
+export const BROKER = "dynamo-pool-relay";
+
+/** One function invocation, as the function logged it. */
+export interface Invocation {
+  function: string;
+  event: { id: string; type: string; source: string; subject?: string };
+  decision?: string;
+  reply?: { id: string; type: string };
+  status: number;
+  error?: string;
+  reads: number;
+  writes: number;
+  key?: { namespace: string; name: string };
+  [field: string]: unknown;
+}
+
+function workload(name: string) {
+  const state = workloadStates(inject("controlPlaneDir")).find((w) => w.workload === name && w.state === "running");
+  if (!state) throw new Error(`${name} is not running on the local kubelet`);
+  return state;
+}
+
+/** The Broker's address as its clients outside the cluster reach it: the ingress process, by path. */
+export function brokerIngress(): string {
+  return `http://127.0.0.1:${workload("Deployment knative-eventing/mt-broker-ingress").ports["8080"]}/${PRODUCT_NAMESPACE}/${BROKER}`;
+}
+
+/** Sends an event into the Broker as a source would; the ingress accepts it with 202. */
+export async function send(event: CloudEvent, mode: "binary" | "structured" = "binary"): Promise<void> {
+  const { headers, body } = mode === "binary" ? toBinary(event) : { headers: { "content-type": "application/cloudevents+json" }, body: JSON.stringify(toStructured(event)) };
+  const res = await fetch(brokerIngress(), { method: "POST", headers, body });
+  if (res.status !== 202) throw new Error(`the broker ingress answered ${res.status}: ${await res.text()}`);
+}
+
+/** Every invocation the function has logged so far. */
+export function invocations(fn: "eligibility" | "apply" | "status" | "dead-letter"): Invocation[] {
+  const text = readFileSync(workload(`KnativeService ${PRODUCT_NAMESPACE}/poolrelay-${fn}`).log, "utf8");
+  return text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Invocation).filter((i) => i.function === fn);
+}
+
+export function allInvocations(): Invocation[] {
+  return (["eligibility", "apply", "status", "dead-letter"] as const).flatMap((fn) => invocations(fn));
+}
+
+const FINAL = (i: Invocation) => i.status < 300 || (i.status >= 400 && i.status < 500);
+
+/**
+ * The invocations an event set off, following each reply into the function it was routed to,
+ * once every step has a final answer (2xx or 4xx). A retried delivery counts once, as its last answer.
+ */
+export function chain(eventId: string): Invocation[] | undefined {
+  const all = allInvocations();
+  const out: Invocation[] = [];
+  const pending = [eventId];
+  while (pending.length > 0) {
+    const id = pending.shift()!;
+    const handled = all.filter((i) => i.event.id === id && FINAL(i));
+    if (handled.length === 0) return undefined;
+    for (const i of handled) {
+      out.push(i);
+      if (i.reply) pending.push(i.reply.id);
+    }
+  }
+  return out;
+}
+
+export interface TestTap {
+  events: CloudEvent[];
+  /** The tap's stream, for `poolrelay record --from`. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Every event entering the Broker from now on, through a Trigger of its own (dev/tap.ts). */
+export async function tapBroker(name: string): Promise<TestTap> {
+  const admin = await adminClient();
+  const events: CloudEvent[] = [];
+  const tap = await startTap((e) => events.push(e));
+  const trigger = tapTrigger(name, PRODUCT_NAMESPACE, BROKER, tap.sink);
+  await admin.apply(trigger, TEST_MANAGER, { force: true });
+  await eventually(`Trigger ${name} is Ready`, async () => {
+    const t = await admin.get<{ status?: { conditions?: { type: string; status: string }[] } }>({ apiVersion: "eventing.knative.dev/v1", kind: "Trigger", namespace: PRODUCT_NAMESPACE, name });
+    return t?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+  });
+  return {
+    events,
+    url: tap.url,
+    stop: async () => {
+      await admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/${name}`);
+      await tap.close();
+    },
+  };
+}
