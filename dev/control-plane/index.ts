@@ -184,7 +184,7 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
       `--cert-dir=${certDir}`, `--token-auth-file=${join(dir, "tokens.csv")}`, "--authorization-mode=RBAC",
       `--service-account-issuer=${server}/`, `--service-account-key-file=${saKey}`, `--service-account-signing-key-file=${saKey}`,
       "--service-cluster-ip-range=10.96.0.0/16", "--allow-privileged=true", "--disable-admission-plugins=ServiceAccount",
-      "--endpoint-reconciler-type=none", "--enable-priority-and-fairness=false",
+      "--endpoint-reconciler-type=none",
     ], dir));
     const kubeconfig = join(dir, "kubeconfig");
     const ca = join(certDir, "apiserver.crt");

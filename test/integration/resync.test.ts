@@ -1,0 +1,55 @@
+// The resync backstop on the real PingSource: a DynamoPoolRelay whose change event was lost (its
+// watch adapter was down when it was created, and an adapter sends nothing for objects that exist
+// when it starts) is still published, within one resync period, by the tick of the real PingSource
+// adapter. The test runs the PingSource every minute instead of every 5 minutes.
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { ensureBinaries } from "../../dev/control-plane/binaries.ts";
+import { workloadStates } from "../../dev/knative/index.ts";
+import { PRODUCT_NAMESPACE, productManifests } from "../../dev/product.ts";
+import type { KubeClient } from "../../shared/kube/client.ts";
+import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
+import { invocations } from "./knative-helpers.ts";
+import { condition, settledDpr } from "./pipeline-helpers.ts";
+
+const PING = "poolrelay-resync";
+const DPR_WATCH = `Deployment ${PRODUCT_NAMESPACE}/poolrelay-dpr-watch-deployment`;
+let admin: KubeClient;
+const pingSource = () => productManifests(ensureBinaries().kubectl).find((o) => o.kind === "PingSource" && o.metadata.name === PING)!;
+
+beforeAll(async () => {
+  admin = await adminClient();
+  const every = { ...pingSource(), spec: { ...(pingSource()["spec"] as object), schedule: "* * * * *" } };
+  await admin.apply(every, "dynamo-pool-relay/test-install", { force: true });
+});
+afterAll(async () => {
+  await admin.apply(pingSource(), "dynamo-pool-relay/test-install", { force: true });
+});
+
+describe("the resync", () => {
+  it("publishes a DynamoPoolRelay whose creation event was lost, on the next tick of the real PingSource", async () => {
+    const ns = await freshNamespace("lost");
+    await admin.apply(dgdObject(ns, "g1"), TEST_MANAGER);
+    await eventually("the DGD event was handled (no DynamoPoolRelay yet)", async () =>
+      invocations("eligibility").some((i) => i.key?.namespace === ns && i.decision === "NoDynamoPoolRelay"));
+
+    // The DynamoPoolRelay watch is down while the DynamoPoolRelay is created: its event is lost.
+    const watch = workloadStates(inject("controlPlaneDir")).find((w) => w.workload === DPR_WATCH && w.state === "running");
+    expect(watch?.pid).toBeGreaterThan(0);
+    process.kill(watch!.pid!, "SIGKILL");
+    await admin.apply(dprObject(ns, "g1"), TEST_MANAGER);
+    await eventually("the watch runs again", async () =>
+      workloadStates(inject("controlPlaneDir")).some((w) => w.workload === DPR_WATCH && w.state === "running" && w.pid !== watch!.pid));
+
+    const dpr = await settledDpr(ns, "g1", "is published by the resync", (d) => condition(d, "ServicePublished")?.status === "True", 120_000);
+    expect(dpr.status?.["observedGeneration"]).toBe(1);
+    const applied = invocations("apply").find((i) => i.key?.namespace === ns && i.decision === "Applied");
+    expect((applied?.key as { cause?: string } | undefined)?.cause).toBe("Resync");
+    // Its add event never came (later status writes do send update events).
+    const dprEvents = invocations("eligibility").filter((i) => i.key?.namespace === ns && i.event.subject?.includes("/dynamopoolrelaies/"));
+    expect(dprEvents.filter((i) => i.event.type === "dev.knative.apiserver.resource.add")).toEqual([]);
+    // The tick's own log line comes when its emits are done, which can be after the reconcile they asked for.
+    const tick = await eventually("the tick's invocation is logged", async () =>
+      invocations("eligibility").find((i) => i.event.source === `/apis/v1/namespaces/${PRODUCT_NAMESPACE}/pingsources/${PING}` && Number(i["emitted"]) > 0));
+    expect(tick).toMatchObject({ decision: "Resync", status: 204 });
+  });
+});
