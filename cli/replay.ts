@@ -55,13 +55,22 @@ export interface ReplayOptions {
   rate: number;
 }
 
-export async function replay(events: readonly CloudEvent[], options: ReplayOptions, err: (s: string) => void): Promise<{ sent: number; failed: number }> {
+/** Time for pacing; the tests give a virtual one. */
+export interface Clock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+const realClock: Clock = { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)) };
+
+export async function replay(events: readonly CloudEvent[], options: ReplayOptions, err: (s: string) => void, clock: Clock = realClock): Promise<{ sent: number; failed: number }> {
   let failed = 0;
   const interval = options.rate > 0 ? 1000 / options.rate : 0;
-  const started = Date.now();
+  const started = clock.now();
   for (const [i, event] of events.entries()) {
-    const wait = started + i * interval - Date.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    // Event i leaves at i intervals after the first, however long the answers took.
+    const wait = started + i * interval - clock.now();
+    if (wait > 0) await clock.sleep(wait);
     const message = options.mode === "binary"
       ? toBinary(event)
       : { headers: { "content-type": "application/cloudevents+json; charset=utf-8" }, body: JSON.stringify(toStructured(event)) };

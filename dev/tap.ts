@@ -3,7 +3,7 @@
  * (source events and the functions' replies) to a local server, which answers 202 and streams each
  * one as a structured-mode CloudEvent line to GET /events (what `poolrelay record` writes to a file).
  */
-import { createServer, type ServerResponse } from "node:http";
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import { fromHttp, toStructured, type CloudEvent } from "../shared/cloudevent.ts";
 import type { KubeObject } from "../shared/kube/client.ts";
 
@@ -15,7 +15,13 @@ export interface Tap {
   close(): Promise<void>;
 }
 
-export async function startTap(onEvent: (event: CloudEvent) => void = () => {}): Promise<Tap> {
+/** A delivery as it arrived: what a subscriber of the Broker receives. */
+export interface Delivery {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export async function startTap(onEvent: (event: CloudEvent, delivery: Delivery) => void = () => {}): Promise<Tap> {
   const clients = new Set<ServerResponse>();
   const server = createServer((req, res) => {
     if (req.method === "GET" && req.url === "/events") {
@@ -32,12 +38,13 @@ export async function startTap(onEvent: (event: CloudEvent) => void = () => {}):
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      const parsed = fromHttp(req.headers, Buffer.concat(chunks));
+      const body = Buffer.concat(chunks);
+      const parsed = fromHttp(req.headers, body);
       if (!parsed.ok) {
         res.writeHead(400, { "content-type": "application/json" }).end(JSON.stringify({ error: parsed.error }));
         return;
       }
-      onEvent(parsed.value);
+      onEvent(parsed.value, { headers: req.headers, body: body.toString("utf8") });
       const line = `${JSON.stringify(toStructured(parsed.value))}\n`;
       for (const c of clients) c.write(line);
       res.writeHead(202).end();

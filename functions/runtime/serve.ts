@@ -46,7 +46,12 @@ export function sinkFetch(env: Record<string, string | undefined>): typeof fetch
     proxied ??= import("undici").then((m) => {
       // undici is CommonJS: bundled, its exports arrive as the default export.
       const { fetch, EnvHttpProxyAgent } = (m as unknown as { default?: typeof m }).default ?? m;
-      const dispatcher = new EnvHttpProxyAgent();
+      const pick = (name: string) => env[name] ?? env[name.toLowerCase()];
+      const dispatcher = new EnvHttpProxyAgent({
+        ...(pick("HTTP_PROXY") ? { httpProxy: pick("HTTP_PROXY") } : {}),
+        ...(pick("HTTPS_PROXY") ? { httpsProxy: pick("HTTPS_PROXY") } : {}),
+        ...(pick("NO_PROXY") ? { noProxy: pick("NO_PROXY") } : {}),
+      });
       return ((i: string, o: RequestInit) => fetch(i, { ...o, dispatcher } as Parameters<typeof fetch>[1])) as unknown as typeof globalThis.fetch;
     });
     return (await proxied)(input, init);

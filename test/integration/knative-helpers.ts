@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { inject } from "vitest";
 import { workloadStates } from "../../dev/knative/index.ts";
 import { PRODUCT_NAMESPACE } from "../../dev/product.ts";
-import { startTap, tapTrigger } from "../../dev/tap.ts";
+import { startTap, tapTrigger, type Delivery } from "../../dev/tap.ts";
 import { toBinary, toStructured, type CloudEvent } from "../../shared/cloudevent.ts";
 import { TEST_MANAGER, adminClient, eventually } from "./helpers.ts";
 
@@ -78,6 +78,8 @@ export function chain(eventId: string): Invocation[] | undefined {
 
 export interface TestTap {
   events: CloudEvent[];
+  /** The same, as delivered: headers and body. */
+  deliveries: Delivery[];
   /** The tap's stream, for `poolrelay record --from`. */
   url: string;
   stop(): Promise<void>;
@@ -87,7 +89,8 @@ export interface TestTap {
 export async function tapBroker(name: string): Promise<TestTap> {
   const admin = await adminClient();
   const events: CloudEvent[] = [];
-  const tap = await startTap((e) => events.push(e));
+  const deliveries: Delivery[] = [];
+  const tap = await startTap((e, d) => (events.push(e), deliveries.push(d)));
   const trigger = tapTrigger(name, PRODUCT_NAMESPACE, BROKER, tap.sink);
   await admin.apply(trigger, TEST_MANAGER, { force: true });
   await eventually(`Trigger ${name} is Ready`, async () => {
@@ -96,6 +99,7 @@ export async function tapBroker(name: string): Promise<TestTap> {
   });
   return {
     events,
+    deliveries,
     url: tap.url,
     stop: async () => {
       await admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/${name}`);

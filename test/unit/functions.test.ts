@@ -76,7 +76,7 @@ describe("bad input is answered 4xx and changes nothing", () => {
     { name: "a batch", fn: "status", req: { headers: { "content-type": "application/cloudevents-batch+json" }, body: "[]" }, status: 400, error: /batched CloudEvents are not accepted/ },
     { name: "a type the function does not handle", fn: "apply", req: toBinary({ ...reconcile(), type: "com.example.other" }), status: 400, error: /apply handles com\.nvidia\.dynamo\.poolrelay\.reconcile\.v1, got type com\.example\.other/ },
     { name: "invalid data", fn: "apply", req: toBinary({ ...reconcile(), data: { namespace: "", name: "g1", cause: "Whim" } }), status: 422, error: /the data of com\.nvidia\.dynamo\.poolrelay\.reconcile\.v1 event .* is invalid: namespace: .*; cause: / },
-    { name: "a DGD event for another kind", fn: "eligibility", req: toBinary({ ...reconcile(), type: "dev.knative.apiserver.resource.add", data: { apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "n" } } }), status: 422, error: /eligibility handles DynamoGraphDeployment events, got kind Pod/ },
+    { name: "a DGD event for another kind", fn: "eligibility", req: toBinary({ ...reconcile(), type: "dev.knative.apiserver.resource.add", data: { apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "n" } } }), status: 422, error: /eligibility handles DynamoGraphDeployment and DynamoPoolRelay events, got kind Pod/ },
     { name: "a child event for an unmanaged object", fn: "status", req: toBinary({ ...reconcile(), type: "dev.knative.apiserver.resource.update", data: { apiVersion: "v1", kind: "Service", metadata: { name: "s", namespace: "n" } } }), status: 422, error: /Service n\/s is not managed by dynamo-pool-relay/ },
   ])("$name → $status", async ({ fn, req, status, error }) => {
     const before = logs.length;
@@ -165,6 +165,22 @@ describe("replies", () => {
       expect(JSON.parse(res.text)).toEqual({ namespace: "team-a", name: "g1", cause: "DGDChanged" });
     }
     expect(a.headers["ce-id"]).toBe(b.headers["ce-id"]);
+  });
+
+  it.each([
+    { name: "an unobserved generation: a reconcile request", status: { observedGeneration: 1 }, generation: 2, code: 200, decision: "Reconcile" },
+    { name: "a new one without status: a reconcile request", status: undefined, generation: 1, code: 200, decision: "Reconcile" },
+    { name: "its own status write (generation observed): nothing to do", status: { observedGeneration: 3 }, generation: 3, code: 204, decision: "Observed" },
+  ])("answers a DynamoPoolRelay event for $name, from the object as it is now", async ({ status, generation, code, decision }) => {
+    nock(API).get(dprPath).reply(200, { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name: "g1", namespace: "team-a", generation }, ...(status ? { status } : {}) });
+    // The payload claims an observed generation; only the object read decides.
+    const res = await binary("eligibility", {
+      specversion: "1.0", id: `d-${generation}-${code}`, type: "dev.knative.apiserver.resource.update", source: "https://10.96.0.1:443", extensions: { kind: "DynamoPoolRelay" }, datacontenttype: "application/json",
+      data: { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name: "g1", namespace: "team-a", generation: 9 }, status: { observedGeneration: 9 } },
+    });
+    expect(res.status).toBe(code);
+    if (code === 200) expect(JSON.parse(res.text)).toEqual({ namespace: "team-a", name: "g1", cause: "DPRChanged" });
+    expect(logs.at(-1)).toMatchObject({ function: "eligibility", decision, reads: 1, writes: 0 });
   });
 
   it("answers 204 without a reply when the DGD has no DynamoPoolRelay", async () => {

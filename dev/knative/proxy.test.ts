@@ -1,0 +1,129 @@
+import { createServer, request, type IncomingMessage, type Server } from "node:http";
+import { connect } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ClusterProxy, parseServiceHost, target } from "./proxy.ts";
+
+describe("parseServiceHost", () => {
+  it.each([
+    ["broker-ingress.knative-eventing.svc.cluster.local", { name: "broker-ingress", namespace: "knative-eventing" }],
+    ["broker-ingress.knative-eventing.svc.cluster.local.", { name: "broker-ingress", namespace: "knative-eventing" }],
+    ["broker-ingress.knative-eventing.svc", { name: "broker-ingress", namespace: "knative-eventing" }],
+    ["Broker-Ingress.Knative-Eventing", { name: "broker-ingress", namespace: "knative-eventing" }],
+    ["a.b.svc.example.org", undefined],
+    ["a.b.c.d", undefined],
+    ["localhost", undefined],
+    // As cluster DNS with its search path: name.namespace, which only a Service lookup can tell from a domain.
+    ["example.com", { name: "example", namespace: "com" }],
+    ["kubernetes.default.svc", { name: "kubernetes", namespace: "default" }],
+    ["-bad.ns.svc", undefined],
+  ])("%s", (host, expected) => {
+    expect(parseServiceHost(host)).toEqual(expected);
+  });
+
+  it("follows the cluster domain it is given", () => {
+    expect(parseServiceHost("a.b.svc.corp.internal", "corp.internal")).toEqual({ name: "a", namespace: "b" });
+    expect(parseServiceHost("a.b.svc.cluster.local", "corp.internal")).toBeUndefined();
+  });
+});
+
+describe("target", () => {
+  it.each([
+    ["a.b.svc:8080", 80, { host: "a.b.svc", port: 8080 }],
+    ["a.b.svc", 80, { host: "a.b.svc", port: 80 }],
+    ["[::1]:443", 443, { host: "::1", port: 443 }],
+  ])("%s", (authority, defaultPort, expected) => {
+    expect(target(authority, defaultPort)).toEqual(expected);
+  });
+});
+
+describe("ClusterProxy", () => {
+  let upstream: Server;
+  let upstreamPort: number;
+  let proxy: ClusterProxy;
+  let proxyPort: number;
+  const refused: string[] = [];
+  const seen: { url: string; host: string; body: string }[] = [];
+
+  beforeAll(async () => {
+    upstream = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => {
+        seen.push({ url: req.url ?? "", host: req.headers.host ?? "", body });
+        res.writeHead(202, { "x-upstream": "yes" }).end("accepted");
+      });
+    });
+    await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
+    upstreamPort = (upstream.address() as { port: number }).port;
+    proxy = new ClusterProxy({
+      resolve: async (host, port) => (host === "broker-ingress.knative-eventing.svc.cluster.local" && port === 80 ? { port: upstreamPort } : undefined),
+      onRefused: (address) => refused.push(address),
+    });
+    proxyPort = await proxy.listen();
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await new Promise((r) => upstream.close(r));
+  });
+
+  function viaProxy(path: string, body: string): Promise<{ status: number; headers: IncomingMessage["headers"]; text: string }> {
+    return new Promise((resolve, reject) => {
+      const req = request({ host: "127.0.0.1", port: proxyPort, method: "POST", path, headers: { host: new URL(path).host, "proxy-connection": "keep-alive" } }, (res) => {
+        let text = "";
+        res.on("data", (c: Buffer) => (text += c.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      });
+      req.on("error", reject);
+      req.end(body);
+    });
+  }
+
+  it("forwards an absolute-form request to the local process, keeping the Host and the body, without proxy headers", async () => {
+    const r = await viaProxy("http://broker-ingress.knative-eventing.svc.cluster.local/dynamo-system/b?x=1", "event");
+    expect(r).toMatchObject({ status: 202, text: "accepted" });
+    expect(r.headers["x-upstream"]).toBe("yes");
+    expect(seen.at(-1)).toEqual({ url: "/dynamo-system/b?x=1", host: "broker-ingress.knative-eventing.svc.cluster.local", body: "event" });
+  });
+
+  it("tunnels a CONNECT to the local process", async () => {
+    const socket = connect(proxyPort, "127.0.0.1");
+    const reply = await new Promise<string>((resolve) => {
+      let text = "";
+      socket.on("data", (c: Buffer) => {
+        text += c.toString();
+        if (text.startsWith("HTTP/1.1 200") && !text.includes("accepted") && text.includes("\r\n\r\n") && !text.includes("POST")) {
+          socket.write("POST /tunnelled HTTP/1.1\r\nhost: broker-ingress.knative-eventing.svc.cluster.local\r\ncontent-length: 2\r\nconnection: close\r\n\r\nhi");
+        }
+        if (text.includes("accepted")) resolve(text);
+      });
+      socket.write("CONNECT broker-ingress.knative-eventing.svc.cluster.local:80 HTTP/1.1\r\nhost: broker-ingress.knative-eventing.svc.cluster.local:80\r\n\r\n");
+    });
+    socket.destroy();
+    expect(reply).toMatch(/^HTTP\/1\.1 200 Connection Established\r\n\r\nHTTP\/1\.1 202/);
+    expect(seen.at(-1)).toMatchObject({ url: "/tunnelled", body: "hi" });
+  });
+
+  it("refuses, and reports, an address it cannot map: nothing is sent anywhere", async () => {
+    const before = seen.length;
+    const r = await viaProxy("http://example.com/", "x");
+    expect(r.status).toBe(403);
+    expect(r.text).toMatch(/example\.com:80 is not a cluster address served on this host/);
+    expect(refused).toContain("example.com:80");
+    const socket = connect(proxyPort, "127.0.0.1");
+    const reply = await new Promise<string>((resolve) => {
+      socket.on("data", (c: Buffer) => resolve(c.toString()));
+      socket.write("CONNECT 93.184.216.34:443 HTTP/1.1\r\nhost: 93.184.216.34:443\r\n\r\n");
+    });
+    socket.destroy();
+    expect(reply).toMatch(/^HTTP\/1\.1 403/);
+    expect(refused).toContain("93.184.216.34:443");
+    expect(seen.length).toBe(before);
+  });
+
+  it("answers 400 to a request that is not for a proxy", async () => {
+    const r = await new Promise<number>((resolve) => {
+      request({ host: "127.0.0.1", port: proxyPort, path: "/direct" }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).end();
+    });
+    expect(r).toBe(400);
+  });
+});

@@ -1,0 +1,60 @@
+// The deliveries the unit tests feed to the functions (test/fixtures/knative/*.json) are recorded
+// here from the real flow: the ApiServerSource and DynamoPoolRelay adapters, the PingSource, and a
+// reply routed by the Broker, as a Trigger subscriber receives them. This test records them again
+// and fails when their shape changed (a header added or gone, an attribute in another form, the
+// body's structure); UPDATE_FIXTURES=1 writes the new recordings instead.
+import { readFileSync, writeFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureBinaries } from "../../dev/control-plane/binaries.ts";
+import { productManifests } from "../../dev/product.ts";
+import type { Delivery } from "../../dev/tap.ts";
+import type { KubeClient } from "../../shared/kube/client.ts";
+import { eventHeaders, shape, type RecordedDelivery } from "../fixtures/knative/shape.ts";
+import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
+import { tapBroker, type TestTap } from "./knative-helpers.ts";
+import { rollout } from "./pipeline-helpers.ts";
+
+const FIXTURES = new URL("../fixtures/knative/", import.meta.url);
+let admin: KubeClient;
+let tap: TestTap;
+const pingSource = () => productManifests(ensureBinaries().kubectl).find((o) => o.kind === "PingSource")!;
+
+beforeAll(async () => {
+  admin = await adminClient();
+  tap = await tapBroker("test-fixtures-tap");
+  await admin.apply({ ...pingSource(), spec: { ...(pingSource()["spec"] as object), schedule: "* * * * *" } }, "dynamo-pool-relay/test-install", { force: true });
+});
+afterAll(async () => {
+  await admin.apply(pingSource(), "dynamo-pool-relay/test-install", { force: true });
+  await tap?.stop();
+});
+
+const h = (d: Delivery, name: string) => d.headers[name];
+
+describe("recorded deliveries", () => {
+  it("still have the shape the functions' unit tests were written against", async () => {
+    const ns = await freshNamespace("fixtures");
+    await admin.apply(dgdObject(ns, "g1"), TEST_MANAGER);
+    await admin.apply(dprObject(ns, "g1"), TEST_MANAGER);
+    await rollout(ns, ["aaaa1111"]);
+    const wanted: Record<string, { about: string; match: (d: Delivery) => boolean }> = {
+      "apiserversource-dgd-add": { about: "ApiServerSource (Resource mode): a DynamoGraphDeployment was added", match: (d) => h(d, "ce-type") === "dev.knative.apiserver.resource.add" && h(d, "ce-kind") === "DynamoGraphDeployment" && h(d, "ce-namespace") === ns },
+      "apiserversource-dgd-update": { about: "ApiServerSource (Resource mode): a DynamoGraphDeployment's status changed", match: (d) => h(d, "ce-type") === "dev.knative.apiserver.resource.update" && h(d, "ce-kind") === "DynamoGraphDeployment" && h(d, "ce-namespace") === ns },
+      "containersource-dpr-add": { about: "the DynamoPoolRelay watch (receive adapter in a ContainerSource): a DynamoPoolRelay was added", match: (d) => h(d, "ce-type") === "dev.knative.apiserver.resource.add" && h(d, "ce-kind") === "DynamoPoolRelay" && h(d, "ce-namespace") === ns },
+      "apiserversource-endpointslice-add": { about: "ApiServerSource (Resource mode): the Relay Service's EndpointSlice was added", match: (d) => h(d, "ce-type") === "dev.knative.apiserver.resource.add" && h(d, "ce-kind") === "EndpointSlice" && h(d, "ce-namespace") === ns },
+      "broker-reconcile": { about: "eligibility's reply, routed by the Broker to apply", match: (d) => h(d, "ce-type") === "com.nvidia.dynamo.poolrelay.reconcile.v1" && h(d, "ce-subject") === `${ns}/g1` && h(d, "ce-source") === "/dynamo-pool-relay/eligibility" },
+      "pingsource-tick": { about: "PingSource poolrelay-resync: a resync tick", match: (d) => h(d, "ce-type") === "dev.knative.sources.ping" },
+    };
+    const live = await eventually("a delivery of every kind was recorded", async () => {
+      const found = Object.entries(wanted).map(([name, w]) => [name, tap.deliveries.find(w.match)] as const);
+      return found.every(([, d]) => d !== undefined) ? Object.fromEntries(found) as Record<string, Delivery> : undefined;
+    }, 100_000);
+    for (const [name, delivery] of Object.entries(live)) {
+      const recorded: RecordedDelivery = { about: wanted[name]!.about, headers: eventHeaders(delivery.headers), body: delivery.body };
+      const file = new URL(`${name}.json`, FIXTURES);
+      if (process.env["UPDATE_FIXTURES"] === "1") writeFileSync(file, `${JSON.stringify(recorded, null, 2)}\n`);
+      const fixture = JSON.parse(readFileSync(file, "utf8")) as RecordedDelivery;
+      expect(shape(recorded), name).toEqual(shape(fixture));
+    }
+  });
+});

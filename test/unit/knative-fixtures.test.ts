@@ -1,0 +1,55 @@
+// The deliveries recorded from the real Knative flow (test/fixtures/knative/, kept current by
+// test/integration/fixtures.test.ts) are what the functions parse: the strict CloudEvents parser
+// accepts each as delivered, and each function's classifier takes the one meant for it.
+import { readFileSync, readdirSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { fromHttp } from "../../shared/cloudevent.ts";
+import { classifyForApply, classifyForEligibility, classifyForStatus } from "../../shared/classify.ts";
+import type { RecordedDelivery } from "../fixtures/knative/shape.ts";
+
+const dir = new URL("../fixtures/knative/", import.meta.url);
+const fixture = (name: string) => JSON.parse(readFileSync(new URL(`${name}.json`, dir), "utf8")) as RecordedDelivery;
+const parsed = (name: string) => {
+  const { headers, body } = fixture(name);
+  const r = fromHttp(headers, Buffer.from(body));
+  if (!r.ok) throw new Error(`${name}: ${r.error}`);
+  return r.value;
+};
+
+describe("recorded Knative deliveries", () => {
+  it("are all here", () => {
+    expect(readdirSync(dir).filter((f) => f.endsWith(".json")).sort()).toEqual([
+      "apiserversource-dgd-add.json", "apiserversource-dgd-update.json", "apiserversource-endpointslice-add.json",
+      "broker-reconcile.json", "containersource-dpr-add.json", "pingsource-tick.json",
+    ]);
+  });
+
+  it.each([
+    { name: "apiserversource-dgd-add", kind: "dgd" },
+    { name: "apiserversource-dgd-update", kind: "dgd" },
+    { name: "containersource-dpr-add", kind: "dpr" },
+  ])("eligibility takes $name as a $kind change of the object it names", ({ name, kind }) => {
+    const event = parsed(name);
+    const data = event.data as { metadata: { namespace: string; name: string; managedFields?: unknown[] } };
+    expect(data.metadata.managedFields?.length).toBeGreaterThan(0);
+    expect(classifyForEligibility(event)).toEqual({ ok: true, value: { kind, key: { namespace: data.metadata.namespace, name: data.metadata.name } } });
+  });
+
+  it("eligibility takes the PingSource tick as a resync", () => {
+    const event = parsed("pingsource-tick");
+    expect(event.source).toBe("/apis/v1/namespaces/dynamo-system/pingsources/poolrelay-resync");
+    expect(classifyForEligibility(event)).toEqual({ ok: true, value: { kind: "resync" } });
+  });
+
+  it("status takes the EndpointSlice event as a change of the DynamoPoolRelay's children", () => {
+    const event = parsed("apiserversource-endpointslice-add");
+    const labels = (event.data as { metadata: { labels: Record<string, string>; namespace: string } }).metadata;
+    expect(classifyForStatus(event)).toEqual({ ok: true, value: { key: { namespace: labels.namespace, name: labels.labels["app.kubernetes.io/instance"] }, fromChild: true } });
+  });
+
+  it("apply takes the reconcile request the Broker routed, with the Broker's own attributes on it", () => {
+    const event = parsed("broker-reconcile");
+    expect(event.extensions["knativearrivaltime"]).toBeDefined();
+    expect(classifyForApply(event)).toMatchObject({ ok: true, value: { name: "g1" } });
+  });
+});
