@@ -59,18 +59,21 @@ const FINAL = (i: Invocation) => i.status < 300 || (i.status >= 400 && i.status 
 /**
  * The invocations an event set off, following each reply into the function it was routed to,
  * once every step has a final answer (2xx or 4xx). A retried delivery counts once, as its last answer.
+ * The dead-letter function is no step of it (a Trigger deleted while an event is on its way, as the
+ * replay test does, sends that event there).
  */
 export function chain(eventId: string): Invocation[] | undefined {
-  const all = allInvocations();
+  const all = (["eligibility", "apply", "status"] as const).flatMap((fn) => invocations(fn));
   const out: Invocation[] = [];
   const pending = [eventId];
   while (pending.length > 0) {
     const id = pending.shift()!;
     const handled = all.filter((i) => i.event.id === id && FINAL(i));
     if (handled.length === 0) return undefined;
-    for (const i of handled) {
+    // A redelivered event (at-least-once) counts once per function, as its last answer.
+    for (const i of [...Map.groupBy(handled, (x) => x.function).values()].map((answers) => answers.at(-1)!)) {
       out.push(i);
-      if (i.reply) pending.push(i.reply.id);
+      if (i.reply && !pending.includes(i.reply.id)) pending.push(i.reply.id);
     }
   }
   return out;

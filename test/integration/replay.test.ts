@@ -13,7 +13,7 @@ import { PRODUCT_NAMESPACE, productManifests } from "../../dev/product.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
-import { brokerIngress, invocations, tapBroker, type TestTap } from "./knative-helpers.ts";
+import { allInvocations, brokerIngress, invocations, tapBroker, type TestTap } from "./knative-helpers.ts";
 import { children, condition, dgdRef, dprRef, rollout, settledDpr } from "./pipeline-helpers.ts";
 
 const HASHES = ["aaaa1111", "bbbb2222"];
@@ -58,6 +58,12 @@ const productTriggers = () => productManifests(ensureBinaries().kubectl).filter(
 async function recreateUnseen(ns: string): Promise<void> {
   const triggers = productTriggers();
   for (const t of triggers) await admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/${t.metadata.name}`);
+  // Deliveries already under way (retries included) finish: then nothing reaches the functions.
+  await eventually("no function works on this namespace any more", async () => {
+    const before = allInvocations().filter((i) => JSON.stringify(i).includes(ns)).length;
+    await new Promise((r) => setTimeout(r, 2000));
+    return allInvocations().filter((i) => JSON.stringify(i).includes(ns)).length === before;
+  });
   await admin.request("DELETE", `/apis/nvidia.com/v1alpha1/namespaces/${ns}/dynamopoolrelays/g1`);
   await admin.request("DELETE", `/apis/nvidia.com/v1beta1/namespaces/${ns}/dynamographdeployments/g1`);
   await eventually("the children are garbage-collected", async () => Object.values(await children(admin, ns)).every((o) => o === undefined));
