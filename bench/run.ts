@@ -58,23 +58,27 @@ try {
   });
   const dpr = (name: string): KubeObject => ({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name, namespace: ns }, spec: { image: "relay:1", clusterID: "bench" } });
   const dprStatus = async (name: string) => (await admin.get<{ status?: Record<string, any> }>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: ns, name }))?.status;
-  const logs = () => workloadStates(cp.dir).filter((w) => w.workload.startsWith(`KnativeService ${PRODUCT_NAMESPACE}/`))
-    .flatMap((w) => readFileSync(w.log, "utf8").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Invocation));
-  const about = (name: string) => (i: Invocation) => i.key?.namespace === ns && JSON.stringify(i).includes(`"name":"${name}"`) || (i.event.subject ?? "").includes(`/namespaces/${ns}/`) && (i.event.subject ?? "").includes(name);
+  /** Each function's invocations so far, by its log file. */
+  const logs = () => new Map(workloadStates(cp.dir).filter((w) => w.workload.startsWith(`KnativeService ${PRODUCT_NAMESPACE}/`))
+    .map((w) => [w.log, readFileSync(w.log, "utf8").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Invocation)]));
+  const since = (before: Map<string, Invocation[]>) => [...logs()].flatMap(([log, lines]) => lines.slice(before.get(log)?.length ?? 0));
+  const count = () => [...logs().values()].reduce((n, l) => n + l.length, 0);
+  const about = (name: string) => (i: Invocation) =>
+    (i.key?.namespace === ns && JSON.stringify(i).includes(`"name":"${name}"`)) || ((i.event.subject ?? "").includes(`/namespaces/${ns}/`) && (i.event.subject ?? "").includes(name));
 
   /** Runs `act`, waits until no new invocation about the key for 2 s, and sums what it cost. */
   async function measure(label: string, name: string, act: () => Promise<void>): Promise<string> {
-    const from = logs().length;
+    const before = logs();
     await act();
     let seen = -1;
     await until(`${label} is quiet`, async () => {
-      const n = logs().length;
+      const n = count();
       if (n === seen) return true;
       seen = n;
       await sleep(2000);
       return false;
     });
-    const slice = logs().slice(from).filter(about(name));
+    const slice = since(before).filter(about(name));
     const per = (fn: string) => slice.filter((l) => l.function === fn);
     const cell = (fn: string) => `${per(fn).length} × ${per(fn).reduce((n, l) => n + l.reads, 0)} / ${per(fn).reduce((n, l) => n + l.writes, 0)}`;
     const total = slice.reduce((n, l) => n + l.reads + l.writes, 0);
@@ -96,7 +100,8 @@ try {
     }),
     await measure("no-op (the DGD's last event again, new id)", "g1", async () => {
       const last = events.filter((e) => e.extensions["kind"] === "DynamoGraphDeployment" && e.extensions["name"] === "g1").at(-1)!;
-      await fetch(`http://127.0.0.1:${workloadStates(cp.dir).find((w) => w.workload === "Deployment knative-eventing/mt-broker-ingress")!.ports["8080"]}/${PRODUCT_NAMESPACE}/dynamo-pool-relay`, { method: "POST", ...toBinary({ ...last, id: randomUUID(), time: now() }) });
+      const res = await fetch(`http://127.0.0.1:${workloadStates(cp.dir).find((w) => w.workload === "Deployment knative-eventing/mt-broker-ingress")!.ports["8080"]}/${PRODUCT_NAMESPACE}/dynamo-pool-relay`, { method: "POST", ...toBinary({ ...last, id: randomUUID(), time: now() }) });
+      if (res.status !== 202) throw new Error(`the broker ingress answered ${res.status}`);
     }),
     await measure("worker-namespace change (DGD rollout)", "g1", async () => {
       const live = (await admin.get<KubeObject>({ apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", namespace: ns, name: "g1" }))!;
