@@ -1,7 +1,7 @@
 /**
- * `poolrelay record` and `poolrelay replay`: capture the events the local router delivers, one
- * structured CloudEvent per line, and send recorded events again, to the local router or to a
- * Broker, in binary or structured mode, at a chosen rate.
+ * `poolrelay record` and `poolrelay replay`: capture the events a Broker tap delivers (every event
+ * entering the Broker), one structured CloudEvent per line, and send recorded events again, to a
+ * Broker's ingress or one function, in binary or structured mode, at a chosen rate.
  */
 import { createWriteStream, readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";

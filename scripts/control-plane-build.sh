@@ -18,6 +18,7 @@
 # Usage: scripts/control-plane-build.sh [kube|knative|all]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+self="$root/scripts/$(basename "$0")"
 set_name=${1:-kube}
 cache="${POOLRELAY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dynamo-pool-relay}"
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false"
@@ -25,8 +26,8 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false"
 log() { printf '[control-plane:build] %s\n' "$*" >&2; }
 
 if [ "$set_name" = all ]; then
-  "$0" kube >/dev/null
-  exec "$0" knative
+  "$self" kube >/dev/null
+  exec "$self" knative
 fi
 
 timed() {
@@ -60,7 +61,7 @@ kube)
     log "using KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"
     echo "$KUBEBUILDER_ASSETS"; exit 0
   fi
-  key=$(cat "$tools"/*/go.mod "$tools"/*/go.sum "$0" | sha256sum | cut -c1-16)
+  key=$(cat "$tools"/*/go.mod "$tools"/*/go.sum "$self" | sha256sum | cut -c1-16)
   out="$cache/control-plane/$key"
   if complete "$out"; then log "cache warm: $out"; echo "$out"; exit 0; fi
   need_go
@@ -99,7 +100,7 @@ knative)
     log "using KNATIVE_ASSETS=$KNATIVE_ASSETS"
     echo "$KNATIVE_ASSETS"; exit 0
   fi
-  key=$( (cd "$tools" && find . -type f \( -name 'go.*' -o -name '*.go' \) | sort | xargs cat; cat "$0") | sha256sum | cut -c1-16)
+  key=$( (cd "$tools" && find . -type f \( -name 'go.*' -o -name '*.go' \) | sort | xargs cat; cat "$self") | sha256sum | cut -c1-16)
   out="$cache/knative/$key"
   if complete "$out"; then log "cache warm: $out"; echo "$out"; exit 0; fi
   need_go

@@ -4,11 +4,14 @@
 // for the missing webhook to default; and every manifest passes server-side validation on the
 // real API server with Knative's CRDs (from the knative.dev/eventing and serving modules).
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { ensureBinaries, ensureKnative, type KnativeAssets } from "../../dev/control-plane/binaries.ts";
+import { adminClient } from "./helpers.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 let kubectl: string;
@@ -89,6 +92,27 @@ describe("knative/", () => {
     expect(r.stdout).toMatch(error);
     expect(r.stdout).toMatch(/^1 Knative objects checked, 1 invalid$/m);
     expect(r.code).toBe(1);
+  });
+
+  it("gets the resync's sink from the real SinkBinding reconciler: K_SINK, the Broker's address, in the eligibility Service", async () => {
+    const admin = await adminClient();
+    const written = parseAllDocuments(readFileSync(join(root, "knative/services.yaml"), "utf8")).map((d) => d.toJS()).find((o) => o?.metadata?.name === "poolrelay-eligibility");
+    expect(written.spec.template.spec.containers[0].env.map((e: { name: string }) => e.name)).not.toContain("K_SINK");
+    const broker = await admin.get<{ status: { address: { url: string } } }>({ apiVersion: "eventing.knative.dev/v1", kind: "Broker", namespace: "dynamo-system", name: "dynamo-pool-relay" });
+    expect(broker?.status.address.url).toBe("http://broker-ingress.knative-eventing.svc.cluster.local/dynamo-system/dynamo-pool-relay");
+    const live = await admin.get<{ spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } } }>({ apiVersion: "serving.knative.dev/v1", kind: "Service", namespace: "dynamo-system", name: "poolrelay-eligibility" });
+    expect(live?.spec.template.spec.containers[0]!.env).toContainEqual({ name: "K_SINK", value: broker!.status.address.url });
+  });
+
+  it("relies on the BETA flag delivery-timeout: a cluster that turned it off rejects the Triggers", () => {
+    const off = mkdtempSync(join(tmpdir(), "poolrelay-features-"));
+    const features = readFileSync(join(knative.config, "eventing/core/configmaps/features.yaml"), "utf8").replace(/^(\s+)delivery-timeout: "?enabled"?$/m, '$1delivery-timeout: "disabled"');
+    expect(features).toMatch(/delivery-timeout: "disabled"/);
+    writeFileSync(join(off, "features.yaml"), features);
+    const configs = ["eventing/core/configmaps", "serving/core/configmaps"].map((d) => `--config=${join(knative.config, d)}`);
+    const r = spawnSync(join(knative.bin, "knative-check"), [...configs, `--config=${off}`], { input: run("kustomize", "knative/").stdout, encoding: "utf8" });
+    expect(r.stdout.match(/^ERROR .*Trigger.*timeout/gm)).toHaveLength(3);
+    expect(r.status).toBe(1);
   });
 
   it("passes server-side validation of every object (kubectl apply -k --dry-run=server)", () => {
