@@ -13,7 +13,7 @@ import { PRODUCT_NAMESPACE, productManifests } from "../../dev/product.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
-import { allInvocations, brokerIngress, invocations, tapBroker, type TestTap } from "./knative-helpers.ts";
+import { allInvocations, brokerIngress, brokerSettled, invocations, tapBroker, type TestTap } from "./knative-helpers.ts";
 import { children, condition, dgdRef, dprRef, rollout, settledDpr } from "./pipeline-helpers.ts";
 
 const HASHES = ["aaaa1111", "bbbb2222"];
@@ -78,6 +78,7 @@ async function recreateUnseen(ns: string): Promise<void> {
     }
     return true;
   });
+  await brokerSettled();
   // Nothing reconciled them: they exist, unobserved, without children.
   expect(await admin.get(dgdRef(ns, "g1"))).toBeDefined();
   expect((await admin.get<{ status?: unknown }>(dprRef(ns, "g1")))?.status).toBeUndefined();
