@@ -111,20 +111,3 @@ export async function tapBroker(name: string): Promise<TestTap> {
   };
 }
 
-/**
- * The Broker's channel delivers to exactly the Triggers that exist now, and its dispatcher has taken
- * them all. (A Trigger deleted and made anew keeps receiving events under its old UID until its old
- * Subscription is gone; the filter refuses those and the old Subscription's dead-letter sink gets them.)
- */
-export async function brokerSettled(): Promise<void> {
-  const admin = await adminClient();
-  await eventually("the Broker's channel delivers to exactly the current Triggers", async () => {
-    const triggers = await admin.list<{ metadata: { name: string; uid: string }; spec: { broker: string } }>("eventing.knative.dev/v1", "Trigger", PRODUCT_NAMESPACE);
-    const expected = triggers.filter((t) => t.spec.broker === BROKER).map((t) => `/triggers/${PRODUCT_NAMESPACE}/${t.metadata.name}/${t.metadata.uid}`).sort();
-    const channel = await admin.get<{ spec?: { subscribers?: { uid: string; subscriberUri: string }[] }; status?: { subscribers?: { uid: string; ready: string }[] } }>(
-      { apiVersion: "messaging.knative.dev/v1", kind: "InMemoryChannel", namespace: PRODUCT_NAMESPACE, name: `${BROKER}-kne-trigger` });
-    const routed = (channel?.spec?.subscribers ?? []).map((s) => new URL(s.subscriberUri).pathname).sort();
-    const ready = (channel?.spec?.subscribers ?? []).every((s) => channel?.status?.subscribers?.some((x) => x.uid === s.uid && x.ready === "True"));
-    return JSON.stringify(routed) === JSON.stringify(expected) && ready;
-  });
-}

@@ -1,19 +1,19 @@
 // Record and replay through the real Broker: a publish-then-rollout session recorded from a tap on
 // the Broker (`poolrelay record`), replayed (`poolrelay replay --to` the Broker ingress), in order
-// and shuffled, into a cluster holding the same objects that never saw their events (the product's
-// Triggers were removed while they were created), ends in the state of the original. Events are
-// hints; every function re-reads the truth.
+// and shuffled, into a cluster holding the same objects that never routed their events (the
+// product's Triggers matched nothing while they were created), ends in the state of the original.
+// Events are hints; every function re-reads the truth.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readEvents, record, replay } from "../../cli/replay.ts";
 import { ensureBinaries } from "../../dev/control-plane/binaries.ts";
-import { PRODUCT_NAMESPACE, productManifests } from "../../dev/product.ts";
+import { productManifests } from "../../dev/product.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
-import { allInvocations, brokerIngress, brokerSettled, invocations, tapBroker, type TestTap } from "./knative-helpers.ts";
+import { allInvocations, brokerIngress, invocations, tapBroker, type TestTap } from "./knative-helpers.ts";
 import { children, condition, dgdRef, dprRef, rollout, settledDpr } from "./pipeline-helpers.ts";
 
 const HASHES = ["aaaa1111", "bbbb2222"];
@@ -53,32 +53,45 @@ function shuffled<T>(items: readonly T[], seed = 7): T[] {
 }
 
 const productTriggers = () => productManifests(ensureBinaries().kubectl).filter((o) => o.kind === "Trigger");
+const NEVER = { exact: { type: "test.poolrelay.paused" } };
 
-/** The DGD (mid-rollout) and DynamoPoolRelay of the session, created while no Trigger routes their events. */
-async function recreateUnseen(ns: string): Promise<void> {
+/**
+ * The product's Triggers match nothing while `fn` runs (one more filter that no event passes), so
+ * the objects it creates are never routed to the functions. (Deleting and re-creating the Triggers
+ * instead can leave the old Subscription's entry in the Broker's channel: an event then also goes
+ * to the refusing filter and on to the dead-letter sink.)
+ */
+async function unrouted(ns: string, fn: () => Promise<void>): Promise<void> {
   const triggers = productTriggers();
-  for (const t of triggers) await admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/${t.metadata.name}`);
+  for (const t of triggers) {
+    const spec = t["spec"] as { filters: unknown[] };
+    await admin.apply({ ...t, spec: { ...spec, filters: [...spec.filters, NEVER] } }, "dynamo-pool-relay/test-install", { force: true });
+  }
   // Deliveries already under way (retries included) finish: then nothing reaches the functions.
   await eventually("no function works on this namespace any more", async () => {
     const before = allInvocations().filter((i) => JSON.stringify(i).includes(ns)).length;
     await new Promise((r) => setTimeout(r, 2000));
     return allInvocations().filter((i) => JSON.stringify(i).includes(ns)).length === before;
   });
-  await admin.request("DELETE", `/apis/nvidia.com/v1alpha1/namespaces/${ns}/dynamopoolrelays/g1`);
-  await admin.request("DELETE", `/apis/nvidia.com/v1beta1/namespaces/${ns}/dynamographdeployments/g1`);
-  await eventually("the children are garbage-collected", async () => Object.values(await children(admin, ns)).every((o) => o === undefined));
-  await admin.apply(dprObject(ns, "g1"), TEST_MANAGER);
-  const dgd = await admin.apply<KubeObject>(dgdObject(ns, "g1"), TEST_MANAGER);
-  await admin.replaceStatus({ ...dgd, status: { components: { decode: { componentKind: "Deployment", componentNames: HASHES.map((h) => `g1-decode-${h}`) } } } });
-  for (const t of triggers) await admin.apply(t, "dynamo-pool-relay/test-install", { force: true });
-  await eventually("the product's Triggers are Ready again", async () => {
-    for (const t of triggers) {
-      const live = await admin.get<{ status?: { conditions?: { type: string; status: string }[] } }>({ apiVersion: t.apiVersion, kind: t.kind, namespace: PRODUCT_NAMESPACE, name: t.metadata.name });
-      if (!live?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) return false;
-    }
-    return true;
+  try {
+    await fn();
+  } finally {
+    for (const t of triggers) await admin.apply(t, "dynamo-pool-relay/test-install", { force: true });
+  }
+}
+
+/** The DGD (mid-rollout) and DynamoPoolRelay of the session, created anew while no Trigger routes their events. */
+async function recreateUnseen(ns: string): Promise<void> {
+  await unrouted(ns, async () => {
+    await admin.request("DELETE", `/apis/nvidia.com/v1alpha1/namespaces/${ns}/dynamopoolrelays/g1`);
+    await admin.request("DELETE", `/apis/nvidia.com/v1beta1/namespaces/${ns}/dynamographdeployments/g1`);
+    await eventually("the children are garbage-collected", async () => Object.values(await children(admin, ns)).every((o) => o === undefined));
+    await admin.apply(dprObject(ns, "g1"), TEST_MANAGER);
+    const dgd = await admin.apply<KubeObject>(dgdObject(ns, "g1"), TEST_MANAGER);
+    await admin.replaceStatus({ ...dgd, status: { components: { decode: { componentKind: "Deployment", componentNames: HASHES.map((h) => `g1-decode-${h}`) } } } });
+    // Let the sources' events about them reach the Broker while nothing routes them.
+    await new Promise((r) => setTimeout(r, 2000));
   });
-  await brokerSettled();
   // Nothing reconciled them: they exist, unobserved, without children.
   expect(await admin.get(dgdRef(ns, "g1"))).toBeDefined();
   expect((await admin.get<{ status?: unknown }>(dprRef(ns, "g1")))?.status).toBeUndefined();
