@@ -64,6 +64,8 @@ function result(decision: Exclude<Decision, { action: "reject" }>, options: Rend
     previous: undefined,
     observedGeneration: dpr.metadata.generation,
     now: options.now,
+    // What it reports once the children carry the decision.
+    reflects: true,
   });
   if (decision.action === "apply") {
     return { dynamoPoolRelay: key, action: "apply", reason: "Eligible", message: "", apply: renderChildren(decision), withdraw: [], status };

@@ -36,7 +36,7 @@ export function classifyForApply(event: CloudEvent): Classified<ReconcileData> {
   return data(event, (e) => parseData(e, ReconcileData));
 }
 
-export const STATUS_CHILD_KINDS = ["Deployment", "Service", "EndpointSlice"];
+export const STATUS_CHILD_KINDS = ["ConfigMap", "Deployment", "Service", "EndpointSlice"];
 const REPORTS = [EventType.Applied, EventType.Withdrawn, EventType.Rejected] as const;
 type Report = (typeof REPORTS)[number];
 

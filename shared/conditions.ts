@@ -45,6 +45,7 @@ export const Reason = {
   ServiceNotPublished: "ServiceNotPublished",
   ListenerUnavailable: "ListenerUnavailable",
   RolloutPending: "RolloutPending",
+  Reconciling: "Reconciling",
   ApplyFailed: "ApplyFailed",
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];

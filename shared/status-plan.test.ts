@@ -25,6 +25,22 @@ describe("planStatus", () => {
     expect(plan({ dpr: withPrevious, observed, fromChild: true }).drift).toBe(true);
   });
 
+  it("reports the sources in effect, not the new decision, while the ConfigMap still holds an older document, and is not Ready", () => {
+    // The document a concurrent apply that read an older DGD left behind: other worker namespaces.
+    const older = decide(d, dgd({ componentNames: { decode: ["g1-decode-aaaa1111"] } }), DEFAULT_OPERATOR_DEFAULTS) as Extract<Decision, { action: "apply" }>;
+    expect(older.workerNamespaces).not.toEqual(apply.workerNamespaces);
+    const stale = structuredClone(desiredChildren(older).find((o) => o.kind === "ConfigMap")!) as unknown as LiveObject;
+    const previous = { observedGeneration: 3, workerNamespaces: older.workerNamespaces, sourcesRevision: older.sources.revision, connectionRevision: older.connectionRevision };
+    const lagging = plan({ dpr: { ...d, status: previous }, observed: { ...current, configMap: stale }, fromChild: true });
+    expect(lagging).toMatchObject({ reflects: false, drift: true });
+    expect(lagging.status).toMatchObject({ workerNamespaces: older.workerNamespaces, sourcesRevision: older.sources.revision });
+    expect(lagging.status.conditions!.find((c) => c.type === "Ready")).toMatchObject({ status: "False", reason: "Reconciling" });
+    // Once it holds the decision's document, status shows the decision's sources.
+    const caughtUp = plan({ dpr: { ...d, status: previous } });
+    expect(caughtUp.status).toMatchObject({ workerNamespaces: apply.workerNamespaces, sourcesRevision: apply.sources.revision });
+    expect(caughtUp.status.conditions!.find((c) => c.type === "Ready")?.reason).not.toBe("Reconciling");
+  });
+
   it("never moves observedGeneration backwards", () => {
     expect(plan({ dpr: { ...d, status: { observedGeneration: 5 } } }).status.observedGeneration).toBe(5);
   });

@@ -73,6 +73,7 @@ export function planStatus(input: StatusPlanInput): StatusPlan {
     previous: dpr.status,
     observedGeneration,
     now: input.now,
+    reflects,
     ...(failure === undefined ? {} : { applyFailure: failure }),
   });
   return {

@@ -44,6 +44,11 @@ export interface StatusInput {
   now: string;
   /** Why the API server refused this generation's children, as a sentence. */
   applyFailure?: string;
+  /**
+   * The children carry the decision (intent hashes match). Until they do, the status keeps the
+   * worker namespaces and revisions in effect and Ready is False: it describes what the Relay runs.
+   */
+  reflects: boolean;
 }
 
 type Verdict = { status: boolean; reason: string; message: string };
@@ -96,12 +101,24 @@ function readiness(eligible: Verdict, published: Verdict, listening: Verdict, in
   const { dpr, observed } = input;
   if (!eligible.status) return { status: false, reason: Reason.NotEligible, message: eligible.message };
   if (input.applyFailure !== undefined) return { status: false, reason: Reason.ApplyFailed, message: input.applyFailure };
+  if (!input.reflects) {
+    return { status: false, reason: Reason.Reconciling, message: `the children do not carry the decision for generation ${dpr.metadata.generation ?? 1} yet` };
+  }
   if (!published.status) return { status: false, reason: Reason.ServiceNotPublished, message: published.message };
   if (!rolledOut(observed.deployment)) {
     return { status: false, reason: Reason.RolloutPending, message: "no Relay replica of the current Deployment generation is available yet" };
   }
   if (!listening.status) return { status: false, reason: Reason.ListenerUnavailable, message: listening.message };
   return { status: true, reason: Reason.Ready, message: `the Relay listens at ${serviceEndpoint(dpr.metadata.name, dpr.metadata.namespace ?? "default")}` };
+}
+
+/** The sources and connection the previous status reported: still in effect while the children lag. */
+function inEffect(previous: DynamoPoolRelayStatus): Pick<DynamoPoolRelayStatus, "workerNamespaces" | "sourcesRevision" | "connectionRevision"> {
+  return {
+    ...(previous.workerNamespaces ? { workerNamespaces: previous.workerNamespaces } : {}),
+    ...(previous.sourcesRevision ? { sourcesRevision: previous.sourcesRevision } : {}),
+    ...(previous.connectionRevision ? { connectionRevision: previous.connectionRevision } : {}),
+  };
 }
 
 export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
@@ -141,12 +158,10 @@ export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
     ...(pub.status ? { serviceEndpoint: serviceEndpoint(dpr.metadata.name, dpr.metadata.namespace ?? "default") } : {}),
     replicas: depStatus?.replicas ?? 0,
     readyReplicas: depStatus?.readyReplicas ?? 0,
-    ...(decision.action === "apply"
-      ? {
-          workerNamespaces: decision.workerNamespaces,
-          sourcesRevision: decision.sources.revision,
-          connectionRevision: decision.connectionRevision,
-        }
-      : {}),
+    ...(decision.action !== "apply"
+      ? {}
+      : input.reflects
+        ? { workerNamespaces: decision.workerNamespaces, sourcesRevision: decision.sources.revision, connectionRevision: decision.connectionRevision }
+        : inEffect(previous)),
   };
 }
