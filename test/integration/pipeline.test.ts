@@ -38,7 +38,7 @@ describe("publish", () => {
     await published(ns);
     // The Deployment's status and the EndpointSlice change apart; each change is an event for status.
     const dpr = await settledDpr(ns, "g1", "is Ready with 2 ready replicas and 2 ready endpoints", (d) =>
-      condition(d, "Ready")?.status === "True" && d.status?.["readyReplicas"] === 2 && condition(d, "ListenerAvailable")?.message.startsWith("2 "));
+      condition(d, "Ready")?.status === "True" && d.status?.["readyReplicas"] === 2 && condition(d, "ListenerAvailable")?.message.startsWith("2 ") === true);
     expect(condition(dpr, "ListenerAvailable")).toMatchObject({ status: "True", reason: "EndpointsReady", message: "2 ready Relay endpoints behind the Service" });
     expect(dpr.status?.["replicas"]).toBe(2);
     // The EndpointSlice events are what told status: it was invoked for this namespace's slices.
