@@ -24,6 +24,9 @@ cache="${POOLRELAY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dynamo-pool-relay}
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false"
 
 log() { printf '[control-plane:build] %s\n' "$*" >&2; }
+# Whatever a failed or finished build leaves behind (a staged folder that was not moved into place).
+staged="" fallback=""
+trap 'rm -rf ${staged:+"$staged"} ${fallback:+"$fallback"}' EXIT
 
 if [ "$set_name" = all ]; then
   "$self" kube >/dev/null
@@ -44,9 +47,11 @@ timed() {
 
 need_go() { command -v go >/dev/null || { log "go is not installed; it is needed to build the $set_name binaries"; exit 1; }; }
 
+# Each build stages in a folder of its own; the first complete one becomes the cache entry, so a
+# concurrent build never replaces binaries another run is using.
 finish() {
-  local out=$1
-  rm -rf "$out" && mv "$out.partial" "$out"
+  local out=$1 staged=$2
+  if complete "$out"; then rm -rf "$staged"; else rm -rf "$out" && mv "$staged" "$out"; fi
   log "$set_name binaries ready in $out ($(du -sh "$out" | cut -f1))"
   echo "$out"
 }
@@ -65,23 +70,25 @@ kube)
   out="$cache/control-plane/$key"
   if complete "$out"; then log "cache warm: $out"; echo "$out"; exit 0; fi
   need_go
-  mkdir -p "$out.partial"
+  mkdir -p "$(dirname "$out")"
+  staged=$(mktemp -d "$out.partial.XXXXXX")
   stamp="-s -w"
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     stamp+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=36 -X $pkg.gitTreeState=clean"
   done
-  timed "$tools/etcd" etcd go build -trimpath -ldflags "-s -w" -o "$out.partial/etcd" go.etcd.io/etcd/server/v3
-  timed "$tools/kwok" kwok go build -trimpath -ldflags "-s -w" -o "$out.partial/kwok" sigs.k8s.io/kwok/cmd/kwok
+  timed "$tools/etcd" etcd go build -trimpath -ldflags "-s -w" -o "$staged/etcd" go.etcd.io/etcd/server/v3
+  timed "$tools/kwok" kwok go build -trimpath -ldflags "-s -w" -o "$staged/kwok" sigs.k8s.io/kwok/cmd/kwok
   kube_cmds=(k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
-  if ! timed "$tools/kube" kube go build -trimpath -ldflags "$stamp" -o "$out.partial/" "${kube_cmds[@]}"; then
-    # The handbook's fallback pair when the proxy lacks a v1.36.3 module: v1.36.1 with v0.36.1.
+  if ! timed "$tools/kube" kube go build -trimpath -ldflags "$stamp" -o "$staged/" "${kube_cmds[@]}"; then
+    # The handbook's fallback pair when the proxy lacks a v1.36.3 module: v1.36.1 with v0.36.1. The
+    # module pins every version (require and replace lines), so rewriting them is enough; -mod=mod
+    # fills in go.sum (a tidy here would drop the requires: the folder holds no Go files).
     log "retrying kube with the fallback versions k8s.io/kubernetes v1.36.1 and staging v0.36.1"
     fallback=$(mktemp -d)
-    cp "$tools/kube/go.mod" "$tools/kube/go.sum" "$fallback/"
+    cp "$tools/kube/go.mod" "$fallback/"
     sed -i 's/ v1\.36\.3\b/ v1.36.1/g; s/ v0\.36\.3\b/ v0.36.1/g' "$fallback/go.mod"
-    (cd "$fallback" && go mod tidy >&2)
     start=$SECONDS
-    (cd "$fallback" && go build -trimpath -ldflags "${stamp//v1.36.3/v1.36.1}" -o "$out.partial/" "${kube_cmds[@]}") >&2 \
+    (cd "$fallback" && go build -trimpath -ldflags "${stamp//v1.36.3/v1.36.1}" -o "$staged/" "${kube_cmds[@]}") >&2 \
       || { log "the fallback failed too: see the lines above for the module the proxy does not serve"; exit 1; }
     log "built kube (fallback v1.36.1) in $((SECONDS - start)) s"
   fi
@@ -89,8 +96,8 @@ kube)
   for f in node/fast/node-initialize.yaml node/heartbeat/node-heartbeat.yaml pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
     printf -- '---\n# from sigs.k8s.io/kwok kustomize/stage/%s (Apache-2.0)\n' "$f"
     cat "$kwok_dir/kustomize/stage/$f"
-  done > "$out.partial/kwok-stages.yaml"
-  finish "$out"
+  done > "$staged/kwok-stages.yaml"
+  finish "$out" "$staged"
   ;;
 knative)
   tools="$root/tools/knative"
@@ -104,18 +111,19 @@ knative)
   out="$cache/knative/$key"
   if complete "$out"; then log "cache warm: $out"; echo "$out"; exit 0; fi
   need_go
-  mkdir -p "$out.partial"
+  mkdir -p "$(dirname "$out")"
+  staged=$(mktemp -d "$out.partial.XXXXXX")
   upstream=(knative.dev/eventing/cmd/apiserver_receive_adapter knative.dev/eventing/cmd/broker/filter knative.dev/eventing/cmd/broker/ingress
     knative.dev/eventing/cmd/in_memory/channel_dispatcher knative.dev/eventing/cmd/mtping)
-  timed "$tools" knative go build -trimpath -ldflags "-s -w" -o "$out.partial/" ./cmd/eventing-controllers ./cmd/knative-check "${upstream[@]}"
+  timed "$tools" knative go build -trimpath -ldflags "-s -w" -o "$staged/" ./cmd/eventing-controllers ./cmd/knative-check "${upstream[@]}"
   # Knative's own manifests, from the exact module versions built above (read-only in the module cache).
   for module in eventing serving; do
     dir=$(cd "$tools" && go list -m -f '{{.Dir}}' "knative.dev/$module")
-    mkdir -p "$out.partial/config/$module"
-    (cd "$dir/config" && find . -name '*.yaml' -exec cp --parents {} "$out.partial/config/$module/" \;)
-    chmod -R u+w "$out.partial/config/$module"
+    mkdir -p "$staged/config/$module"
+    (cd "$dir/config" && find . -name '*.yaml' -exec cp --parents -t "$staged/config/$module/" {} +)
+    chmod -R u+w "$staged/config/$module"
   done
-  finish "$out"
+  finish "$out" "$staged"
   ;;
 *)
   log "unknown set '$set_name' (kube, knative or all)"; exit 2 ;;

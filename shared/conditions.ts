@@ -36,6 +36,7 @@ export const Reason = {
   ServiceNotFound: "ServiceNotFound",
   ServiceNotOwned: "ServiceNotOwned",
   Withdrawn: "Withdrawn",
+  Withdrawing: "Withdrawing",
   // ListenerAvailable
   EndpointsReady: "EndpointsReady",
   NoReadyEndpoints: "NoReadyEndpoints",

@@ -53,6 +53,14 @@ describe("computeStatus", () => {
     expect(cond(s, "ListenerAvailable")?.message).toBe("2 ready Relay endpoints behind the Service");
   });
 
+  it("reports a withdrawal under way as still published, with the endpoint, until the Service is gone", () => {
+    const s = status({ service: ours, endpointSlices: slices(true) }, { dgd: undefined });
+    expect(cond(s, "ServicePublished")).toMatchObject({ status: "True", reason: "Withdrawing" });
+    expect(cond(s, "ServicePublished")?.message).toMatch(/is still published; it is being withdrawn: /);
+    expect(cond(s, "Ready")).toMatchObject({ status: "False", reason: "NotEligible" });
+    expect(s.serviceEndpoint).toBeDefined();
+  });
+
   it("reports a withdrawal with the eligibility reason and no endpoint", () => {
     const s = status({ endpointSlices: [] }, { dgd: undefined });
     expect(cond(s, "Ready")).toMatchObject({ status: "False", reason: "NotEligible" });

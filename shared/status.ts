@@ -72,6 +72,8 @@ function published(ownership: Ownership, decision: Decision, name: string): Verd
     return { status: false, reason: Reason.ServiceNotOwned, message: `${svc} exists but is not controlled by this DynamoPoolRelay; it is left untouched` };
   }
   if (decision.action === "withdraw") {
+    // Until the withdrawal has deleted it, the Service still routes to the Relay.
+    if (ownership === "ours") return { status: true, reason: Reason.Withdrawing, message: `${svc} is still published; it is being withdrawn: ${decision.message}` };
     return { status: false, reason: Reason.Withdrawn, message: `${svc} is withdrawn: ${decision.message}` };
   }
   if (ownership === "absent") return { status: false, reason: Reason.ServiceNotFound, message: `${svc} does not exist yet` };

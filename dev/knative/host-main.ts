@@ -44,6 +44,18 @@ const { values } = parseArgs({
 const { dir, kubeconfig, server, ca, bin } = values as Record<string, string>;
 if (!dir || !kubeconfig || !server || !ca || !bin) throw new Error("host-main needs --dir, --kubeconfig, --server, --ca and --bin");
 const log = (line: string) => process.stdout.write(`${new Date().toISOString()} ${line}\n`);
+
+// Stop the processes first (they may still send while they drain), then the proxy they send through.
+let kubelet: LocalKubelet | undefined;
+let proxy: ClusterProxy | undefined;
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  void (kubelet?.close() ?? Promise.resolve()).then(() => proxy?.close()).finally(() => process.exit(0));
+};
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);
 const admin = new KubeClient(await connect(kubeconfig));
 const apiPort = Number(new URL(server).port);
 
@@ -76,7 +88,7 @@ async function resolve(host: string, port: number, depth = 0): Promise<Upstream 
 }
 
 const refusedLog = join(dir, "proxy-refused.log");
-const proxy = new ClusterProxy({
+proxy = new ClusterProxy({
   resolve: (host, port) => resolve(host, port),
   onRefused: (address, why) => {
     log(`proxy refused ${address}: ${why}`);
@@ -84,7 +96,6 @@ const proxy = new ClusterProxy({
   },
 });
 const proxyPort = await proxy.listen();
-let kubelet: LocalKubelet | undefined;
 kubelet = new LocalKubelet({
   admin, server, caFile: ca, dir, proxyUrl: `http://127.0.0.1:${proxyPort}`, log,
   programFor: (image) => programFor(image, bin, PRODUCT_IMAGES),
@@ -94,11 +105,3 @@ writeFileSync(join(dir, "host.json.tmp"), JSON.stringify({ proxy: `http://127.0.
 renameSync(join(dir, "host.json.tmp"), join(dir, "host.json"));
 log(`serving: proxy on 127.0.0.1:${proxyPort}`);
 
-let stopping = false;
-const stop = () => {
-  if (stopping) return;
-  stopping = true;
-  void Promise.all([kubelet?.close(), proxy.close()]).finally(() => process.exit(0));
-};
-process.on("SIGTERM", stop);
-process.on("SIGINT", stop);

@@ -54,6 +54,8 @@ interface Instance {
   log: string;
   stopping: boolean;
   timer?: NodeJS.Timeout;
+  /** When the current process started: a process that ran long enough starts its back-off over. */
+  startedAt?: number;
   /** Run once when it turns running: the retirement of the instance it replaces. */
   onRunning: (() => void)[];
 }
@@ -68,6 +70,8 @@ function accepts(port: number): Promise<boolean> {
 }
 
 const BACKOFF_MS = [1000, 2000, 4000, 8000, 16000, 30000];
+/** As the kubelet: a container that ran this long before exiting is restarted without back-off history. */
+const BACKOFF_RESET_MS = 10 * 60_000;
 /** How long a replaced process keeps running next to its ready replacement, as a rolling update overlaps pods. */
 const OVERLAP_MS = 3000;
 const READY_TIMEOUT_MS = 30_000;
@@ -78,6 +82,8 @@ export class LocalKubelet {
   /** Replaced instances still running until their replacement is ready. */
   private readonly retiring = new Set<Instance>();
   private readonly queue = new Map<string, Promise<void>>();
+  /** Status reports of each Knative Service, one at a time and in order. */
+  private readonly reports = new Map<string, Promise<void>>();
   private readonly abort = new AbortController();
   private closed = false;
   private readonly o: KubeletOptions;
@@ -87,7 +93,7 @@ export class LocalKubelet {
     mkdirSync(join(options.dir, "workloads"), { recursive: true });
   }
 
-  /** Watches until close(); resolves once both kinds have been listed. */
+  /** Watches until close(); resolves once both kinds have been listed (or their first list failed and is being retried). */
   async start(): Promise<void> {
     const ready = [
       this.watch("apps/v1", "Deployment"),
@@ -155,7 +161,8 @@ export class LocalKubelet {
       const program = this.o.programFor(c.image);
       if (!program) return [];
       const name = containerName(c, i);
-      const hash = createHash("sha256").update(JSON.stringify([c, w.serviceAccountName, w.labels, program.name])).digest("hex").slice(0, 12);
+      // The whole pod template as the kubelet sees it: `kubectl rollout restart` only adds an annotation.
+      const hash = createHash("sha256").update(JSON.stringify([c, w.serviceAccountName, w.labels, w.annotations, program.name])).digest("hex").slice(0, 12);
       const id = `${key}/${name}`;
       return [{
         key: id, workload: w, container: c, containerName: name, program, hash, state: "waiting" as State, ports: new Map(), restarts: 0,
@@ -173,7 +180,7 @@ export class LocalKubelet {
         const generationChanged = current.workload.generation !== next.workload.generation;
         current.workload = next.workload;
         want.delete(id);
-        if (generationChanged && current.state === "running" && current.workload.kind === "KnativeService") void this.reportServing(current);
+        if (generationChanged && current.state === "running" && current.workload.kind === "KnativeService") this.reportServing(current);
         continue;
       }
       if (next && current.state === "running" && current.program.fixedPorts.length === 0) {
@@ -196,28 +203,37 @@ export class LocalKubelet {
   }
 
   private setState(inst: Instance, state: State, reason?: string): void {
-    const wasRunning = inst.state === "running";
+    const changed = inst.state !== state || inst.reason !== reason;
     inst.state = state;
     if (reason === undefined) delete inst.reason;
     else inst.reason = reason;
     this.writeState();
-    if (inst.workload.kind === "KnativeService" && (state === "running" || wasRunning)) void this.reportServing(inst);
+    if (changed && inst.workload.kind === "KnativeService" && state !== "starting") this.reportServing(inst);
     if (state === "running") for (const f of inst.onRunning.splice(0)) f();
   }
 
-  /** What Knative Serving would write: the Service Ready at its cluster-local address while its process runs. */
-  private async reportServing(inst: Instance): Promise<void> {
+  /**
+   * What Knative Serving would write: the Service Ready at its cluster-local address while its
+   * process runs. Reports of one Service go out in order, each with the state when it is sent, so
+   * a late one never overwrites a newer one; a replaced process's state is not reported.
+   */
+  private reportServing(inst: Instance): void {
     const w = inst.workload;
-    const body = {
-      apiVersion: "serving.knative.dev/v1", kind: "Service", metadata: { name: w.name, namespace: w.namespace },
-      status: servingStatus(w, inst.state === "running", inst.reason, new Date().toISOString().replace(/\.\d{3}Z$/, "Z")),
+    const key = workloadKey(w);
+    const send = async () => {
+      if (this.instances.get(inst.key) !== inst || this.closed) return;
+      const body = {
+        apiVersion: "serving.knative.dev/v1", kind: "Service", metadata: { name: w.name, namespace: w.namespace },
+        status: servingStatus(inst.workload, inst.state === "running", inst.reason, new Date().toISOString().replace(/\.\d{3}Z$/, "Z")),
+      };
+      const query = new URLSearchParams({ fieldManager: "dynamo-pool-relay/local-serving", force: "true" });
+      try {
+        await this.o.admin.request("PATCH", `/apis/serving.knative.dev/v1/namespaces/${w.namespace}/services/${w.name}/status?${query}`, body, "application/apply-patch+yaml");
+      } catch (err) {
+        if (!(err instanceof ApiError && err.status === 404)) this.o.log(`${inst.key}: cannot report the Service's status: ${(err as Error).message}`);
+      }
     };
-    const query = new URLSearchParams({ fieldManager: "dynamo-pool-relay/local-serving", force: "true" });
-    try {
-      await this.o.admin.request("PATCH", `/apis/serving.knative.dev/v1/namespaces/${w.namespace}/services/${w.name}/status?${query}`, body, "application/apply-patch+yaml");
-    } catch (err) {
-      if (!(err instanceof ApiError && err.status === 404)) this.o.log(`${inst.key}: cannot report the Service's status: ${(err as Error).message}`);
-    }
+    this.reports.set(key, (this.reports.get(key) ?? Promise.resolve()).then(send));
   }
 
   /** Programs that bind fixed ports must hold them before any other Go program starts (those would take :8080 for their health probes). */
@@ -237,14 +253,23 @@ export class LocalKubelet {
         }
       }
       const env = await this.environment(inst);
+      // Stopped or replaced while the environment was built: start nothing.
+      if (inst.stopping || this.closed) return;
       if (typeof env === "string") return this.retry(inst, env, 2000);
       this.setState(inst, "starting");
       const fd = openSync(inst.log, "a");
       const [command, ...leading] = inst.program.command as [string, ...string[]];
-      const child = spawn(command, [...leading, ...(inst.container.args ?? [])], { cwd: inst.program.cwd ?? this.o.dir, env, stdio: ["ignore", fd, fd] });
-      closeSync(fd);
+      let child: ChildProcess;
+      try {
+        child = spawn(command, [...leading, ...(inst.container.args ?? [])], { cwd: inst.program.cwd ?? this.o.dir, env, stdio: ["ignore", fd, fd] });
+      } finally {
+        closeSync(fd);
+      }
       inst.child = child;
+      inst.startedAt = Date.now();
       child.on("exit", (code, signal) => this.exited(inst, child, code, signal));
+      // A spawn that fails (a missing binary) emits only this, no exit.
+      child.on("error", (err) => (child.pid === undefined ? this.exited(inst, child, null, err.message) : this.o.log(`${inst.key}: ${err.message}`)));
       this.o.log(`${inst.key}: started ${inst.program.name} (pid ${child.pid}) ports ${[...inst.ports].map(([c, l]) => `${c}->${l}`).join(" ") || "-"}`);
       if (inst.program.fixedPorts.length > 0) await this.verifyFixedPorts(inst, child);
       else await this.probe(inst, child);
@@ -265,13 +290,13 @@ export class LocalKubelet {
       }
       const foreign = held.flat().find((h) => h.pid !== child.pid);
       if (foreign) {
-        child.kill("SIGKILL");
+        this.discard(inst, child);
         return this.retry(inst, `port ${inst.program.fixedPorts.join("/")} was taken by pid ${foreign.pid} (${foreign.command.slice(0, 120)}) while ${inst.program.name} started`, 5000);
       }
       await new Promise((r) => setTimeout(r, 100));
     }
     if (inst.child === child && child.exitCode === null) {
-      child.kill("SIGKILL");
+      this.discard(inst, child);
       this.retry(inst, `${inst.program.name} did not listen on ${inst.program.fixedPorts.join(", ")} within 15 s`, 5000);
     }
   }
@@ -284,11 +309,17 @@ export class LocalKubelet {
       const open = await Promise.all(ports.map((p) => accepts(p)));
       if (open.every(Boolean)) return this.setState(inst, "running");
       if (Date.now() > deadline) {
-        child.kill("SIGKILL");
-        return this.o.log(`${inst.key}: ${inst.program.name} did not listen on ${ports.join(", ")} within ${READY_TIMEOUT_MS / 1000} s; killed`);
+        this.discard(inst, child);
+        return this.retry(inst, `${inst.program.name} did not listen on ${ports.join(", ")} within ${READY_TIMEOUT_MS / 1000} s`, 5000);
       }
       await new Promise((r) => setTimeout(r, 50));
     }
+  }
+
+  /** Kills a process this instance gives up on; its exit then schedules nothing (the caller does). */
+  private discard(inst: Instance, child: ChildProcess): void {
+    if (inst.child === child) delete inst.child;
+    child.kill("SIGKILL");
   }
 
   private kickWaiting(): void {
@@ -312,6 +343,8 @@ export class LocalKubelet {
     if (inst.child !== child) return;
     delete inst.child;
     if (inst.stopping || this.closed) return;
+    if (inst.startedAt !== undefined && Date.now() - inst.startedAt > BACKOFF_RESET_MS) inst.restarts = 0;
+    clearTimeout(inst.timer);
     const wait = BACKOFF_MS[Math.min(inst.restarts, BACKOFF_MS.length - 1)]!;
     inst.restarts++;
     this.o.log(`${inst.key}: ${inst.program.name} exited (${signal ?? `code ${code}`}); restart ${inst.restarts} in ${wait / 1000} s; log ${inst.log}`);
@@ -324,6 +357,7 @@ export class LocalKubelet {
     clearTimeout(inst.timer);
     if (this.instances.get(inst.key) === inst) this.instances.delete(inst.key);
     this.retiring.delete(inst);
+    if (!this.closed) this.writeState();
     const child = inst.child;
     if (!child || child.exitCode !== null) return;
     this.o.log(`${inst.key}: stopping (${why})`);

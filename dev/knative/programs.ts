@@ -1,6 +1,6 @@
 /**
  * Which local program runs a container image, and how its listening ports can be moved. The local
- * kubelet (workloads.ts) runs a Deployment's or Knative Service's container as a process on this
+ * kubelet (kubelet.ts) runs a Deployment's or Knative Service's container as a process on this
  * machine only when its image is in this table; every other pod stays a kwok pod (nothing runs).
  *
  * Ports: in a cluster every pod has its own network, so Knative's programs all listen on :8080.

@@ -1,7 +1,7 @@
 import { createServer, request, type IncomingMessage, type Server } from "node:http";
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ClusterProxy, parseServiceHost, target } from "./proxy.ts";
+import { ClusterProxy, forwardHeaders, parseServiceHost, target } from "./proxy.ts";
 
 describe("parseServiceHost", () => {
   it.each([
@@ -33,6 +33,15 @@ describe("target", () => {
     ["[::1]:443", 443, { host: "::1", port: 443 }],
   ])("%s", (authority, defaultPort, expected) => {
     expect(target(authority, defaultPort)).toEqual(expected);
+  });
+});
+
+describe("forwardHeaders", () => {
+  it("keeps end-to-end headers and drops hop-by-hop ones and those the Connection header names", () => {
+    expect(forwardHeaders({
+      "ce-id": "1", "content-type": "application/json", connection: "keep-alive, x-hop", "keep-alive": "timeout=5", "x-hop": "1",
+      "proxy-connection": "keep-alive", "transfer-encoding": "chunked", host: "a.b.svc",
+    })).toEqual({ "ce-id": "1", "content-type": "application/json", host: "a.b.svc" });
   });
 });
 

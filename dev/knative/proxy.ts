@@ -39,10 +39,12 @@ export function target(authority: string, defaultPort: number): { host: string; 
   return { host: m[1]!, port: m[2] ? Number(m[2]) : defaultPort };
 }
 
-const HOP_BY_HOP = new Set(["proxy-connection", "proxy-authorization", "connection", "keep-alive", "te", "trailer", "upgrade"]);
+const HOP_BY_HOP = new Set(["proxy-connection", "proxy-authorization", "connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade"]);
 
-function forwardHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  return Object.fromEntries(Object.entries(headers).filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase())));
+/** End-to-end headers only (RFC 9110 7.6.1): hop-by-hop ones and those the Connection header names stay on their hop. */
+export function forwardHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const named = String(headers["connection"] ?? "").split(",").map((h) => h.trim().toLowerCase()).filter(Boolean);
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => !HOP_BY_HOP.has(k.toLowerCase()) && !named.includes(k.toLowerCase())));
 }
 
 export interface ProxyOptions {
@@ -71,9 +73,11 @@ export class ClusterProxy {
           return;
         }
         const out = request({ host: "127.0.0.1", port: up.port, method: req.method, path: `${url.pathname}${url.search}`, headers: forwardHeaders(req.headers) }, (upRes) => {
-          res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+          res.writeHead(upRes.statusCode ?? 502, forwardHeaders(upRes.headers));
           upRes.pipe(res);
         });
+        // The client gave up (its delivery timed out): so does the request it caused.
+        res.on("close", () => res.writableFinished || out.destroy());
         out.on("error", (err) => {
           if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" }).end(`poolrelay proxy: ${t.host}:${t.port} (127.0.0.1:${up.port}): ${err.message}\n`);
           else res.destroy();

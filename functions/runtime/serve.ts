@@ -54,7 +54,8 @@ export function sinkFetch(env: Record<string, string | undefined>): typeof fetch
       });
       return ((i: string, o: RequestInit) => fetch(i, { ...o, dispatcher } as Parameters<typeof fetch>[1])) as unknown as typeof globalThis.fetch;
     });
-    return (await proxied)(input, init);
+    // A failed import is tried again on the next emit, not remembered.
+    return (await proxied.catch((err: unknown) => ((proxied = undefined), Promise.reject(err))))(input, init);
   };
 }
 

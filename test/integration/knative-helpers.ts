@@ -111,3 +111,18 @@ export async function tapBroker(name: string): Promise<TestTap> {
   };
 }
 
+
+/**
+ * The ApiServerSource's adapter is not being replaced. A new namespace rolls it (the controller
+ * writes the namespaces into its Deployment), and an adapter that stops cancels what it sent
+ * while that is still being delivered: the Broker's retries of it and of the replies it caused,
+ * and their dead-lettering (the whole chain runs in the adapter's request).
+ */
+export async function sourcesSettled(): Promise<void> {
+  await eventually("the ApiServerSource adapter runs alone, not replaced", async () => {
+    const adapters = () => workloadStates(inject("controlPlaneDir")).filter((w) => w.workload.startsWith(`Deployment ${PRODUCT_NAMESPACE}/apiserversource-`));
+    if (adapters().length !== 1 || adapters()[0]!.state !== "running") return false;
+    await new Promise((r) => setTimeout(r, 1000));
+    return adapters().length === 1;
+  });
+}

@@ -109,6 +109,7 @@ describe("withdrawal", () => {
     expect((await children(admin, ns))["Service"]).toBeDefined();
     await admin.request("DELETE", `/apis/nvidia.com/v1beta1/namespaces/${ns}/dynamographdeployments/g1`);
     let dpr = await settledDpr(ns, "g1", "is withdrawn", (d) => condition(d, "ServicePublished")?.reason === "Withdrawn");
+    // Withdrawn is reported only once the Service is gone.
     expect((await children(admin, ns))["Service"]).toBeUndefined();
     expect(condition(dpr, "Eligible")).toMatchObject({ status: "False", reason: "DGDNotFound" });
     expect(condition(dpr, "ServicePublished")).toMatchObject({ status: "False", reason: "Withdrawn" });
@@ -131,7 +132,7 @@ describe("withdrawal", () => {
     await published(ns);
     expect((await children(admin, ns))["Service"]).toBeDefined();
     await admin.apply(dgdObject(ns, "g1", annotations), TEST_MANAGER);
-    const dpr = await settledDpr(ns, "g1", `is not eligible (${reason})`, (d) => condition(d, "Eligible")?.reason === reason);
+    const dpr = await settledDpr(ns, "g1", `is withdrawn, not eligible (${reason})`, (d) => condition(d, "Eligible")?.reason === reason && condition(d, "ServicePublished")?.reason === "Withdrawn");
     expect((await children(admin, ns))["Service"]).toBeUndefined();
     expect((await children(admin, ns))["Deployment"]).toBeDefined();
     expect(condition(dpr, "Eligible")).toMatchObject({ status: "False", reason });

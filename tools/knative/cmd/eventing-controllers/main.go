@@ -30,8 +30,8 @@ import (
 
 func main() {
 	ctx := signals.NewContext()
-	// The label selectors of the filtered informers that these reconcilers ask for (the union of
-	// what cmd/controller, cmd/mtchannel_broker and cmd/webhook register).
+	// The label selectors of the filtered informers that these reconcilers ask for (the OIDC and
+	// trust-bundle ones, as cmd/mtchannel_broker and cmd/webhook register them).
 	ctx = filteredFactory.WithSelectors(ctx,
 		auth.OIDCLabelSelector,
 		eventingtls.TrustBundleLabelSelector,

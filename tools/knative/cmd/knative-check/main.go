@@ -144,7 +144,7 @@ func webhookContext(configDirs []string) (context.Context, error) {
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
-					missing = fmt.Errorf("a ConfigMap the webhooks read is missing from the --config folders: %v", r)
+					missing = fmt.Errorf("the webhooks' ConfigMaps in the --config folders cannot be read (one missing?): %v", r)
 				}
 			}()
 			s.WatchConfigs(watcher)
