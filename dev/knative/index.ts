@@ -19,6 +19,8 @@ const FIELD_MANAGER = "dynamo-pool-relay/control-plane";
 
 export interface WorkloadState {
   workload: string;
+  /** The generation of the Deployment or Knative Service this process runs. */
+  generation: number;
   container: string;
   program: string;
   state: "waiting" | "starting" | "running" | "crashed";

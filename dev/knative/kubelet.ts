@@ -464,7 +464,7 @@ export class LocalKubelet {
 
   private writeState(): void {
     const state = [...this.instances.values(), ...this.retiring].map((i) => ({
-      workload: workloadKey(i.workload), container: i.containerName, program: i.program.name, state: i.state,
+      workload: workloadKey(i.workload), generation: i.workload.generation, container: i.containerName, program: i.program.name, state: i.state,
       ...(i.reason ? { reason: i.reason } : {}), pid: i.child?.pid, ports: Object.fromEntries(i.ports), restarts: i.restarts, log: i.log,
     }));
     const file = join(this.o.dir, "workloads.json");

@@ -70,7 +70,7 @@ describe("delivery through the product's Triggers", () => {
   it("retries the apply function's 503 with the same event id, and routes its reply to status once the API server recovers", async () => {
     const ns = await freshNamespace("retry");
     await published(ns);
-    await sourcesSettled();
+    await sourcesSettled(ns);
     await configMapOutage(ns);
     await rollout(ns, ["aaaa1111"]);
     const failed = await reconcileAnswered(ns, 2, 503);
@@ -91,7 +91,7 @@ describe("delivery through the product's Triggers", () => {
     expect(deadLetterSink.ref.name).toBe("poolrelay-dead-letter");
     const ns = await freshNamespace("exhaust");
     await published(ns);
-    await sourcesSettled();
+    await sourcesSettled(ns);
     await configMapOutage(ns);
     await rollout(ns, ["cccc3333"]);
     const id = (await reconcileAnswered(ns, 1, 503))[0]!.event.id;

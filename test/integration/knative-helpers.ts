@@ -113,16 +113,20 @@ export async function tapBroker(name: string): Promise<TestTap> {
 
 
 /**
- * The ApiServerSource's adapter is not being replaced. A new namespace rolls it (the controller
- * writes the namespaces into its Deployment), and an adapter that stops cancels what it sent
- * while that is still being delivered: the Broker's retries of it and of the replies it caused,
- * and their dead-lettering (the whole chain runs in the adapter's request).
+ * The ApiServerSource's adapter has rolled over for a new namespace and runs alone. The controller
+ * writes the namespaces into the adapter's Deployment, so a new namespace replaces the adapter;
+ * an adapter that stops cancels what it sent while that is still being delivered: the Broker's
+ * retries of it and of the replies it caused, and their dead-lettering (the whole chain runs in the
+ * adapter's request).
  */
-export async function sourcesSettled(): Promise<void> {
-  await eventually("the ApiServerSource adapter runs alone, not replaced", async () => {
-    const adapters = () => workloadStates(inject("controlPlaneDir")).filter((w) => w.workload.startsWith(`Deployment ${PRODUCT_NAMESPACE}/apiserversource-`));
-    if (adapters().length !== 1 || adapters()[0]!.state !== "running") return false;
-    await new Promise((r) => setTimeout(r, 1000));
-    return adapters().length === 1;
+export async function sourcesSettled(namespace: string): Promise<void> {
+  const admin = await adminClient();
+  await eventually(`the ApiServerSource adapter watches ${namespace} and runs alone`, async () => {
+    const adapters = workloadStates(inject("controlPlaneDir")).filter((w) => w.workload.startsWith(`Deployment ${PRODUCT_NAMESPACE}/apiserversource-`));
+    if (adapters.length !== 1 || adapters[0]!.state !== "running") return false;
+    const deployment = await admin.get<{ metadata: { generation: number }; spec: { template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } } } }>(
+      { apiVersion: "apps/v1", kind: "Deployment", namespace: PRODUCT_NAMESPACE, name: adapters[0]!.workload.split("/")[1]! });
+    const config = deployment?.spec.template.spec.containers[0]?.env?.find((e) => e.name === "K_SOURCE_CONFIG")?.value ?? "{}";
+    return (JSON.parse(config) as { namespaces?: string[] }).namespaces?.includes(namespace) === true && adapters[0]!.generation === deployment!.metadata.generation;
   });
 }

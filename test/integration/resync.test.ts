@@ -8,7 +8,7 @@ import { workloadStates } from "../../dev/knative/index.ts";
 import { PRODUCT_NAMESPACE, productManifests } from "../../dev/product.ts";
 import type { KubeClient } from "../../shared/kube/client.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
-import { invocations } from "./knative-helpers.ts";
+import { invocations, sourcesSettled } from "./knative-helpers.ts";
 import { condition, settledDpr } from "./pipeline-helpers.ts";
 
 const PING = "poolrelay-resync";
@@ -33,6 +33,7 @@ describe("the resync", () => {
       invocations("eligibility").some((i) => i.key?.namespace === ns && i.decision === "NoDynamoPoolRelay"));
     // The new namespace rolled the ApiServerSource adapter; old and new overlap for a few seconds and
     // both may send the DGD's event: let every copy be handled before the DynamoPoolRelay exists.
+    await sourcesSettled(ns);
     await eventually("no more DGD events for the namespace", async () => {
       const before = invocations("eligibility").filter((i) => i.key?.namespace === ns).length;
       await new Promise((r) => setTimeout(r, 4000));
