@@ -156,6 +156,21 @@ export class KubeClient {
   }
 
   /**
+   * Lists in pages of `limit` (the API server's `continue` token), so a large collection is never
+   * one response held in memory at once. A 410 on a continue token means the list grew stale.
+   */
+  async *listPages<T = KubeObject>(apiVersion: string, kind: string, namespace: string | undefined, limit: number, labelSelector?: string): AsyncGenerator<T[]> {
+    const r = await this.resource(apiVersion, kind);
+    let token: string | undefined;
+    do {
+      const query = new URLSearchParams({ limit: String(limit), ...(labelSelector ? { labelSelector } : {}), ...(token ? { continue: token } : {}) });
+      const page = (await this.request("GET", `${collectionPath(r, namespace)}?${query}`)) as { items?: T[]; metadata?: { continue?: string } };
+      yield page.items ?? [];
+      token = page.metadata?.continue || undefined;
+    } while (token);
+  }
+
+  /**
    * Lists, then streams watch events from the list's resourceVersion until `signal` aborts or the
    * watch ends (the API server closes watches after a timeout; 410 Gone means the version expired).
    * Resolves with the last resourceVersion seen, to resume from.
