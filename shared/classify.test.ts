@@ -25,3 +25,47 @@ describe("classify", () => {
     expect(got).toMatchObject(expected);
   });
 });
+
+describe("keys are checked as the API server checks names, before any request", () => {
+  const dgd = (namespace: string, name: string) => ev("dev.knative.apiserver.resource.update", { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { namespace, name } });
+  const reconcile = (namespace: string, name: string) => ev("com.nvidia.dynamo.poolrelay.reconcile.v1", { namespace, name, cause: "Drift" });
+  const applied = (namespace: string, name: string) => ev("com.nvidia.dynamo.poolrelay.applied.v1", { namespace, name, uid: "u", generation: 1, applied: [], unchanged: [], skipped: [] });
+  const child = (instance: string) => ev("dev.knative.apiserver.resource.update", obj("Service", { ...managed, "app.kubernetes.io/instance": instance }));
+  const hostile = [
+    { namespace: "..", name: "." },
+    { namespace: "../../etc", name: "passwd" },
+    { namespace: "team-a", name: "../../secrets/x" },
+    { namespace: "team-a", name: "a/b" },
+    { namespace: "Team-A", name: "g1" },
+    { namespace: "team-a", name: "G1" },
+    { namespace: "a".repeat(64), name: "g1" },
+    { namespace: "", name: "g1" },
+    { namespace: "team-a", name: "" },
+    { namespace: "team-a", name: "g1%2f.." },
+  ];
+
+  it.each(hostile)("refuses $namespace / $name with 422 everywhere", ({ namespace, name }) => {
+    for (const got of [classifyForEligibility(dgd(namespace, name)), classifyForApply(reconcile(namespace, name)), classifyForStatus(applied(namespace, name))]) {
+      expect(got).toMatchObject({ ok: false, status: 422 });
+      expect(got.ok ? "" : got.error).toMatch(/must be (a namespace name|an object name|a DynamoPoolRelay name)/);
+    }
+  });
+
+  it("accepts the longest names Kubernetes allows", () => {
+    const ns = "n".repeat(63);
+    const name = `g${"1".repeat(51)}`;
+    expect(classifyForApply(reconcile(ns, name))).toMatchObject({ ok: true, value: { namespace: ns, name } });
+    expect(classifyForApply(reconcile(ns, `${name}1`))).toMatchObject({ ok: false, status: 422 });
+  });
+
+  it("answers a DGD whose name no DynamoPoolRelay can have without reading anything, and a DynamoPoolRelay event so named with 422", () => {
+    expect(classifyForEligibility(dgd("team-a", "model.v1"))).toEqual({ ok: true, value: { kind: "unpairable", namespace: "team-a", name: "model.v1" } });
+    expect(classifyForEligibility(dgd("team-a", `g${"1".repeat(52)}`))).toMatchObject({ ok: true, value: { kind: "unpairable" } });
+    expect(classifyForEligibility(ev("dev.knative.apiserver.resource.add", { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace: "team-a", name: "model.v1" } }))).toMatchObject({ ok: false, status: 422 });
+  });
+
+  it("treats a child whose instance label no DynamoPoolRelay can have as not ours", () => {
+    expect(classifyForStatus(child("g1"))).toMatchObject({ ok: true });
+    expect(classifyForStatus(child("../x"))).toMatchObject({ ok: false, status: 422, error: expect.stringMatching(/not managed by dynamo-pool-relay/) });
+  });
+});

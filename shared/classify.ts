@@ -4,6 +4,7 @@
  */
 import type { ZodType } from "zod";
 import type { CloudEvent } from "./cloudevent.ts";
+import { MAX_DGD_NAME_LENGTH, canPair } from "./names.ts";
 import { APISERVER_TYPES, ApiServerObject, DATA_SCHEMAS, EventType, ReconcileData, RejectedData, SourceEventType, childOwnerKey, parseData, type DprKey } from "./events.ts";
 
 export type Classified<T> = { ok: true; value: T } | { ok: false; status: 400 | 422; error: string };
@@ -16,7 +17,8 @@ function data<T>(event: CloudEvent, parse: (e: CloudEvent) => { ok: true; value:
   return r.ok ? r : { ok: false, status: 422, error: r.error };
 }
 
-export type EligibilityInput = { kind: "dgd" | "dpr"; key: DprKey } | { kind: "resync" };
+/** `unpairable`: a DGD whose name no DynamoPoolRelay can have, so there is nothing to read. */
+export type EligibilityInput = { kind: "dgd" | "dpr"; key: DprKey } | { kind: "unpairable"; namespace: string; name: string } | { kind: "resync" };
 
 /** The kinds whose change events eligibility turns into reconcile requests. */
 const ELIGIBILITY_KINDS = { DynamoGraphDeployment: "dgd", DynamoPoolRelay: "dpr" } as const;
@@ -28,7 +30,12 @@ export function classifyForEligibility(event: CloudEvent): Classified<Eligibilit
   if (!obj.ok) return obj;
   const kind = Object.hasOwn(ELIGIBILITY_KINDS, obj.value.kind) ? ELIGIBILITY_KINDS[obj.value.kind as keyof typeof ELIGIBILITY_KINDS] : undefined;
   if (!kind) return { ok: false, status: 422, error: `eligibility handles ${Object.keys(ELIGIBILITY_KINDS).join(" and ")} events, got kind ${obj.value.kind}` };
-  return { ok: true, value: { kind, key: { namespace: obj.value.metadata.namespace, name: obj.value.metadata.name } } };
+  const { namespace, name } = obj.value.metadata;
+  if (!canPair(name)) {
+    if (kind === "dgd") return { ok: true, value: { kind: "unpairable", namespace, name } };
+    return { ok: false, status: 422, error: `DynamoPoolRelay ${namespace}/${name}: the name cannot be a DynamoPoolRelay's (a DNS-1035 label of at most ${MAX_DGD_NAME_LENGTH} characters)` };
+  }
+  return { ok: true, value: { kind, key: { namespace, name } } };
 }
 
 export function classifyForApply(event: CloudEvent): Classified<ReconcileData> {

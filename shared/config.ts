@@ -15,6 +15,8 @@ export interface Config {
   sink: string | undefined;
   /** The DynamoGraphDeployment version to read: one the cluster serves (v1beta1 on current Dynamo). */
   dgdApiVersion: string;
+  /** Each invocation's time, below its Knative Service timeout and Trigger delivery timeout. */
+  deadlineSeconds: number;
 }
 
 const Env = z.object({
@@ -23,6 +25,7 @@ const Env = z.object({
   RESYNC_SLOTS: z.coerce.number().int().min(1).max(1440).default(10),
   K_SINK: z.url().optional(),
   DGD_API_VERSION: z.enum(["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]).default("nvidia.com/v1beta1"),
+  INVOCATION_DEADLINE_SECONDS: z.coerce.number().min(0.1).max(3600).default(20),
 });
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
@@ -36,5 +39,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     resyncSlots: r.data.RESYNC_SLOTS,
     sink: r.data.K_SINK,
     dgdApiVersion: r.data.DGD_API_VERSION,
+    deadlineSeconds: r.data.INVOCATION_DEADLINE_SECONDS,
   };
 }

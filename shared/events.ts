@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { CloudEvent, Parsed } from "./cloudevent.ts";
 import { formatIssues } from "./issues.ts";
-import { LABEL_INSTANCE, LABEL_MANAGED_BY, PRODUCT } from "./names.ts";
+import { DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_INSTANCE, LABEL_MANAGED_BY, MAX_DGD_NAME_LENGTH, PRODUCT, canPair } from "./names.ts";
 
 /** Types the product emits: reverse-DNS, versioned. */
 export const EventType = {
@@ -26,10 +26,16 @@ export const SourceEventType = {
 
 export const APISERVER_TYPES: readonly string[] = [SourceEventType.Add, SourceEventType.Update, SourceEventType.Delete];
 
-const k8sName = z.string().min(1).max(253);
+// Keys are checked as the API server checks names, before any request: a hostile key (`..`, `a/b`)
+// must never become a path the API server would read differently.
+const NAMESPACE_RULE = "must be a namespace name (a DNS-1123 label of at most 63 characters)";
+const OBJECT_RULE = "must be an object name (a DNS-1123 subdomain of at most 253 characters)";
+const namespaceName = z.string().max(63, NAMESPACE_RULE).regex(DNS1123_LABEL, NAMESPACE_RULE);
+const objectName = z.string().max(253, OBJECT_RULE).regex(DNS1123_SUBDOMAIN, OBJECT_RULE);
+const dprName = z.string().refine(canPair, `must be a DynamoPoolRelay name (a DNS-1035 label of at most ${MAX_DGD_NAME_LENGTH} characters)`);
 
 /** Identifies one DynamoPoolRelay. */
-export const DprKey = z.object({ namespace: k8sName, name: k8sName });
+export const DprKey = z.object({ namespace: namespaceName, name: dprName });
 export type DprKey = z.infer<typeof DprKey>;
 
 export const ReconcileCause = z.enum(["DGDChanged", "DPRChanged", "Resync", "Drift"]);
@@ -67,8 +73,8 @@ export const ApiServerObject = z.looseObject({
   apiVersion: z.string().min(1),
   kind: z.string().min(1),
   metadata: z.looseObject({
-    name: k8sName,
-    namespace: k8sName,
+    name: objectName,
+    namespace: namespaceName,
     labels: z.record(z.string(), z.string()).optional(),
   }),
 });
@@ -124,6 +130,6 @@ export function productEvent<T extends keyof typeof DATA_SCHEMAS>(type: T, data:
 export function childOwnerKey(obj: z.infer<typeof ApiServerObject>): DprKey | undefined {
   const labels = obj.metadata.labels ?? {};
   const instance = labels[LABEL_INSTANCE];
-  if (labels[LABEL_MANAGED_BY] !== PRODUCT || !instance) return undefined;
+  if (labels[LABEL_MANAGED_BY] !== PRODUCT || !instance || !canPair(instance)) return undefined;
   return { namespace: obj.metadata.namespace, name: instance };
 }

@@ -17,6 +17,15 @@ export const SERVICE_SUFFIX = "-pool-relay";
 /** A Service name is a DNS-1035 label: at most 63 characters, so the DGD name gets 63 - 11. */
 export const MAX_DGD_NAME_LENGTH = 63 - SERVICE_SUFFIX.length;
 export const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+/** Namespace names, as the API server validates them. */
+export const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** Object names of most kinds, as the API server validates them (at most 253 characters). */
+export const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** Can this name be a DynamoPoolRelay's, i.e. form the Service name `<name>-pool-relay`? */
+export function canPair(name: string): boolean {
+  return name.length <= MAX_DGD_NAME_LENGTH && DNS1035_LABEL.test(name);
+}
 
 export const GRPC_PORT = 5561;
 export const SYSTEM_PORT = 8081;

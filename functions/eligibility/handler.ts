@@ -48,5 +48,7 @@ async function onResync(event: CloudEvent, ctx: Context): Promise<Result> {
 export const eligibility: Handler = async (event, ctx) => {
   // 1. Parse: a DGD or DynamoPoolRelay event, or a resync tick.
   const input = mustClassify(classifyForEligibility(event));
-  return input.kind === "resync" ? onResync(event, ctx) : onChange(event, input.kind, input.key, ctx);
+  if (input.kind === "resync") return onResync(event, ctx);
+  if (input.kind === "unpairable") return { decision: "NoDynamoPoolRelay", fields: { key: { namespace: input.namespace, name: input.name }, why: "unpairable name" } };
+  return onChange(event, input.kind, input.key, ctx);
 };

@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { fromHttp, toBinary, type CloudEvent } from "../../shared/cloudevent.ts";
 import { parseConfig, type Config } from "../../shared/config.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
-import { KubeClient, connect } from "../../shared/kube/client.ts";
+import { KubeClient, connect, systemClock, type Clock } from "../../shared/kube/client.ts";
 import { BadEvent, type Context, type Handler } from "./handler.ts";
 
 interface Request {
@@ -31,6 +31,8 @@ export interface Environment {
   now: () => string;
   fetch: typeof fetch;
   log: (line: string) => void;
+  /** Measures the invocation's deadline; tests give their own. */
+  clock?: Clock;
 }
 
 /**
@@ -71,12 +73,13 @@ export function defaultEnvironment(): Environment {
   };
 }
 
-function emitter(env: Environment): (event: CloudEvent) => Promise<void> {
+function emitter(env: Environment, signal: AbortSignal): (event: CloudEvent) => Promise<void> {
   return async (event) => {
     if (!env.config.sink) throw new Error("K_SINK is not set: this function cannot emit events (bind it to the Broker with a SinkBinding)");
+    if (signal.aborted) throw new ApiError(0, "DeadlineExceeded", `event ${event.id} not sent: the invocation's deadline has passed`);
     const { headers, body } = toBinary(event);
     // Sink trouble passes with time: answered 503 like any transient failure.
-    const res = await env.fetch(env.config.sink, { method: "POST", headers, body }).catch((err: Error) => {
+    const res = await env.fetch(env.config.sink, { method: "POST", headers, body, signal }).catch((err: Error) => {
       // fetch's own message is only "fetch failed"; the reason is its cause.
       const cause = err.cause instanceof Error ? ` (${err.cause.message})` : "";
       throw new ApiError(0, "SinkUnreachable", `the sink ${env.config.sink} is unreachable: ${err.message}${cause}`);
@@ -85,16 +88,26 @@ function emitter(env: Environment): (event: CloudEvent) => Promise<void> {
   };
 }
 
-function classify(err: unknown): { status: number; message: string } {
+function classify(err: unknown): { status: number; message: string; retryAfter?: number } {
   if (err instanceof BadEvent) return { status: err.status, message: err.message };
-  if (err instanceof ApiError) return { status: err.transient ? 503 : 500, message: err.message };
+  if (err instanceof ApiError) {
+    return { status: err.transient ? 503 : 500, message: err.message, ...(err.retryAfterSeconds !== undefined ? { retryAfter: err.retryAfterSeconds } : {}) };
+  }
   return { status: 500, message: err instanceof Error ? err.message : String(err) };
 }
 
+/**
+ * Every invocation ends by its deadline (INVOCATION_DEADLINE_SECONDS, set below the Knative
+ * Service's timeout and the Trigger's delivery timeout): then its requests are cut and no new one
+ * is sent, so an invocation the Broker has given up on writes nothing more.
+ */
 export function serve(name: string, handler: Handler, env: Environment) {
+  const clock = env.clock ?? systemClock;
   return async (req: Request, res: Response): Promise<void> => {
-    const started = performance.now();
+    const started = clock.now();
     const log: Record<string, unknown> = { function: name };
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), env.config.deadlineSeconds * 1000);
     let kube: KubeClient | undefined;
     try {
       if (req.method !== "POST") throw new BadEvent(400, `${name} accepts CloudEvents by POST, got ${req.method}`);
@@ -103,8 +116,8 @@ export function serve(name: string, handler: Handler, env: Environment) {
       if (!parsed.ok) throw new BadEvent(400, parsed.error);
       const event = parsed.value;
       log["event"] = { id: event.id, type: event.type, source: event.source, subject: event.subject };
-      kube = (await env.kube()).fork();
-      const ctx: Context = { kube, config: env.config, now: env.now, emit: emitter(env) };
+      kube = (await env.kube()).fork({ signal: deadline.signal, deadline: started + env.config.deadlineSeconds * 1000, clock });
+      const ctx: Context = { kube, config: env.config, now: env.now, emit: emitter(env, deadline.signal) };
       const result = await handler(event, ctx);
       log["decision"] = result.decision;
       Object.assign(log, result.fields);
@@ -118,14 +131,17 @@ export function serve(name: string, handler: Handler, env: Environment) {
         res.status(204).end();
       }
     } catch (err) {
-      const { status, message } = classify(err);
+      const { status, message, retryAfter } = classify(err);
+      if (err instanceof ApiError && err.reason === "DeadlineExceeded") log["deadlineExceeded"] = true;
       log["status"] = status;
       log["error"] = message;
-      res.status(status).set({ "content-type": "application/json" }).send(JSON.stringify({ error: message }));
+      res.status(status).set({ "content-type": "application/json", ...(retryAfter !== undefined ? { "retry-after": String(retryAfter) } : {}) }).send(JSON.stringify({ error: message }));
     } finally {
+      clearTimeout(timer);
       log["reads"] = kube?.stats.reads ?? 0;
       log["writes"] = kube?.stats.writes ?? 0;
-      log["ms"] = Math.round(performance.now() - started);
+      log["ms"] = Math.round(clock.now() - started);
+      if (deadline.signal.aborted) log["deadlineExceeded"] = true;
       env.log(JSON.stringify(log));
     }
   };

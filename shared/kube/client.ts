@@ -1,11 +1,13 @@
 /**
  * The one Kubernetes adapter: every read and write the product makes goes through here, counted,
  * with server-side apply, UID-preconditioned deletes and optimistic-concurrency status writes.
- * It speaks HTTP itself (node:https) so it controls content types, preconditions and connection
- * reuse; @kubernetes/client-node is used only to load credentials, and only when first needed.
+ * It speaks HTTP itself (node:http/https) so it controls content types, preconditions, deadlines
+ * and connection reuse; @kubernetes/client-node is used only to load credentials, when first needed.
  */
+import http from "node:http";
 import https from "node:https";
 import { ApiError } from "./errors.ts";
+import { proxyFromEnv } from "./proxy-env.ts";
 import { collectionPath, knownResource, objectPath, splitApiVersion, type Resource } from "./resources.ts";
 
 export interface KubeObject {
@@ -23,9 +25,12 @@ export interface ObjectRef {
 }
 
 export interface Connection {
+  /** https:// or http:// (`kubectl proxy`). */
   server: string;
-  /** TLS material and auth headers for node:https, refreshed before each request (exec credentials expire). */
+  /** TLS material and auth headers, refreshed before each request (exec credentials expire). */
   httpsOptions: () => Promise<https.RequestOptions>;
+  /** Carries the connections: keep-alive, or a proxy's (the kubeconfig's `proxy-url`, HTTPS_PROXY). */
+  agent?: http.Agent;
 }
 
 export interface RequestStats {
@@ -33,31 +38,74 @@ export interface RequestStats {
   writes: number;
 }
 
-const TIMEOUT_MS = 30_000;
-const agent = new https.Agent({ keepAlive: true, maxSockets: 16 });
+/** Time as the client sees it; tests give it their own. */
+export interface Clock {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  sleep: (ms, signal) =>
+    new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+    }),
+};
+
+/** One request's whole time, headers and body: above any answer a healthy API server gives. */
+export const REQUEST_TIMEOUT_MS = 10_000;
+/** Throttled requests are tried this often in all, each after the server's Retry-After. */
+const THROTTLE_ATTEMPTS = 3;
+
+const agents = { "https:": new https.Agent({ keepAlive: true, maxSockets: 16 }), "http:": new http.Agent({ keepAlive: true, maxSockets: 16 }) };
 
 /** Loads credentials from a kubeconfig file, or from the default chain (KUBECONFIG, ~/.kube/config, in-cluster). */
-export async function connect(kubeconfig?: string): Promise<Connection> {
+export async function connect(kubeconfig?: string, env: Record<string, string | undefined> = process.env): Promise<Connection> {
   // The config module alone: the package index would also load every generated API client.
   const { KubeConfig } = await import("@kubernetes/client-node/dist/config.js");
-  const kc = new KubeConfig();
+  let kc = new KubeConfig();
   if (kubeconfig) kc.loadFromFile(kubeconfig);
   else kc.loadFromDefault();
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error(`no current cluster in ${kubeconfig ?? "the default kubeconfig"}`);
+  const server = new URL(cluster.server);
+  if (server.protocol === "http:") {
+    // client-node refuses plain HTTP unless TLS verification is off; there is no TLS to verify.
+    const plain = new KubeConfig();
+    plain.loadFromClusterAndUser({ ...cluster, skipTLSVerify: true }, kc.getCurrentUser() ?? { name: "anonymous" });
+    kc = plain;
+  }
+  const agent = cluster.proxyUrl ? undefined : await envProxyAgent(server, env);
   return {
     server: cluster.server,
+    ...(agent ? { agent } : {}),
     httpsOptions: async () => {
       const opts: https.RequestOptions = {};
       await kc.applyToHTTPSOptions(opts);
+      // The kubeconfig's proxy-url comes as client-node's proxy agent; otherwise ours keeps connections alive.
+      if (!cluster.proxyUrl) delete opts.agent;
       return opts;
     },
   };
 }
 
+async function envProxyAgent(server: URL, env: Record<string, string | undefined>): Promise<http.Agent | undefined> {
+  const proxy = proxyFromEnv(server, env);
+  if (!proxy) return undefined;
+  const { HttpsProxyAgent, HttpProxyAgent } = await import("hpagent");
+  const options = { keepAlive: true, maxSockets: 16, proxy };
+  return server.protocol === "https:" ? new HttpsProxyAgent(options) : new HttpProxyAgent(options);
+}
+
 export interface KubeClientOptions {
   /** Act as this user (e.g. `system:serviceaccount:ns:name`); the caller must be allowed to impersonate. */
   impersonate?: string;
+  /** Aborts every request in flight and refuses new ones: the invocation's deadline has passed. */
+  signal?: AbortSignal;
+  /** When the invocation's deadline passes, on `clock`: a throttled request waits only if it can finish before it. */
+  deadline?: number;
+  clock?: Clock;
 }
 
 export class KubeClient {
@@ -76,15 +124,39 @@ export class KubeClient {
     return new KubeClient(this.connection, { ...this.options, impersonate: user });
   }
 
-  /** The same client with its own request counts, for one invocation. */
-  fork(): KubeClient {
-    return new KubeClient(this.connection, this.options);
+  /** The same client with its own request counts and, for one invocation, its deadline. */
+  fork(invocation: Pick<KubeClientOptions, "signal" | "deadline" | "clock"> = {}): KubeClient {
+    return new KubeClient(this.connection, { ...this.options, ...invocation });
+  }
+
+  private get clock(): Clock {
+    return this.options.clock ?? systemClock;
+  }
+
+  private remaining(): number {
+    return this.options.deadline === undefined ? Infinity : this.options.deadline - this.clock.now();
   }
 
   async request(method: string, path: string, body?: unknown, contentType = "application/json", accept = "application/json"): Promise<unknown> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.send(method, path, body, contentType, accept);
+      } catch (err) {
+        const wait = err instanceof ApiError && err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : undefined;
+        // Wait out throttling only when the retry can still finish in time; otherwise the caller answers 503 with Retry-After.
+        if (wait === undefined || attempt >= THROTTLE_ATTEMPTS || wait + REQUEST_TIMEOUT_MS / 10 >= this.remaining()) throw err;
+        await this.clock.sleep(wait, this.options.signal);
+      }
+    }
+  }
+
+  private async send(method: string, path: string, body: unknown, contentType: string, accept: string): Promise<unknown> {
+    const url = new URL(path, this.connection.server);
+    const what = `${method} ${url.pathname}`;
+    const timeout = Math.min(REQUEST_TIMEOUT_MS, this.remaining());
+    if (this.options.signal?.aborted || timeout <= 0) throw deadlineExceeded(what, "unsent");
     if (method === "GET") this.stats.reads++;
     else this.stats.writes++;
-    const url = new URL(path, this.connection.server);
     const base = await this.connection.httpsOptions();
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const headers: Record<string, string | number> = {
@@ -93,11 +165,31 @@ export class KubeClient {
       ...(payload === undefined ? {} : { "Content-Type": contentType, "Content-Length": Buffer.byteLength(payload) }),
       ...(this.options.impersonate ? { "Impersonate-User": this.options.impersonate } : {}),
     };
+    const lib = url.protocol === "http:" ? http : https;
+    const agent = base.agent ?? this.connection.agent ?? agents[url.protocol === "http:" ? "http:" : "https:"];
+    const signal = this.options.signal;
     return new Promise((resolve, reject) => {
-      const req = https.request(url, { ...base, agent, method, headers, timeout: TIMEOUT_MS }, (res) => {
+      let settled = false;
+      const settle = (f: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        f();
+      };
+      const fail = (err: ApiError) => {
+        settle(() => reject(err));
+        req.destroy();
+      };
+      const req = lib.request(url, { ...base, agent, method, headers }, (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => {
+        res.on("error", (err) => fail(networkError(what, err.message)));
+        // A reset mid-body ends the response without 'end' (and, on some Node versions, without 'error').
+        res.on("close", () => {
+          if (!res.complete) fail(networkError(what, "the connection closed before the response was complete"));
+        });
+        res.on("end", () => settle(() => {
           const text = Buffer.concat(chunks).toString("utf8");
           let parsed: unknown = text;
           try {
@@ -108,11 +200,15 @@ export class KubeClient {
           const status = res.statusCode ?? 0;
           if (status >= 200 && status < 300) return resolve(parsed);
           const s = (parsed ?? {}) as { reason?: string; message?: string };
-          reject(new ApiError(status, s.reason ?? "Unknown", `${method} ${url.pathname}: ${status} ${s.message ?? text}`));
-        });
+          reject(new ApiError(status, s.reason ?? "Unknown", `${what}: ${status} ${s.message ?? text}`, retryAfter(status, res.headers["retry-after"])));
+        }));
       });
-      req.on("timeout", () => req.destroy(new Error(`timed out after ${TIMEOUT_MS} ms`)));
-      req.on("error", (err) => reject(err instanceof ApiError ? err : new ApiError(0, "NetworkError", `${method} ${url.pathname}: ${err.message}`)));
+      // The whole exchange, not only idle time: a slow-drip body must not outlive the deadline.
+      const cutByDeadline = timeout < REQUEST_TIMEOUT_MS;
+      const timer = setTimeout(() => fail(cutByDeadline ? deadlineExceeded(what, "cut") : new ApiError(0, "Timeout", `${what}: no complete answer within ${timeout} ms`)), timeout);
+      const onAbort = () => fail(deadlineExceeded(what, "cut"));
+      signal?.addEventListener("abort", onAbort, { once: true });
+      req.on("error", (err) => fail(err instanceof ApiError ? err : networkError(what, err.message)));
       req.end(payload);
     });
   }
@@ -197,7 +293,9 @@ export class KubeClient {
     const opts = await this.connection.httpsOptions();
     this.stats.reads++;
     return new Promise((resolve, reject) => {
-      const req = https.request(url, { ...opts, method: "GET", headers: { ...(opts.headers as Record<string, string>), Accept: "application/json" } }, (res) => {
+      const lib = url.protocol === "http:" ? http : https;
+      const agent = opts.agent ?? this.connection.agent ?? agents[url.protocol === "http:" ? "http:" : "https:"];
+      const req = lib.request(url, { ...opts, agent, method: "GET", headers: { ...(opts.headers as Record<string, string>), Accept: "application/json" } }, (res) => {
         if (res.statusCode !== 200) {
           res.resume();
           return reject(new ApiError(res.statusCode ?? 0, "WatchFailed", `watch ${url.pathname}: ${res.statusCode}`));
@@ -259,4 +357,18 @@ export class KubeClient {
     const path = await this.path({ ...obj, namespace: obj.metadata.namespace, name: obj.metadata.name });
     return (await this.request("PUT", `${path}/status`, obj)) as T;
   }
+}
+
+function deadlineExceeded(what: string, when: "unsent" | "cut"): ApiError {
+  return new ApiError(0, "DeadlineExceeded", `${what}: ${when === "cut" ? "cut off" : "not sent"}, the invocation's deadline has passed`);
+}
+
+function networkError(what: string, message: string): ApiError {
+  return new ApiError(0, "NetworkError", `${what}: ${message}`);
+}
+
+/** Seconds to wait before retrying a throttled (429) or unavailable (503) answer, when the server said. */
+export function retryAfter(status: number, header: string | undefined): number | undefined {
+  if ((status !== 429 && status !== 503) || header === undefined || !/^\d+$/.test(header.trim())) return undefined;
+  return Number(header.trim());
 }

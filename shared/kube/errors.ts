@@ -6,11 +6,14 @@
 export class ApiError extends Error {
   readonly status: number;
   readonly reason: string;
-  constructor(status: number, reason: string, message: string) {
+  /** The server's Retry-After, in seconds, when it said when to come back. */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(status: number, reason: string, message: string, retryAfterSeconds?: number) {
     super(message);
     this.name = "ApiError";
     this.status = status;
     this.reason = reason;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 
   /** Server trouble, throttling, timeouts and optimistic-concurrency conflicts pass with time. */

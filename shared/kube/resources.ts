@@ -43,11 +43,17 @@ export function knownResource(apiVersion: string, kind: string): Resource | unde
   return known && known.group === group ? { ...known, version } : undefined;
 }
 
+/** A last guard under the callers' name checks: `.`, `..` or `/` would make another path than the one meant. */
+function segment(value: string): string {
+  if (value === "" || value === "." || value === ".." || value.includes("/")) throw new Error(`refusing to build an API path from the name ${JSON.stringify(value)}`);
+  return encodeURIComponent(value);
+}
+
 export function collectionPath(r: Resource, namespace: string | undefined): string {
   const base = r.group === "" ? `/api/${r.version}` : `/apis/${r.group}/${r.version}`;
-  return r.namespaced && namespace ? `${base}/namespaces/${encodeURIComponent(namespace)}/${r.plural}` : `${base}/${r.plural}`;
+  return r.namespaced && namespace ? `${base}/namespaces/${segment(namespace)}/${r.plural}` : `${base}/${r.plural}`;
 }
 
 export function objectPath(r: Resource, namespace: string | undefined, name: string): string {
-  return `${collectionPath(r, namespace)}/${encodeURIComponent(name)}`;
+  return `${collectionPath(r, namespace)}/${segment(name)}`;
 }

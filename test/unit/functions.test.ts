@@ -42,6 +42,7 @@ beforeAll(async () => {
   await start("eligibility", eligibility);
   await start("apply", apply);
   await start("status", status);
+  await start("hasty", eligibility, { INVOCATION_DEADLINE_SECONDS: "0.2" });
 });
 afterEach(() => {
   expect(nock.pendingMocks()).toEqual([]);
@@ -111,6 +112,41 @@ describe("transient API failures are answered 5xx so the broker retries", () => 
     expect(res.status).toBe(503);
     expect(JSON.parse(res.text).error).toMatch(/409 the object has been modified/);
     expect(logs.at(-1)).toMatchObject({ reads: 18, writes: 3 });
+  });
+});
+
+describe("hostile keys", () => {
+  it.each([
+    { namespace: "..", name: "." },
+    { namespace: "../../etc", name: "g1" },
+    { namespace: "team-a", name: "../../../api/v1/secrets" },
+  ])("answers $namespace / $name with 422 and no API request, in every function", async ({ namespace, name }) => {
+    const dgd = { specversion: "1.0", id: "h1", type: "dev.knative.apiserver.resource.update", source: "s", extensions: {}, datacontenttype: "application/json", data: { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { namespace, name } } } satisfies CloudEvent;
+    const applied = productEvent(EventType.Applied, { namespace, name, uid: "u", generation: 1, applied: [], unchanged: [], skipped: [] }, { source: "/t", cause: "c", time: "2026-03-01T00:00:00Z" });
+    for (const [fn, event] of [["eligibility", dgd], ["apply", reconcile(namespace, name)], ["status", applied]] as const) {
+      const res = await binary(fn, event);
+      expect(res.status).toBe(422);
+      expect(JSON.parse(res.text).error).toMatch(/must be (a namespace name|an object name|a DynamoPoolRelay name)/);
+      expect(logs.at(-1)).toMatchObject({ function: fn, status: 422, reads: 0, writes: 0 });
+    }
+  });
+});
+
+describe("throttling and deadlines", () => {
+  it("answers 503 with the API server's Retry-After when waiting would outlast the deadline", async () => {
+    nock(API).get(dprPath).reply(429, { kind: "Status", reason: "TooManyRequests", message: "too many requests" }, { "Retry-After": "30" });
+    const res = await binary("eligibility", { specversion: "1.0", id: "t1", type: "dev.knative.apiserver.resource.update", source: "s", extensions: {}, datacontenttype: "application/json", data: { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { namespace: "team-a", name: "g1" } } });
+    expect(res.status).toBe(503);
+    expect(res.headers["retry-after"]).toBe("30");
+    expect(logs.at(-1)).toMatchObject({ function: "eligibility", status: 503, reads: 1 });
+  });
+
+  it("ends an invocation at its deadline: the request in flight is cut and the answer is 503", async () => {
+    nock(API).get(dprPath).delay(5_000).reply(200, {});
+    const res = await binary("hasty", { specversion: "1.0", id: "t2", type: "dev.knative.apiserver.resource.update", source: "s", extensions: {}, datacontenttype: "application/json", data: { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { namespace: "team-a", name: "g1" } } });
+    expect(res.status).toBe(503);
+    expect(JSON.parse(res.text).error).toMatch(/deadline has passed/);
+    expect(logs.at(-1)).toMatchObject({ function: "hasty", status: 503, reads: 1, writes: 0, deadlineExceeded: true });
   });
 });
 

@@ -21,6 +21,13 @@ describe("knative/ and the Dockerfile", () => {
     expect(service.spec.template.spec.timeoutSeconds * 1000).toBeLessThan(durationMs(trigger.spec.delivery.timeout));
   });
 
+  it.each(services.map((s) => [s.metadata.name, s]))("%s: each invocation's deadline ends before the Service's timeout", (_name, service) => {
+    const env = Object.fromEntries(service.spec.template.spec.containers[0].env.map((e: { name: string; value: string }) => [e.name, e.value]));
+    expect(env["INVOCATION_DEADLINE_SECONDS"]).toMatch(/^\d+$/);
+    // Room for the reply to travel back and for a cold start the timeout also covers.
+    expect(Number(env["INVOCATION_DEADLINE_SECONDS"])).toBeLessThanOrEqual(service.spec.template.spec.timeoutSeconds * 0.85);
+  });
+
   it("runs as a numeric user, so the kubelet can verify runAsNonRoot", () => {
     expect(read("Dockerfile")).toMatch(/^USER \d+(:\d+)?$/m);
     for (const s of services) expect(s.spec.template.spec.containers[0].securityContext.runAsNonRoot).toBe(true);
