@@ -61,6 +61,7 @@ function result(decision: Exclude<Decision, { action: "reject" }>, options: Rend
     dpr,
     decision,
     observed: { endpointSlices: [] },
+    foreign: [],
     previous: undefined,
     observedGeneration: dpr.metadata.generation,
     now: options.now,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { dgd, dpr } from "../test/builders.ts";
-import { childState, isSubset, planApply, reflectsDecision, withAppliedHash, APPLIED_HASH, type LiveObject } from "./apply-plan.ts";
+import { childState, foreignChildren, isSubset, planApply, reflectsDecision, withAppliedHash, APPLIED_HASH, type LiveObject } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
 import { renderChildren, type KubeObject } from "./render/index.ts";
@@ -64,6 +64,23 @@ describe("planApply", () => {
     expect(plan.skipped).toEqual([{ kind: "Service", reason: "Service g1-pool-relay exists and is not controlled by this DynamoPoolRelay" }]);
   });
 
+  it.each([
+    { foreign: "ServiceAccount", applied: ["Role", "ConfigMap"], blocked: ["RoleBinding", "Deployment", "Service"] },
+    { foreign: "Role", applied: ["ServiceAccount", "ConfigMap"], blocked: ["RoleBinding", "Deployment", "Service"] },
+    { foreign: "RoleBinding", applied: ["ServiceAccount", "Role", "ConfigMap"], blocked: ["Deployment", "Service"] },
+    { foreign: "ConfigMap", applied: ["ServiceAccount", "Role", "RoleBinding"], blocked: ["Deployment", "Service"] },
+    { foreign: "Deployment", applied: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap"], blocked: ["Service"] },
+    { foreign: "Service", applied: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment"], blocked: [] },
+  ])("with a foreign $foreign, applies none of the children that need it: $blocked", ({ foreign, applied, blocked }) => {
+    const live = desired.map((o) => (o.kind === foreign ? { metadata: { name: o.metadata.name, ownerReferences: [{ uid: "someone-else", controller: true }] } } : undefined));
+    const plan = planApply(desired, live, UID);
+    expect(plan.apply.map((a) => a.object.kind)).toEqual(applied);
+    expect(plan.skipped.map((s) => s.kind)).toEqual([foreign, ...blocked].sort((a, b) => desired.findIndex((d) => d.kind === a) - desired.findIndex((d) => d.kind === b)));
+    for (const kind of blocked) {
+      expect(plan.skipped.find((s) => s.kind === kind)?.reason).toMatch(new RegExp(`^${kind} g1-pool-relay is not applied: it needs (${foreign}|\\w+) g1-pool-relay, which is not controlled by this DynamoPoolRelay$`));
+    }
+  });
+
   it("writes nothing when every child is current", () => {
     expect(planApply(desired, desired.map((o) => asLive(o)), UID).apply).toEqual([]);
   });
@@ -75,6 +92,18 @@ describe("reflectsDecision", () => {
   it("is true when the read children are current, or the Service is foreign", () => {
     expect(reflectsDecision(apply, desired, live([cm, dep, svc]), UID)).toBe(true);
     expect(reflectsDecision(apply, desired, live([cm, dep, { metadata: {} }]), UID)).toBe(true);
+  });
+  it("counts a foreign child, and the children that need it, as carried as far as they can be", () => {
+    const all = new Map(desired.map((o) => [o.kind, asLive(o) as LiveObject | undefined]));
+    all.set("ServiceAccount", { metadata: { ownerReferences: [{ uid: "someone-else", controller: true }] } });
+    all.set("Deployment", undefined);
+    all.set("RoleBinding", undefined);
+    all.set("Service", undefined);
+    expect(reflectsDecision(apply, desired, all, UID)).toBe(true);
+    // The ConfigMap needs nothing foreign: a stale one still counts.
+    all.set("ConfigMap", { ...all.get("ConfigMap")!, data: {} });
+    expect(reflectsDecision(apply, desired, all, UID)).toBe(false);
+    expect(foreignChildren(desired, all, UID)).toEqual(["ServiceAccount g1-pool-relay"]);
   });
   it("is false while a child is missing or stale", () => {
     expect(reflectsDecision(apply, desired, live([cm, undefined, svc]), UID)).toBe(false);

@@ -78,6 +78,31 @@ export function childState(desired: KubeObject, live: LiveObject | undefined, dp
   return same ? "current" : "stale";
 }
 
+/**
+ * What each child needs from the others: a RoleBinding binds our ServiceAccount to our Role, the
+ * Relay pods run as that ServiceAccount with that binding and mount the ConfigMap, the Service
+ * exposes those pods. A child whose need is foreign (or itself blocked) is not applied: it would
+ * run with, bind or expose someone else's object.
+ */
+export const NEEDS: Readonly<Record<string, readonly string[]>> = {
+  RoleBinding: ["ServiceAccount", "Role"],
+  Deployment: ["ServiceAccount", "ConfigMap", "RoleBinding"],
+  Service: ["Deployment"],
+};
+
+/** The foreign child that keeps `kind` from being applied, directly or through what it needs. */
+export function blockedBy(kind: string, foreign: ReadonlySet<string>): string | undefined {
+  for (const need of NEEDS[kind] ?? []) {
+    if (foreign.has(need)) return need;
+    const deeper = blockedBy(need, foreign);
+    if (deeper) return deeper;
+  }
+  return undefined;
+}
+
+const foreignKinds = (desired: readonly KubeObject[], live: readonly (LiveObject | undefined)[], dprUid: string | undefined) =>
+  new Set(desired.filter((_d, i) => live[i] !== undefined && !controlledBy(live[i]!, dprUid)).map((d) => d.kind));
+
 export interface ApplyPlan {
   /**
    * Force takes fields other managers own: only on children this DynamoPoolRelay already
@@ -92,9 +117,12 @@ export interface ApplyPlan {
 /** @param live the observed child for each desired one, in the same order (undefined when absent) */
 export function planApply(desired: readonly KubeObject[], live: readonly (LiveObject | undefined)[], dprUid: string | undefined): ApplyPlan {
   const plan: ApplyPlan = { apply: [], unchanged: [], skipped: [] };
+  const foreign = foreignKinds(desired, live, dprUid);
   desired.forEach((obj, i) => {
     const state = childState(obj, live[i], dprUid);
+    const blocker = blockedBy(obj.kind, foreign);
     if (state === "foreign") plan.skipped.push({ kind: obj.kind, reason: `${obj.kind} ${obj.metadata.name} exists and is not controlled by this DynamoPoolRelay` });
+    else if (blocker) plan.skipped.push({ kind: obj.kind, reason: `${obj.kind} ${obj.metadata.name} is not applied: it needs ${blocker} ${obj.metadata.name}, which is not controlled by this DynamoPoolRelay` });
     else if (state === "current") plan.unchanged.push(obj.kind);
     else plan.apply.push({ object: obj, force: state === "stale" });
   });
@@ -102,8 +130,9 @@ export function planApply(desired: readonly KubeObject[], live: readonly (LiveOb
 }
 
 /**
- * Whether the observed children already carry the decision, i.e. the last apply or withdrawal
- * for this generation succeeded. A foreign Service is reported elsewhere and does not block it.
+ * Whether the observed children already carry the decision as far as it can be carried, i.e. the
+ * last apply or withdrawal for this generation succeeded: foreign children, and the ones that
+ * need them, are left as they are (and reported as foreign), so they do not count.
  */
 export function reflectsDecision(
   decision: Decision,
@@ -114,12 +143,16 @@ export function reflectsDecision(
   if (decision.action === "reject") return true;
   const service = live.get("Service");
   if (decision.action === "withdraw") return !service || !controlledBy(service, dprUid);
+  const observed = desired.filter((d) => live.has(d.kind));
+  const foreign = foreignKinds(observed, observed.map((d) => live.get(d.kind)), dprUid);
+  return observed.every((d) => foreign.has(d.kind) || blockedBy(d.kind, foreign) !== undefined || childState(d, live.get(d.kind), dprUid) === "current");
+}
+
+/** The observed children, other than the Service (its own condition reports it), that someone else controls. */
+export function foreignChildren(desired: readonly KubeObject[], live: ReadonlyMap<string, LiveObject | undefined>, dprUid: string | undefined): string[] {
   return desired
-    .filter((d) => live.has(d.kind))
-    .every((d) => {
-      const state = childState(d, live.get(d.kind), dprUid);
-      return state === "current" || (d.kind === "Service" && state === "foreign");
-    });
+    .filter((d) => d.kind !== "Service" && live.get(d.kind) !== undefined && !controlledBy(live.get(d.kind)!, dprUid))
+    .map((d) => `${d.kind} ${d.metadata.name}`);
 }
 
 /** The children an apply decision wants, each with the hash of that intent. */

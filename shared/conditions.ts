@@ -48,5 +48,6 @@ export const Reason = {
   RolloutPending: "RolloutPending",
   Reconciling: "Reconciling",
   ApplyFailed: "ApplyFailed",
+  ForeignChild: "ForeignChild",
 } as const;
 export type Reason = (typeof Reason)[keyof typeof Reason];

@@ -9,7 +9,10 @@ const NOW = "2026-02-01T00:00:00Z";
 const d = dpr({ generation: 3 });
 const apply = decide(d, dgd(), DEFAULT_OPERATOR_DEFAULTS) as Extract<Decision, { action: "apply" }>;
 const live = (kind: string): LiveObject => structuredClone(desiredChildren(apply).find((o) => o.kind === kind)!) as unknown as LiveObject;
-const current = { configMap: live("ConfigMap"), deployment: live("Deployment"), service: live("Service"), endpointSlices: [] };
+const current = {
+  serviceAccount: live("ServiceAccount"), role: live("Role"), roleBinding: live("RoleBinding"),
+  configMap: live("ConfigMap"), deployment: live("Deployment"), service: live("Service"), endpointSlices: [],
+};
 const plan = (overrides: Partial<Parameters<typeof planStatus>[0]> = {}) =>
   planStatus({ dpr: d, decision: apply, observed: current, fromChild: false, now: NOW, ...overrides });
 
@@ -75,5 +78,23 @@ describe("planStatus", () => {
     const withdraw = decide(d, undefined, DEFAULT_OPERATOR_DEFAULTS);
     expect(plan({ decision: withdraw }).status.observedGeneration).toBeUndefined();
     expect(plan({ decision: withdraw, observed: { ...current, service: undefined } }).status.observedGeneration).toBe(3);
+  });
+
+  it("with a foreign ServiceAccount, claims the generation (nothing more can be applied), asks for no reconcile, and is not Ready, naming it", () => {
+    const foreignSa = { metadata: { name: "g1-pool-relay", ownerReferences: [{ uid: "someone-else", controller: true }] } };
+    const observed = { ...current, serviceAccount: foreignSa, roleBinding: undefined, deployment: undefined, service: undefined };
+    const p = plan({ dpr: { ...d, status: { observedGeneration: 2 } }, observed, fromChild: true });
+    expect(p).toMatchObject({ reflects: true, drift: false, status: { observedGeneration: 3 } });
+    expect(p.status.conditions!.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "ForeignChild",
+      message: expect.stringMatching(/^ServiceAccount g1-pool-relay exists and is not controlled by this DynamoPoolRelay; nothing that needs it is applied/),
+    });
+  });
+
+  it("names every foreign child", () => {
+    const theirs = { metadata: { ownerReferences: [] } };
+    const p = plan({ observed: { ...current, configMap: theirs, role: theirs } });
+    expect(p.status.conditions!.find((c) => c.type === "Ready")?.message).toMatch(/^Role g1-pool-relay, ConfigMap g1-pool-relay exist and are not controlled/);
   });
 });

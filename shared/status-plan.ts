@@ -4,7 +4,7 @@
  * whether the children drifted from the decision (then a reconcile is requested).
  */
 import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
-import { desiredChildren, reflectsDecision, type LiveObject } from "./apply-plan.ts";
+import { desiredChildren, foreignChildren, reflectsDecision, type LiveObject } from "./apply-plan.ts";
 import { stableJson } from "./connection-revision.ts";
 import type { ReportedFailure } from "./classify.ts";
 import { ConditionType, Reason } from "./conditions.ts";
@@ -15,6 +15,9 @@ export interface StatusPlanInput {
   dpr: { metadata: { name: string; namespace?: string; uid?: string; generation?: number }; status?: DynamoPoolRelayStatus };
   decision: Decision;
   observed: {
+    serviceAccount: LiveObject | undefined;
+    role: LiveObject | undefined;
+    roleBinding: LiveObject | undefined;
     configMap: LiveObject | undefined;
     deployment: (LiveObject & ObservedDeployment) | undefined;
     service: LiveObject | undefined;
@@ -56,7 +59,14 @@ function applyFailure(input: StatusPlanInput, reflects: boolean): string | undef
 export function planStatus(input: StatusPlanInput): StatusPlan {
   const { dpr, decision, observed } = input;
   const desired = decision.action === "apply" ? desiredChildren(decision) : [];
-  const live = new Map([["ConfigMap", observed.configMap], ["Deployment", observed.deployment], ["Service", observed.service]]);
+  const live = new Map<string, LiveObject | undefined>([
+    ["ServiceAccount", observed.serviceAccount],
+    ["Role", observed.role],
+    ["RoleBinding", observed.roleBinding],
+    ["ConfigMap", observed.configMap],
+    ["Deployment", observed.deployment],
+    ["Service", observed.service],
+  ]);
   const reflects = reflectsDecision(decision, desired, live, dpr.metadata.uid);
   const previous = dpr.status?.observedGeneration;
   // Claimed only once the children carry this generation's decision, and never backwards.
@@ -74,6 +84,7 @@ export function planStatus(input: StatusPlanInput): StatusPlan {
     observedGeneration,
     now: input.now,
     reflects,
+    foreign: foreignChildren(desired, live, dpr.metadata.uid),
     ...(failure === undefined ? {} : { applyFailure: failure }),
   });
   return {

@@ -17,7 +17,7 @@ const slices = (...ready: (boolean | undefined)[]) => [{ endpoints: ready.map((r
 function status(observed: Observed, options: { dgd?: ReturnType<typeof dgd> | undefined; previous?: Parameters<typeof computeStatus>[0]["previous"] } = {}) {
   const d = dpr({ generation: 4 });
   const g = "dgd" in options ? options.dgd : dgd();
-  return computeStatus({ dpr: d, decision: decide(d, g, DEFAULT_OPERATOR_DEFAULTS), observed, previous: options.previous, observedGeneration: 4, now: NOW, reflects: true });
+  return computeStatus({ dpr: d, decision: decide(d, g, DEFAULT_OPERATOR_DEFAULTS), observed, previous: options.previous, observedGeneration: 4, now: NOW, reflects: true, foreign: [] });
 }
 const cond = (s: ReturnType<typeof status>, type: string) => s.conditions?.find((c) => c.type === type);
 
@@ -83,7 +83,7 @@ describe("computeStatus", () => {
   it("on an invalid spec sets Ready=False InvalidSpec and keeps the rest of the previous status", () => {
     const bad = { ...dpr(), spec: { clusterID: "dc-1" } };
     const previous = status({ deployment: rolledOut, service: ours, endpointSlices: slices(true) });
-    const s = computeStatus({ dpr: bad, decision: decide(bad, dgd(), DEFAULT_OPERATOR_DEFAULTS), observed: { endpointSlices: [] }, previous, observedGeneration: 4, now: NOW, reflects: true });
+    const s = computeStatus({ dpr: bad, decision: decide(bad, dgd(), DEFAULT_OPERATOR_DEFAULTS), observed: { endpointSlices: [] }, previous, observedGeneration: 4, now: NOW, reflects: true, foreign: [] });
     expect(cond(s, "Ready")).toMatchObject({ status: "False", reason: "InvalidSpec" });
     expect(cond(s, "Ready")?.message).toMatch(/spec\.image/);
     expect(s.serviceEndpoint).toBe(previous.serviceEndpoint);

@@ -44,6 +44,8 @@ export interface StatusInput {
   now: string;
   /** Why the API server refused this generation's children, as a sentence. */
   applyFailure?: string;
+  /** Children (other than the Service) someone else controls, e.g. `ServiceAccount g1-pool-relay`: nothing that needs them is applied. */
+  foreign: readonly string[];
   /**
    * The children carry the decision (intent hashes match). Until they do, the status keeps the
    * worker namespaces and revisions in effect and Ready is False: it describes what the Relay runs.
@@ -102,6 +104,14 @@ function rolledOut(deployment: ObservedDeployment | undefined): boolean {
 function readiness(eligible: Verdict, published: Verdict, listening: Verdict, input: StatusInput): Verdict {
   const { dpr, observed } = input;
   if (!eligible.status) return { status: false, reason: Reason.NotEligible, message: eligible.message };
+  if (input.foreign.length > 0) {
+    const list = input.foreign.join(", ");
+    return {
+      status: false,
+      reason: Reason.ForeignChild,
+      message: `${list} ${input.foreign.length === 1 ? "exists and is" : "exist and are"} not controlled by this DynamoPoolRelay; nothing that needs ${input.foreign.length === 1 ? "it" : "them"} is applied (delete or rename ${input.foreign.length === 1 ? "it" : "them"})`,
+    };
+  }
   if (input.applyFailure !== undefined) return { status: false, reason: Reason.ApplyFailed, message: input.applyFailure };
   if (!input.reflects) {
     return { status: false, reason: Reason.Reconciling, message: `the children do not carry the decision for generation ${dpr.metadata.generation ?? 1} yet` };

@@ -184,6 +184,8 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
       `--cert-dir=${certDir}`, `--token-auth-file=${join(dir, "tokens.csv")}`, "--authorization-mode=RBAC",
       `--service-account-issuer=${server}/`, `--service-account-key-file=${saKey}`, `--service-account-signing-key-file=${saKey}`,
       "--service-cluster-ip-range=10.96.0.0/16", "--allow-privileged=true", "--disable-admission-plugins=ServiceAccount",
+      // On by default on OpenShift: an ownerReference with blockOwnerDeletion needs update on the owner's finalizers.
+      "--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
       "--endpoint-reconciler-type=none",
     ], dir));
     const kubeconfig = join(dir, "kubeconfig");

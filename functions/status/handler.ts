@@ -25,9 +25,12 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   const ref = (apiVersion: string, kind: string, name = childName(key.name)) => ({ apiVersion, kind, namespace: key.namespace, name });
 
   // 2. Read the DynamoPoolRelay, its DGD and the children status is made of.
-  const [dpr, dgd, configMap, deployment, service, endpointSlices] = await Promise.all([
+  const [dpr, dgd, serviceAccount, role, roleBinding, configMap, deployment, service, endpointSlices] = await Promise.all([
     ctx.kube.get<DynamoPoolRelay>(ref(API_VERSION, KIND, key.name)),
     ctx.kube.get(ref(ctx.config.dgdApiVersion, "DynamoGraphDeployment", key.name)),
+    ctx.kube.get<LiveObject>(ref("v1", "ServiceAccount")),
+    ctx.kube.get<LiveObject>(ref("rbac.authorization.k8s.io/v1", "Role")),
+    ctx.kube.get<LiveObject>(ref("rbac.authorization.k8s.io/v1", "RoleBinding")),
     ctx.kube.get<LiveObject>(ref("v1", "ConfigMap")),
     ctx.kube.get<LiveObject & ObservedDeployment>(ref("apps/v1", "Deployment")),
     ctx.kube.get<LiveObject>(ref("v1", "Service")),
@@ -37,7 +40,7 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
 
   // 3. Decide.
   const decision = decide(dpr, dgd, ctx.config.defaults);
-  const observed = { configMap, deployment, service, endpointSlices };
+  const observed = { serviceAccount, role, roleBinding, configMap, deployment, service, endpointSlices };
   const plan = planStatus({ dpr, decision, observed, fromChild: input.fromChild, ...(input.failure ? { failure: input.failure } : {}), now: ctx.now() });
   const ready = plan.status.conditions?.find((c) => c.type === "Ready");
   const fields = { key, reflects: plan.reflects, ready: ready?.status, reason: ready?.reason, observedGeneration: plan.status.observedGeneration };

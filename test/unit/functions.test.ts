@@ -102,7 +102,9 @@ describe("transient API failures are answered 5xx so the broker retries", () => 
     const dpr = { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name: "g1", namespace: "team-a", uid: "u1", generation: 1, resourceVersion: "5" }, spec: { image: "r", clusterID: "c", replicas: 2 } };
     nock(API).get(dprPath).times(3).reply(200, dpr);
     nock(API).get(dgdPath).times(3).reply(404, { kind: "Status", reason: "NotFound" });
-    for (const p of ["/api/v1/namespaces/team-a/configmaps/g1-pool-relay", "/apis/apps/v1/namespaces/team-a/deployments/g1-pool-relay", "/api/v1/namespaces/team-a/services/g1-pool-relay"]) {
+    for (const p of ["/api/v1/namespaces/team-a/serviceaccounts/g1-pool-relay", "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/roles/g1-pool-relay",
+      "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings/g1-pool-relay", "/api/v1/namespaces/team-a/configmaps/g1-pool-relay",
+      "/apis/apps/v1/namespaces/team-a/deployments/g1-pool-relay", "/api/v1/namespaces/team-a/services/g1-pool-relay"]) {
       nock(API).get(p).times(3).reply(404, { kind: "Status", reason: "NotFound" });
     }
     nock(API).get("/apis/discovery.k8s.io/v1/namespaces/team-a/endpointslices").query(true).times(3).reply(200, { items: [] });
@@ -111,7 +113,7 @@ describe("transient API failures are answered 5xx so the broker retries", () => 
     const res = await structured("status", event);
     expect(res.status).toBe(503);
     expect(JSON.parse(res.text).error).toMatch(/409 the object has been modified/);
-    expect(logs.at(-1)).toMatchObject({ reads: 18, writes: 3 });
+    expect(logs.at(-1)).toMatchObject({ reads: 27, writes: 3 });
   });
 });
 
