@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resyncReason, slotOf, tickOf } from "./resync.ts";
+import { dueOnTick, resyncCause, resyncReason, slotOf, tickOf } from "./resync.ts";
 
 const dpr = (generation: number, observed: number | undefined, uid = "uid-1", deleting = false) => ({
   metadata: { name: "g1", namespace: "n", uid, generation, ...(deleting ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}) },
@@ -30,5 +30,29 @@ describe("tickOf", () => {
   it("counts periods since the epoch, ignoring jitter within a period", () => {
     expect(tickOf("2026-01-01T00:01:00.400Z", 60)).toBe(tickOf("2026-01-01T00:01:59Z", 60));
     expect(tickOf("2026-01-01T00:02:00Z", 60)).toBe(tickOf("2026-01-01T00:01:00Z", 60) + 1);
+  });
+});
+
+describe("dueOnTick", () => {
+  const tick = slotOf("uid-1", 10) + 10;
+  it("keeps the page's objects that need a reconcile on this tick, in order, with their key and reason", () => {
+    const named = (name: string, d: ReturnType<typeof dpr>) => ({ ...d, metadata: { ...d.metadata, name } });
+    const page = [named("periodic", dpr(2, 2, "uid-1")), named("quiet", dpr(2, 2, "uid-2")), named("deleting", dpr(3, 2, "uid-3", true)), named("new", dpr(1, undefined, "uid-4"))];
+    expect(slotOf("uid-2", 10)).not.toBe(tick % 10);
+    expect(dueOnTick(page, tick, 10)).toEqual([
+      { key: { namespace: "n", name: "periodic" }, reason: "Periodic" },
+      { key: { namespace: "n", name: "new" }, reason: "Unobserved" },
+    ]);
+  });
+
+  it("finds nothing due on an empty page", () => {
+    expect(dueOnTick([], tick, 10)).toEqual([]);
+  });
+});
+
+describe("resyncCause", () => {
+  it("names the tick, so every run of one tick seeds the same ids and the next tick others", () => {
+    expect(resyncCause(42)).toBe("resync-tick-42");
+    expect(resyncCause(42)).not.toBe(resyncCause(43));
   });
 });

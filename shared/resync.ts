@@ -6,6 +6,7 @@
  * anything: a steady-state resync writes nothing.
  */
 import { createHash } from "node:crypto";
+import type { DprKey } from "./events.ts";
 
 export interface ResyncCandidate {
   metadata: { namespace?: string; name: string; uid?: string; generation?: number; deletionTimestamp?: string };
@@ -13,6 +14,11 @@ export interface ResyncCandidate {
 }
 
 export type ResyncReason = "Unobserved" | "Periodic";
+
+export interface ResyncDue {
+  key: DprKey;
+  reason: ResyncReason;
+}
 
 export function tickOf(time: string, periodSeconds: number): number {
   return Math.floor(Date.parse(time) / (periodSeconds * 1000));
@@ -33,4 +39,21 @@ export function resyncReason(dpr: ResyncCandidate, tick: number, slots: number):
   if (unobserved(dpr)) return "Unobserved";
   if (dpr.metadata.uid !== undefined && slotOf(dpr.metadata.uid, slots) === tick % slots) return "Periodic";
   return undefined;
+}
+
+/** The DynamoPoolRelays of one listed page that need a reconcile on this tick. */
+export function dueOnTick(page: readonly ResyncCandidate[], tick: number, slots: number): ResyncDue[] {
+  return page.flatMap((dpr) => {
+    const reason = resyncReason(dpr, tick, slots);
+    return reason ? [{ key: { namespace: dpr.metadata.namespace ?? "", name: dpr.metadata.name }, reason }] : [];
+  });
+}
+
+/**
+ * The seed of a resync request's id. The tick, not the ping event's id: every run of one tick (a
+ * redelivery, a re-run while the first still emits, a second ping for the same period) emits the
+ * same ids, so the duplicates stay recognisable; the next tick's requests are new events.
+ */
+export function resyncCause(tick: number): string {
+  return `resync-tick-${tick}`;
 }

@@ -3,17 +3,27 @@
  * reconcile requests. A DGD event is answered with one request for the same-named
  * DynamoPoolRelay, if there is one; a DynamoPoolRelay event with one if its generation is not yet
  * observed (its own status writes change nothing to reconcile). A resync tick lists
- * DynamoPoolRelays and emits a request for each that has an unobserved generation or whose
- * periodic slot has come.
+ * DynamoPoolRelays in pages and emits a request for each that has an unobserved generation or
+ * whose periodic slot has come, with ids derived from the tick and the key.
  */
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForEligibility } from "../../shared/classify.ts";
 import { API_VERSION, KIND } from "../../shared/names.ts";
 import { EventType, productEvent, type DprKey } from "../../shared/events.ts";
-import { resyncReason, tickOf, unobserved, type ResyncCandidate } from "../../shared/resync.ts";
+import { settleBounded } from "../../shared/concurrency.ts";
+import { ApiError } from "../../shared/kube/errors.ts";
+import { dueOnTick, resyncCause, tickOf, unobserved, type ResyncCandidate } from "../../shared/resync.ts";
 import { mustClassify, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/eligibility";
+/** DynamoPoolRelays per LIST page: no single response grows with the cluster. */
+export const PAGE = 500;
+/**
+ * Reconcile requests in flight to the Broker at once. Serially, 10,000 requests outlast the
+ * Service's 120 s timeout; 32 at once, at 10 ms a request at the ingress, take about 3 s (an
+ * estimate, not a measurement).
+ */
+export const EMIT_CONCURRENCY = 32;
 
 async function onChange(event: CloudEvent, changed: "dgd" | "dpr", key: DprKey, ctx: Context): Promise<Result> {
   // 2. Read: is there a DynamoPoolRelay for this key? (The payload only named the key.)
@@ -27,22 +37,40 @@ async function onChange(event: CloudEvent, changed: "dgd" | "dpr", key: DprKey, 
 }
 
 async function onResync(event: CloudEvent, ctx: Context): Promise<Result> {
-  // 2. Read every DynamoPoolRelay once.
-  const all = await ctx.kube.list<ResyncCandidate>(API_VERSION, KIND, undefined);
-  // 3. Decide which need a reconcile on this tick.
   const tick = tickOf(event.time ?? ctx.now(), ctx.config.resyncPeriodSeconds);
-  const due = all.flatMap((dpr) => {
-    const reason = resyncReason(dpr, tick, ctx.config.resyncSlots);
-    return reason ? [{ dpr, reason }] : [];
-  });
-  // 4. Emit one request each: a reply can carry only one event.
-  const time = ctx.now();
-  for (const { dpr } of due) {
-    const key = { namespace: dpr.metadata.namespace ?? "", name: dpr.metadata.name };
-    await ctx.emit(productEvent(EventType.Reconcile, { ...key, cause: "Resync" }, { source: SOURCE, cause: event.id, time }));
+  const counts = { listed: 0, pages: 0, due: 0, unobserved: 0 };
+  // 2. Read page by page, 3. deciding each page as it comes: the next page is read only when
+  // emits have worked off this one, so memory holds one page however many objects there are.
+  async function* due(): AsyncGenerator<DprKey> {
+    for await (const page of ctx.kube.listPages<ResyncCandidate>(API_VERSION, KIND, undefined, PAGE)) {
+      counts.pages++;
+      counts.listed += page.length;
+      for (const { key, reason } of dueOnTick(page, tick, ctx.config.resyncSlots)) {
+        counts.due++;
+        if (reason === "Unobserved") counts.unobserved++;
+        yield key;
+      }
+    }
   }
-  const unobserved = due.filter((d) => d.reason === "Unobserved").length;
-  return { decision: "Resync", fields: { listed: all.length, emitted: due.length, unobserved, tick } };
+  // 4. Emit one request each (a reply carries only one event), several at once.
+  const emitContext = { source: SOURCE, cause: resyncCause(tick), time: ctx.now() };
+  const { succeeded, failures } = await settleBounded(due(), EMIT_CONCURRENCY, (key) =>
+    ctx.emit(productEvent(EventType.Reconcile, { ...key, cause: "Resync" }, emitContext)),
+  );
+  const fields = { listed: counts.listed, emitted: succeeded, failed: failures.length, unobserved: counts.unobserved, tick, pages: counts.pages };
+  const first = failures[0];
+  if (first) {
+    // 503, so the Broker redelivers the tick and the re-run emits the same ids. The log of a
+    // failed invocation carries only this message, hence every count in it.
+    const why = first.error instanceof Error ? first.error.message : String(first.error);
+    throw new ApiError(
+      503,
+      "ResyncIncomplete",
+      `resync tick ${tick}: ${failures.length} of ${counts.due} reconcile requests failed, ${succeeded} sent ` +
+        `(${counts.listed} listed in ${counts.pages} pages, ${counts.unobserved} unobserved); the first, for ${first.item.namespace}/${first.item.name}: ${why}`,
+    );
+  }
+  return { decision: "Resync", fields };
 }
 
 export const eligibility: Handler = async (event, ctx) => {

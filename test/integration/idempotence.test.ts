@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
 import { SOURCE as ELIGIBILITY_SOURCE } from "../../functions/eligibility/handler.ts";
 import { EventType, derivedId, productEvent } from "../../shared/events.ts";
+import { resyncCause, tickOf } from "../../shared/resync.ts";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
 import { chain, invocations, send, tapBroker, type Invocation, type TestTap } from "./knative-helpers.ts";
@@ -138,7 +139,7 @@ describe("delivery semantics through the Broker", () => {
     const steps = await handled([dgdUpdate, ...childEvents, ...pings].map((e) => e.id));
     // The resync emits its requests into the Broker; the one for this key has an id derived from its tick.
     const periodic = await eventually("the periodic reconcile of this DynamoPoolRelay is handled", async () =>
-      pings.map((p) => chain(derivedId(ELIGIBILITY_SOURCE, p.id, EventType.Reconcile, ns, "g1"))).find((c) => c !== undefined));
+      pings.map((p) => chain(derivedId(ELIGIBILITY_SOURCE, resyncCause(tickOf(p.time!, period)), EventType.Reconcile, ns, "g1"))).find((c) => c !== undefined));
     expect(await versions(ns)).toEqual(before);
     const ours = [...steps, ...periodic].filter((i) => JSON.stringify(i).includes(ns) || i.decision === "Resync");
     expect(periodic.map((i) => i.function)).toEqual(["apply", "status"]);
