@@ -1,21 +1,19 @@
 // Bundles each function (functions/<name>/index.ts) into one ESM file under dist/functions/<name>/,
-// with @kubernetes/client-node split into a chunk that loads on the first event, not at start.
-// The Functions Framework stays external: the runner's copy must be the one functions register with.
-import { build } from "esbuild";
+// with @kubernetes/client-node split into a chunk that loads on the first event, not at start, and
+// the entry point that serves them (functions/runtime/main.ts) into dist/functions/main.mjs.
+// The Functions Framework stays external: the entry point's copy must be the one functions register with.
+import { build, type BuildOptions } from "esbuild";
 import { readdirSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const names = readdirSync(`${root}/functions`).filter((n) => n !== "runtime" && statSync(`${root}/functions/${n}`).isDirectory());
 
-for (const name of names) {
+async function bundle(label: string, options: BuildOptions): Promise<void> {
   const started = performance.now();
   const result = await build({
-    entryPoints: [`${root}/functions/${name}/index.ts`],
-    outdir: `${root}/dist/functions/${name}`,
-    outExtension: { ".js": ".mjs" },
+    ...options,
     bundle: true,
-    splitting: true,
     format: "esm",
     platform: "node",
     target: "node22",
@@ -28,5 +26,15 @@ for (const name of names) {
     logLevel: "warning",
   });
   const bytes = Object.entries(result.metafile.outputs).filter(([f]) => f.endsWith(".mjs")).map(([f, o]) => `${f.split("/").pop()} ${(o.bytes / 1024).toFixed(0)} KiB`);
-  console.log(`${name}: ${bytes.join(", ")} (${Math.round(performance.now() - started)} ms)`);
+  console.log(`${label}: ${bytes.join(", ")} (${Math.round(performance.now() - started)} ms)`);
 }
+
+for (const name of names) {
+  await bundle(name, {
+    entryPoints: [`${root}/functions/${name}/index.ts`],
+    outdir: `${root}/dist/functions/${name}`,
+    outExtension: { ".js": ".mjs" },
+    splitting: true,
+  });
+}
+await bundle("entry point", { entryPoints: [`${root}/functions/runtime/main.ts`], outfile: `${root}/dist/functions/main.mjs` });

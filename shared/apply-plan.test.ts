@@ -60,6 +60,8 @@ describe("planApply", () => {
     live[5] = { ...live[5]!, metadata: { name: "g1-pool-relay" } }; // Service not ours
     const plan = planApply(desired, live, UID);
     expect(plan.apply.map((a) => [a.object.kind, a.force])).toEqual([["ConfigMap", false], ["Deployment", true]]);
+    // The stale Deployment is written only over the version read; the missing ConfigMap has none to pin.
+    expect(plan.apply.map((a) => (a.object.metadata as { resourceVersion?: string }).resourceVersion)).toEqual([undefined, "1"]);
     expect(plan.unchanged).toEqual(["ServiceAccount", "Role", "RoleBinding"]);
     expect(plan.skipped).toEqual([{ kind: "Service", reason: "Service g1-pool-relay exists and is not controlled by this DynamoPoolRelay" }]);
   });

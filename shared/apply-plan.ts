@@ -103,10 +103,20 @@ export function blockedBy(kind: string, foreign: ReadonlySet<string>): string | 
 const foreignKinds = (desired: readonly KubeObject[], live: readonly (LiveObject | undefined)[], dprUid: string | undefined) =>
   new Set(desired.filter((_d, i) => live[i] !== undefined && !controlledBy(live[i]!, dprUid)).map((d) => d.kind));
 
+/**
+ * A stale child is applied only over the very version this decision was made from: two applies
+ * that read different DGD states race, and the one that read the older state must fail (409, so
+ * it is redelivered and decides again) instead of writing an older sources document last.
+ */
+function pinnedTo(obj: KubeObject, live: LiveObject): KubeObject {
+  const resourceVersion = live.metadata["resourceVersion"];
+  return typeof resourceVersion === "string" ? ({ ...obj, metadata: { ...obj.metadata, resourceVersion } } as KubeObject) : obj;
+}
+
 export interface ApplyPlan {
   /**
    * Force takes fields other managers own: only on children this DynamoPoolRelay already
-   * controls. An absent child is applied without it, so one someone else creates in the meantime
+   * controls, pinned to the resourceVersion read. An absent child is applied without it, so one someone else creates in the meantime
    * conflicts (409, retried, then seen as foreign) instead of being taken over.
    */
   apply: { object: KubeObject; force: boolean }[];
@@ -124,7 +134,8 @@ export function planApply(desired: readonly KubeObject[], live: readonly (LiveOb
     if (state === "foreign") plan.skipped.push({ kind: obj.kind, reason: `${obj.kind} ${obj.metadata.name} exists and is not controlled by this DynamoPoolRelay` });
     else if (blocker) plan.skipped.push({ kind: obj.kind, reason: `${obj.kind} ${obj.metadata.name} is not applied: it needs ${blocker} ${obj.metadata.name}, which is not controlled by this DynamoPoolRelay` });
     else if (state === "current") plan.unchanged.push(obj.kind);
-    else plan.apply.push({ object: obj, force: state === "stale" });
+    else if (state === "stale") plan.apply.push({ object: pinnedTo(obj, live[i]!), force: true });
+    else plan.apply.push({ object: obj, force: false });
   });
   return plan;
 }
