@@ -18,5 +18,6 @@ COPY --from=build /src/dist/functions ./functions
 # Numeric, so the kubelet can verify runAsNonRoot (the node user of this image is 1000).
 USER 1000:1000
 EXPOSE 8080
-# FUNCTION_TARGET and FUNCTION_SOURCE come from the Knative Service.
-CMD ["node", "node_modules/@google-cloud/functions-framework/build/src/main.js"]
+# FUNCTION_TARGET and FUNCTION_SOURCE come from the Knative Service. The entry point is ours, not
+# the framework's main.js, so that a body over MAX_EVENT_BYTES is refused before it is read.
+CMD ["node", "functions/main.mjs"]

@@ -20,7 +20,7 @@ import type { KubeObject } from "../shared/kube/client.ts";
 const root = fileURLToPath(new URL("../", import.meta.url));
 const RUNS = Number(process.env["BENCH_RUNS"] ?? 5);
 const MANAGER = "dynamo-pool-relay/bench";
-const ff = `${root}node_modules/@google-cloud/functions-framework/build/src/main.js`;
+const entry = `${root}dist/functions/main.mjs`;
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -116,7 +116,7 @@ try {
   const dgdEvent = events.find((e) => e.extensions["kind"] === "DynamoGraphDeployment")!;
   async function coldStart(target: string, source: string, event: CloudEvent): Promise<{ ms: number; rssMb: number; status: number }> {
     const port = await freePort();
-    const child = spawn(process.execPath, [ff, `--target=${target}`, `--source=${source}`, `--port=${port}`], {
+    const child = spawn(process.execPath, [entry, `--target=${target}`, `--source=${source}`, `--port=${port}`], {
       env: { ...process.env, KUBECONFIG: cp.kubeconfig, NODE_ENV: "production", K_SINK: "http://127.0.0.1:9/" },
       stdio: ["ignore", "ignore", "inherit"],
     });

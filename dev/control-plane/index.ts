@@ -58,6 +58,11 @@ export interface StartOptions {
   ownerPid?: number;
   log?: (line: string) => void;
   timeoutMs?: number;
+  /**
+   * Profile knative: the address the product's functions reach the API server at, given the
+   * API server's address and serving certificate (the fault suite puts its proxy there).
+   */
+  productApiServer?: (api: { server: string; certFile: string; keyFile: string; caFile: string }) => Promise<string>;
 }
 
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, check: () => void): Promise<T> {
@@ -231,8 +236,10 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
       log(`controller-manager, scheduler and kwok ready (${Date.now() - started} ms)`);
     }
     if (knative) {
+      const keyFile = join(certDir, "apiserver.key");
+      const productServer = await options.productApiServer?.({ server, certFile: ca, keyFile, caFile: ca });
       await startKnative({
-        client, assets: knative, dir, kubeconfig, server, caFile: ca, record, log,
+        client, assets: knative, dir, kubeconfig, server, caFile: ca, record, log, ...(productServer ? { productServer } : {}),
         until: (what, probe) => until(what, timeoutMs, probe, failIfDead),
       });
     }

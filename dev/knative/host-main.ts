@@ -3,7 +3,7 @@
  * address proxy and the local kubelet. It runs in its own process group with every process it
  * starts, so stopping the control plane (or its watchdog) stops them all.
  *
- * node dev/knative/host-main.ts --dir DIR --kubeconfig FILE --server URL --ca FILE --bin KNATIVE_BIN
+ * node dev/knative/host-main.ts --dir DIR --kubeconfig FILE --server URL --ca FILE --bin KNATIVE_BIN [--product-server URL]
  *
  * Writes DIR/host.json ({"proxy": "http://127.0.0.1:PORT"}) once it serves, DIR/workloads.json on
  * every change, and one line per refused address to DIR/proxy-refused.log.
@@ -19,12 +19,12 @@ import { ClusterProxy, parseServiceHost, type Upstream } from "./proxy.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
-/** The product's one image (see the Dockerfile): the Functions Framework over the bundles in dist/. */
+/** The product's one image (see the Dockerfile): its entry point serving the bundles in dist/ with the Functions Framework. */
 const PRODUCT_IMAGES: ProductImage[] = [{
   name: "dynamo-pool-relay",
   program: {
     name: "functions-framework",
-    command: [process.execPath, join(root, "node_modules/@google-cloud/functions-framework/build/src/main.js")],
+    command: [process.execPath, join(root, "dist/functions/main.mjs")],
     portEnv: {},
     fixedPorts: [],
     go: false,
@@ -39,9 +39,9 @@ interface ServiceSpec {
 }
 
 const { values } = parseArgs({
-  options: { dir: { type: "string" }, kubeconfig: { type: "string" }, server: { type: "string" }, ca: { type: "string" }, bin: { type: "string" } },
+  options: { dir: { type: "string" }, kubeconfig: { type: "string" }, server: { type: "string" }, ca: { type: "string" }, bin: { type: "string" }, "product-server": { type: "string" } },
 });
-const { dir, kubeconfig, server, ca, bin } = values as Record<string, string>;
+const { dir, kubeconfig, server, ca, bin, "product-server": productServer } = values as Record<string, string>;
 if (!dir || !kubeconfig || !server || !ca || !bin) throw new Error("host-main needs --dir, --kubeconfig, --server, --ca and --bin");
 const log = (line: string) => process.stdout.write(`${new Date().toISOString()} ${line}\n`);
 
@@ -98,6 +98,7 @@ proxy = new ClusterProxy({
 const proxyPort = await proxy.listen();
 kubelet = new LocalKubelet({
   admin, server, caFile: ca, dir, proxyUrl: `http://127.0.0.1:${proxyPort}`, log,
+  serverFor: (program) => (productServer && PRODUCT_IMAGES.some((p) => p.program === program) ? productServer : server),
   programFor: (image) => programFor(image, bin, PRODUCT_IMAGES),
 });
 await kubelet.start();

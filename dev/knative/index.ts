@@ -49,6 +49,8 @@ export interface KnativeStart {
   dir: string;
   kubeconfig: string;
   server: string;
+  /** Where the product's functions reach the API server, when not at `server` (same CA). */
+  productServer?: string;
   caFile: string;
   record: (c: Component) => Component;
   until: <T>(what: string, probe: () => Promise<T | undefined>) => Promise<T>;
@@ -61,6 +63,7 @@ export async function startKnative(k: KnativeStart): Promise<void> {
 
   k.record(startComponent("pod-host", process.execPath, [
     HOST_MAIN, `--dir=${k.dir}`, `--kubeconfig=${k.kubeconfig}`, `--server=${k.server}`, `--ca=${k.caFile}`, `--bin=${k.assets.bin}`,
+    ...(k.productServer ? [`--product-server=${k.productServer}`] : []),
   ], k.dir));
   const host = await k.until("the pod host's proxy", async () => {
     const file = join(k.dir, "host.json");

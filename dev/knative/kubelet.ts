@@ -30,6 +30,8 @@ export interface KubeletOptions {
   /** The API server and its CA, for the ServiceAccount kubeconfigs. */
   server: string;
   caFile: string;
+  /** The API server address a program's ServiceAccount kubeconfig names (`server` unless a test moves it). */
+  serverFor?: (program: Program) => string;
   dir: string;
   proxyUrl: string;
   programFor: (image: string) => Program | undefined;
@@ -371,7 +373,7 @@ export class LocalKubelet {
   /** The process env, or why it cannot be built yet. */
   private async environment(inst: Instance): Promise<NodeJS.ProcessEnv | string> {
     const w = inst.workload;
-    const kubeconfig = await this.serviceAccountKubeconfig(w.namespace, w.serviceAccountName);
+    const kubeconfig = await this.serviceAccountKubeconfig(w.namespace, w.serviceAccountName, this.o.serverFor?.(inst.program) ?? this.o.server);
     if (typeof kubeconfig !== "string") return kubeconfig.error;
     const data = await this.referencedData(w.namespace, inst.container.env ?? []);
     const pod = {
@@ -419,7 +421,7 @@ export class LocalKubelet {
   }
 
   /** A kubeconfig with a fresh token of the ServiceAccount, as the kubelet mounts one into the pod. */
-  private async serviceAccountKubeconfig(namespace: string, name: string): Promise<string | { error: string }> {
+  private async serviceAccountKubeconfig(namespace: string, name: string, server: string): Promise<string | { error: string }> {
     let token: string;
     try {
       const r = (await this.o.admin.request("POST", `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
@@ -433,7 +435,7 @@ export class LocalKubelet {
     const file = join(this.o.dir, "workloads", `sa.${namespace}.${name}.kubeconfig`);
     const config = {
       apiVersion: "v1", kind: "Config", "current-context": "pod",
-      clusters: [{ name: "local", cluster: { server: this.o.server, "certificate-authority": this.o.caFile } }],
+      clusters: [{ name: "local", cluster: { server, "certificate-authority": this.o.caFile } }],
       users: [{ name: `${namespace}/${name}`, user: { token } }],
       contexts: [{ name: "pod", context: { cluster: "local", user: `${namespace}/${name}`, namespace } }],
     };

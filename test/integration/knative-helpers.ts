@@ -23,6 +23,8 @@ export interface Invocation {
   reads: number;
   writes: number;
   key?: { namespace: string; name: string };
+  ms: number;
+  deadlineExceeded?: boolean;
   [field: string]: unknown;
 }
 

@@ -41,4 +41,10 @@ describe("knative/ and the Dockerfile", () => {
       expect(s.metadata.name).toBe(`poolrelay-${env["FUNCTION_TARGET"]}`);
     }
   });
+
+  it("starts every function through the entry point with the body limit, in the image as on the local kubelet", () => {
+    // The framework's own main.js would serve without the limit.
+    expect(read("Dockerfile")).toMatch(/^CMD \["node", "functions\/main\.mjs"\]$/m);
+    expect(read("dev/knative/host-main.ts")).toContain(`command: [process.execPath, join(root, "dist/functions/main.mjs")]`);
+  });
 });

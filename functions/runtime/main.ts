@@ -1,0 +1,41 @@
+/**
+ * The functions' entry point, in place of the Functions Framework's main.js, whose server has no
+ * body limit of ours: loads the bundle that registers the function, and serves it behind the limit
+ * (server.ts) as main.js would, on every interface, with no connection timeout.
+ *
+ * node dist/functions/main.mjs [--target NAME] [--source FILE] [--port PORT]
+ * (else FUNCTION_TARGET, FUNCTION_SOURCE and PORT, default 8080; MAX_EVENT_BYTES, default 1 MiB)
+ */
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
+import { maxEventBytes } from "./body-limit.ts";
+import { functionServer } from "./server.ts";
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(1);
+}
+
+const { values } = parseArgs({ options: { target: { type: "string" }, source: { type: "string" }, port: { type: "string" } } });
+const target = values.target ?? process.env["FUNCTION_TARGET"];
+const source = values.source ?? process.env["FUNCTION_SOURCE"];
+const port = values.port ?? process.env["PORT"] ?? "8080";
+if (!target || !source) fail("the function to serve is not set: give FUNCTION_TARGET and FUNCTION_SOURCE (or --target and --source)");
+if (!/^\d{1,5}$/.test(port) || Number(port) > 65535) fail(`the port must be a number from 0 to 65535, got ${JSON.stringify(port)}`);
+let limit: number;
+try {
+  limit = maxEventBytes(process.env);
+} catch (err) {
+  fail((err as Error).message);
+}
+
+// The bundle registers its function with the same framework module the server is built from.
+await import(pathToFileURL(resolve(source)).href);
+const server = functionServer(target, limit);
+server.listen(Number(port), () => {
+  if (process.env["NODE_ENV"] === "production") return;
+  const { port: bound } = server.address() as { port: number };
+  console.log(`Serving function...\nFunction: ${target}\nBody limit: ${limit} bytes (MAX_EVENT_BYTES)\nURL: http://localhost:${bound}/`);
+});
+server.setTimeout(0);
