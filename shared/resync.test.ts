@@ -14,6 +14,8 @@ describe("resyncReason", () => {
     { name: "an observed object outside its slot", d: dpr(2, 2), tick: slot + 1, expected: undefined },
     { name: "an observed object in its slot", d: dpr(2, 2), tick: slot + 10, expected: "Periodic" },
     { name: "an object being deleted", d: dpr(3, 2, "uid-1", true), tick: slot, expected: undefined },
+    { name: "an object blocked by a foreign child, outside its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Ready", reason: "ForeignChild" }] } }, tick: slot + 1, expected: "Blocked" },
+    { name: "an object not Ready for another reason, outside its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Ready", reason: "RolloutPending" }] } }, tick: slot + 1, expected: undefined },
   ])("is $expected for $name", ({ d, tick, expected }) => {
     expect(resyncReason(d, tick, 10)).toBe(expected);
   });

@@ -3,17 +3,19 @@
  * observed (a status write changes nothing the product decides from). On a resync tick, the
  * backstop for events the sources lost: any generation not yet observed, plus one slice of all
  * objects (by UID), so that each one is fully reconciled every `slots` ticks without recording
- * anything: a steady-state resync writes nothing.
+ * anything: a steady-state resync writes nothing. One blocked by a foreign child is reconciled on
+ * every tick: the foreign object's removal sends no event (it carries none of the product's labels).
  */
 import { createHash } from "node:crypto";
+import { ConditionType, Reason } from "./conditions.ts";
 import type { DprKey } from "./events.ts";
 
 export interface ResyncCandidate {
   metadata: { namespace?: string; name: string; uid?: string; generation?: number; deletionTimestamp?: string };
-  status?: { observedGeneration?: number };
+  status?: { observedGeneration?: number; conditions?: { type: string; reason?: string }[] };
 }
 
-export type ResyncReason = "Unobserved" | "Periodic";
+export type ResyncReason = "Unobserved" | "Blocked" | "Periodic";
 
 export interface ResyncDue {
   key: DprKey;
@@ -37,6 +39,7 @@ export function unobserved(dpr: ResyncCandidate): boolean {
 export function resyncReason(dpr: ResyncCandidate, tick: number, slots: number): ResyncReason | undefined {
   if (dpr.metadata.deletionTimestamp) return undefined;
   if (unobserved(dpr)) return "Unobserved";
+  if (dpr.status?.conditions?.some((c) => c.type === ConditionType.Ready && c.reason === Reason.ForeignChild)) return "Blocked";
   if (dpr.metadata.uid !== undefined && slotOf(dpr.metadata.uid, slots) === tick % slots) return "Periodic";
   return undefined;
 }

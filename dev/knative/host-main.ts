@@ -6,7 +6,8 @@
  * node dev/knative/host-main.ts --dir DIR --kubeconfig FILE --server URL --ca FILE --bin KNATIVE_BIN [--product-server URL]
  *
  * Writes DIR/host.json ({"proxy": "http://127.0.0.1:PORT"}) once it serves, DIR/workloads.json on
- * every change, and one line per refused address to DIR/proxy-refused.log.
+ * every change, and one line per refused address to DIR/proxy-refused.log. Injects the delivery
+ * faults DIR/delivery-faults.json asks for (the fault suite's; see delivery-faults.ts).
  */
 import { appendFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -15,6 +16,7 @@ import { parseArgs } from "node:util";
 import { KubeClient, connect } from "../../shared/kube/client.ts";
 import { LocalKubelet } from "./kubelet.ts";
 import { programFor, type ProductImage } from "./programs.ts";
+import { DeliveryFaults } from "./delivery-faults.ts";
 import { ClusterProxy, parseServiceHost, type Upstream } from "./proxy.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -90,6 +92,7 @@ async function resolve(host: string, port: number, depth = 0): Promise<Upstream 
 const refusedLog = join(dir, "proxy-refused.log");
 proxy = new ClusterProxy({
   resolve: (host, port) => resolve(host, port),
+  faults: new DeliveryFaults(join(dir, "delivery-faults.json")),
   onRefused: (address, why) => {
     log(`proxy refused ${address}: ${why}`);
     appendFileSync(refusedLog, `${new Date().toISOString()} ${address} ${why}\n`);

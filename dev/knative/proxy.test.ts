@@ -1,6 +1,10 @@
 import { createServer, request, type IncomingMessage, type Server } from "node:http";
 import { connect } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { DeliveryFaults } from "./delivery-faults.ts";
 import { ClusterProxy, forwardHeaders, parseServiceHost, target } from "./proxy.ts";
 
 describe("parseServiceHost", () => {
@@ -134,5 +138,67 @@ describe("ClusterProxy", () => {
       request({ host: "127.0.0.1", port: proxyPort, path: "/direct" }, (res) => (res.resume(), resolve(res.statusCode ?? 0))).end();
     });
     expect(r).toBe(400);
+  });
+});
+
+describe("ClusterProxy delivery faults", () => {
+  let upstream: Server;
+  let proxy: ClusterProxy;
+  let proxyPort: number;
+  const seen: string[] = [];
+  const dir = mkdtempSync(join(tmpdir(), "poolrelay-faults-"));
+  const file = join(dir, "delivery-faults.json");
+  const setRates = (rates: Record<string, number>) => writeFileSync(file, JSON.stringify({ seed: 1, hosts: ["fn.ns"], rates }));
+
+  beforeAll(async () => {
+    upstream = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => (seen.push(body), res.writeHead(200).end("done")));
+    });
+    await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
+    const port = (upstream.address() as { port: number }).port;
+    proxy = new ClusterProxy({ resolve: async () => ({ port }), onRefused: () => {}, faults: new DeliveryFaults(file) });
+    proxyPort = await proxy.listen();
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await new Promise((r) => upstream.close(r));
+  });
+
+  const deliver = (host: string, body: string) =>
+    new Promise<{ status: number } | { error: string }>((resolve) => {
+      const req = request({ host: "127.0.0.1", port: proxyPort, method: "POST", path: `http://${host}/`, headers: { host } }, (res) => {
+        res.resume();
+        res.on("end", () => resolve({ status: res.statusCode ?? 0 }));
+      });
+      req.on("error", (err) => resolve({ error: err.message }));
+      req.end(body);
+    });
+
+  it("answers 503 without forwarding, only for the hosts named", async () => {
+    setRates({ unavailable: 1 });
+    expect(await deliver("fn.ns.svc.cluster.local", "a")).toEqual({ status: 503 });
+    expect(seen).not.toContain("a");
+    expect(await deliver("other.ns.svc.cluster.local", "b")).toEqual({ status: 200 });
+    expect(seen).toContain("b");
+  });
+
+  it("forwards and loses the reply", async () => {
+    setRates({ lostReply: 1 });
+    expect(await deliver("fn.ns", "c")).toMatchObject({ error: expect.any(String) });
+    expect(seen).toContain("c");
+  });
+
+  it("forwards, answers, and delivers the same request again later", async () => {
+    setRates({ lateDuplicate: 1 });
+    expect(await deliver("fn.ns", "d")).toEqual({ status: 200 });
+    await vi.waitFor(() => expect(seen.filter((b) => b === "d")).toHaveLength(2), { timeout: 5000 });
+    expect(readFileSync(`${file}.log`, "utf8").split("\n")).toEqual(expect.arrayContaining(["unavailable fn.ns", "lostReply fn.ns", "lateDuplicate fn.ns"]));
+  });
+
+  it("injects nothing without the file", async () => {
+    rmSync(file);
+    expect(await deliver("fn.ns", "e")).toEqual({ status: 200 });
   });
 });

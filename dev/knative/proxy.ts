@@ -8,6 +8,7 @@
  */
 import { createServer, request, type IncomingHttpHeaders, type Server } from "node:http";
 import { connect, type Socket } from "node:net";
+import type { DeliveryFaults } from "./delivery-faults.ts";
 
 export interface Upstream {
   port: number;
@@ -51,6 +52,8 @@ export interface ProxyOptions {
   resolve: Resolver;
   /** Called once per refused request, with the address that could not be mapped. */
   onRefused: (address: string, why: string) => void;
+  /** The fault suite's delivery faults (delivery-faults.ts), for absolute-form requests. */
+  faults?: DeliveryFaults;
 }
 
 export class ClusterProxy {
@@ -72,10 +75,30 @@ export class ClusterProxy {
           res.writeHead(403, { "content-type": "text/plain" }).end(`poolrelay proxy: ${t.host}:${t.port} is not a cluster address served on this host\n`);
           return;
         }
-        const out = request({ host: "127.0.0.1", port: up.port, method: req.method, path: `${url.pathname}${url.search}`, headers: forwardHeaders(req.headers) }, (upRes) => {
+        const service = parseServiceHost(t.host);
+        const fault = service ? this.options.faults?.draw(service) : undefined;
+        if (fault === "unavailable") {
+          res.writeHead(503, { "content-type": "text/plain" }).end("poolrelay proxy: injected unavailability\n");
+          return;
+        }
+        const options = { host: "127.0.0.1", port: up.port, method: req.method, path: `${url.pathname}${url.search}`, headers: forwardHeaders(req.headers) };
+        const out = request(options, (upRes) => {
+          // The receiver did the work; its answer never reaches the sender.
+          if (fault === "lostReply") return void (upRes.resume(), req.socket.destroy());
           res.writeHead(upRes.statusCode ?? 502, forwardHeaders(upRes.headers));
           upRes.pipe(res);
         });
+        if (fault === "lateDuplicate") {
+          const body: Buffer[] = [];
+          req.on("data", (c: Buffer) => body.push(c));
+          req.on("end", () => {
+            setTimeout(() => {
+              const copy = request(options, (r) => r.resume());
+              copy.on("error", () => {});
+              copy.end(Buffer.concat(body));
+            }, this.options.faults!.delayMs()).unref();
+          });
+        }
         // The client gave up (its delivery timed out): so does the request it caused.
         res.on("close", () => res.writableFinished || out.destroy());
         out.on("error", (err) => {

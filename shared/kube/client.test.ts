@@ -85,6 +85,16 @@ describe("a request always settles", () => {
     expect(kube.stats).toEqual({ reads: 1, writes: 0 });
   });
 
+  it("sends nothing when the deadline passes while credentials are being fetched (a slow exec plugin)", async () => {
+    const api = await serve((_req, res) => res.end("{}"));
+    const deadline = new AbortController();
+    const slowCredentials = { server: api.url, httpsOptions: async () => (deadline.abort(), {}) };
+    const kube = new KubeClient(slowCredentials, { signal: deadline.signal });
+    expect((await failure(kube.request("PATCH", "/api/v1/namespaces/a/configmaps/b", {}))).reason).toBe("DeadlineExceeded");
+    expect(api.seen).toEqual([]);
+    expect(kube.stats).toEqual({ reads: 0, writes: 0 });
+  });
+
   it("sends nothing once the deadline has passed", async () => {
     const api = await serve((_req, res) => res.end("{}"));
     const kube = new KubeClient(plain(api.url), { deadline: -1, clock: stillClock() });
@@ -123,6 +133,13 @@ describe("429 Retry-After", () => {
     expect(err.retryAfterSeconds).toBe(30);
     expect(clock.slept).toEqual([]);
     expect(api.seen).toHaveLength(1);
+  });
+
+  it("does not wait out a Retry-After over 30 s, even without a deadline", async () => {
+    const api = await throttleOnce("31");
+    const clock = stillClock();
+    expect((await failure(new KubeClient(plain(api.url), { clock }).request("GET", "/api/v1/namespaces/a"))).retryAfterSeconds).toBe(31);
+    expect(clock.slept).toEqual([]);
   });
 
   it("stops after three throttled attempts", async () => {

@@ -48,8 +48,9 @@ export const systemClock: Clock = {
   now: () => performance.now(),
   sleep: (ms, signal) =>
     new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      const done = () => (clearTimeout(timer), signal?.removeEventListener("abort", done), resolve());
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener("abort", done, { once: true });
     }),
 };
 
@@ -57,6 +58,8 @@ export const systemClock: Clock = {
 export const REQUEST_TIMEOUT_MS = 10_000;
 /** Throttled requests are tried this often in all, each after the server's Retry-After. */
 const THROTTLE_ATTEMPTS = 3;
+/** A longer Retry-After is not waited out even without a deadline: the caller's retry is better placed. */
+const MAX_RETRY_AFTER_MS = 30_000;
 
 const agents = { "https:": new https.Agent({ keepAlive: true, maxSockets: 16 }), "http:": new http.Agent({ keepAlive: true, maxSockets: 16 }) };
 
@@ -144,7 +147,7 @@ export class KubeClient {
       } catch (err) {
         const wait = err instanceof ApiError && err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : undefined;
         // Wait out throttling only when the retry can still finish in time; otherwise the caller answers 503 with Retry-After.
-        if (wait === undefined || attempt >= THROTTLE_ATTEMPTS || wait + REQUEST_TIMEOUT_MS / 10 >= this.remaining()) throw err;
+        if (wait === undefined || attempt >= THROTTLE_ATTEMPTS || wait > MAX_RETRY_AFTER_MS || wait + REQUEST_TIMEOUT_MS / 10 >= this.remaining()) throw err;
         await this.clock.sleep(wait, this.options.signal);
       }
     }
@@ -153,11 +156,12 @@ export class KubeClient {
   private async send(method: string, path: string, body: unknown, contentType: string, accept: string): Promise<unknown> {
     const url = new URL(path, this.connection.server);
     const what = `${method} ${url.pathname}`;
+    const base = await this.connection.httpsOptions();
+    // After the credentials, which can take long (exec plugins): the deadline may have passed meanwhile.
     const timeout = Math.min(REQUEST_TIMEOUT_MS, this.remaining());
     if (this.options.signal?.aborted || timeout <= 0) throw deadlineExceeded(what, "unsent");
     if (method === "GET") this.stats.reads++;
     else this.stats.writes++;
-    const base = await this.connection.httpsOptions();
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const headers: Record<string, string | number> = {
       ...(base.headers as Record<string, string>),

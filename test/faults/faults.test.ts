@@ -1,8 +1,10 @@
 // The fault suite: dozens of DGD/DynamoPoolRelay pairs mutated hundreds of times while the
 // functions' API traffic passes a fault proxy (throttling, errors, resets, lost answers, hangs,
-// latency, two outages), with canaries the product must never touch. After the faults stop and the
+// latency, two outages), deliveries fail, lose their replies or come again late, and the
+// ApiServerSource adapter dies once, with canaries the product must never touch. After the faults stop and the
 // resync has run, every pair must have converged, and the run's numbers are printed.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { desiredChildren, planApply, type LiveObject } from "../../shared/apply-plan.ts";
@@ -16,6 +18,8 @@ import { planStatus } from "../../shared/status-plan.ts";
 import type { ObservedEndpointSlice } from "../../shared/status.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "../integration/helpers.ts";
 import { invocations, send, sourcesSettled } from "../integration/knative-helpers.ts";
+import { workloadStates } from "../../dev/knative/index.ts";
+import { PRODUCT_NAMESPACE } from "../../dev/product.ts";
 import { CHILD_REFS, condition, dgdRef, dprRef, pingEvent, type Dpr } from "../integration/pipeline-helpers.ts";
 import { seeded, type Fault, type FaultRates, type ForwardedRequest, type Outage } from "./fault-proxy.ts";
 
@@ -24,6 +28,17 @@ const PAIRS = 8;
 const MUTATIONS = 240;
 const RATES: FaultRates = { latency: 0.15, throttle: 0.03, error500: 0.02, error503: 0.02, resetBefore: 0.02, resetMidBody: 0.02, lostAnswer: 0.03, hang: 0.004 };
 const FAULTS: Fault[] = ["latency", "throttle", "error500", "error503", "resetBefore", "resetMidBody", "lostAnswer", "hang"];
+
+const DELIVERY_RATES = { unavailable: 0.04, lostReply: 0.04, lateDuplicate: 0.08 };
+/** The functions (from the Broker's filter) and the Broker's ingress (from the adapters and the resync's emits). */
+const DELIVERY_HOSTS = ["poolrelay-eligibility.dynamo-system", "poolrelay-apply.dynamo-system", "poolrelay-status.dynamo-system", "broker-ingress.knative-eventing"];
+const deliveryFile = join(inject("controlPlaneDir"), "delivery-faults.json");
+const setDeliveryFaults = (on: boolean) =>
+  on ? writeFileSync(deliveryFile, JSON.stringify({ seed: 7, hosts: DELIVERY_HOSTS, rates: DELIVERY_RATES })) : rmSync(deliveryFile, { force: true });
+function deliveryFaultCounts(): Record<string, number> {
+  const lines = existsSync(`${deliveryFile}.log`) ? readFileSync(`${deliveryFile}.log`, "utf8").split("\n").filter(Boolean) : [];
+  return Object.fromEntries(Object.keys(DELIVERY_RATES).map((f) => [f, lines.filter((l) => l.startsWith(`${f} `)).length]));
+}
 
 const control = inject("faultControl");
 async function setFaults(rates: FaultRates, outage?: Outage): Promise<void> {
@@ -81,9 +96,19 @@ async function divergence(admin: KubeClient, pair: Pair): Promise<string | undef
   return undefined;
 }
 
-/** What a canary is made of that the product must never change. */
-const fingerprint = (o: KubeObject | undefined) =>
-  o && { uid: o.metadata.uid, resourceVersion: o.metadata.resourceVersion, ownerReferences: o.metadata["ownerReferences"], managedFields: o.metadata["managedFields"] };
+/**
+ * What a canary is made of that the product must never change: identity, owners, content, and no
+ * field manager of the product's (the look-alike Deployment's status is the controller-manager's).
+ */
+const fingerprint = (o: (KubeObject & { spec?: unknown; data?: unknown }) | undefined) =>
+  o && {
+    uid: o.metadata.uid,
+    ownerReferences: o.metadata["ownerReferences"],
+    labels: o.metadata["labels"],
+    spec: o.spec,
+    data: o.data,
+    productManagers: ((o.metadata["managedFields"] ?? []) as { manager: string }[]).filter((m) => m.manager.startsWith("dynamo-pool-relay")).length,
+  };
 
 /** Each function's invocation deadline, as knative/services.yaml sets it. */
 function deadlines(): Record<string, number> {
@@ -97,6 +122,7 @@ function deadlines(): Record<string, number> {
 let stopSampler = () => {};
 afterAll(async () => {
   stopSampler();
+  setDeliveryFaults(false);
   await setFaults({});
 });
 
@@ -166,8 +192,11 @@ describe("under API faults, hostile timing and canaries", () => {
       await admin.apply(dgdObject(p.ns, p.name, annotations), TEST_MANAGER, { force: true });
       await rollout(p);
     };
-    const patchChild = (p: Pair, kind: "ConfigMap" | "Deployment", body: unknown) =>
-      admin.request("PATCH", objectPath(knownResource(kind === "ConfigMap" ? "v1" : "apps/v1", kind)!, p.ns, `${p.name}-pool-relay`), body, "application/merge-patch+json").catch(ignoreMissing);
+    // Someone editing a field the product sets on its own child (never on a canary: that one is not the product's).
+    const patchChild = async (p: Pair, kind: "ConfigMap" | "Deployment", body: unknown) => {
+      const path = objectPath(knownResource(kind === "ConfigMap" ? "v1" : "apps/v1", kind)!, p.ns, `${p.name}-pool-relay`);
+      if (!canaryPaths.includes(path)) await admin.request("PATCH", `${path}?fieldManager=someone-editing`, body, "application/merge-patch+json").catch(ignoreMissing);
+    };
     const del = (apiVersion: string, kind: string, p: Pair) =>
       admin.request("DELETE", objectPath(knownResource(apiVersion, kind)!, p.ns, p.name)).catch(ignoreMissing);
 
@@ -191,12 +220,18 @@ describe("under API faults, hostile timing and canaries", () => {
 
     // Faults on from the first publish.
     await setFaults(RATES);
+    setDeliveryFaults(true);
     for (const p of pairs) {
       await createDgd(p);
       await admin.apply(dprObject(p.ns, p.name), TEST_MANAGER, { force: true });
     }
     const outages = (async () => {
-      await sleep(15_000);
+      await sleep(8_000);
+      // Source events dropped: the ApiServerSource adapter dies and restarts; what changed meanwhile is never sent.
+      const adapter = workloadStates(inject("controlPlaneDir")).find((w) => w.workload.startsWith(`Deployment ${PRODUCT_NAMESPACE}/apiserversource-`) && w.state === "running");
+      expect(adapter?.pid).toBeGreaterThan(0);
+      process.kill(adapter!.pid!, "SIGKILL");
+      await sleep(7_000);
       await setFaults(RATES, "unavailable");
       await sleep(5_000);
       await setFaults(RATES);
@@ -214,6 +249,7 @@ describe("under API faults, hostile timing and canaries", () => {
     }
     await outages;
     await setFaults({});
+    setDeliveryFaults(false);
     const faultsOff = Date.now();
 
     // The resync: one tick for every slot, so every DynamoPoolRelay gets a full reconcile; again
@@ -253,6 +289,7 @@ describe("under API faults, hostile timing and canaries", () => {
       apiRequests: stats.counts["requests"],
       faults: Object.fromEntries(FAULTS.map((f) => [f, stats.counts[f]])),
       outageRequests: stats.counts["outage"],
+      deliveryFaults: deliveryFaultCounts(),
       invocations: Object.fromEntries(["eligibility", "apply", "status", "dead-letter"].map((fn) => [fn, ours.filter((i) => i.fn === fn).length])),
       answered5xx: ours.filter((i) => i.status >= 500).length,
       deadLettered: ours.filter((i) => i.fn === "dead-letter").length,
@@ -273,6 +310,7 @@ describe("under API faults, hostile timing and canaries", () => {
 
     // Presence first: every fault kind and both outages happened, the product wrote, the sampler saw objects.
     for (const f of FAULTS) expect(stats.counts[f], `injected ${f}`).toBeGreaterThan(0);
+    for (const [f, n] of Object.entries(summary.deliveryFaults)) expect(n, `injected delivery fault ${f}`).toBeGreaterThan(0);
     expect(summary.outageRequests).toBeGreaterThan(0);
     expect(summary.writes).toBeGreaterThan(0);
     expect(samples).toBeGreaterThan(pairs.length);
