@@ -26,7 +26,7 @@ import { seeded, type Fault, type FaultRates, type ForwardedRequest, type Outage
 const NAMESPACES = 3;
 const PAIRS = 8;
 const MUTATIONS = 240;
-const RATES: FaultRates = { latency: 0.15, throttle: 0.03, error500: 0.02, error503: 0.02, resetBefore: 0.02, resetMidBody: 0.02, lostAnswer: 0.03, hang: 0.004 };
+const RATES: FaultRates = { latency: 0.15, throttle: 0.03, error500: 0.02, error503: 0.02, resetBefore: 0.02, resetMidBody: 0.02, lostAnswer: 0.08, hang: 0.004 };
 const FAULTS: Fault[] = ["latency", "throttle", "error500", "error503", "resetBefore", "resetMidBody", "lostAnswer", "hang"];
 
 const DELIVERY_RATES = { unavailable: 0.04, lostReply: 0.04, lateDuplicate: 0.08 };
