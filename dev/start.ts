@@ -11,6 +11,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { KubeClient, KubeObject } from "../shared/kube/client.ts";
+import { onAncestorGone } from "./ancestors.ts";
 import { ensureBinaries } from "./control-plane/binaries.ts";
 import { startControlPlane, type ControlPlane } from "./control-plane/index.ts";
 import { workloadStates } from "./knative/index.ts";
@@ -99,6 +100,13 @@ export async function start(options: StartOptions): Promise<void> {
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  // A signal to npm alone kills npm and its shell, not this process: their going is the signal.
+  // (On Ctrl-C they go too, while this process is already stopping: then nothing more to do.)
+  onAncestorGone(() => {
+    if (stopped) return;
+    out("\nthe process that started this one is gone (npm or its shell was stopped)");
+    onSignal();
+  });
 
   try {
     // 1. The functions' bundles (the local kubelet runs the Knative Services from them), then a cluster with Knative Eventing.

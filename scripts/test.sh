@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # npm test: type-check, then every test (unit, and integration on a real local control plane with
 # the real Knative Eventing, which the test run builds from Go modules if needed and starts), then
-# the fault suite on a control plane of its own. With arguments, one vitest run with them
-# (npm run test:faults passes the fault suite's config). VITEST_REPORT_DIR=DIR adds a JSON report
-# per run (DIR/main.json, DIR/faults.json), which CI counts.
+# the fault suite on a control plane of its own, then the signal tests of `npm start` (each starts
+# its own). With arguments, one vitest run with them (npm run test:faults passes the fault suite's
+# config). VITEST_REPORT_DIR=DIR adds a JSON report per run (DIR/main.json, DIR/faults.json,
+# DIR/start.json), which CI counts.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=use-node.sh
@@ -18,4 +19,6 @@ status=0
 npx vitest run $(report main) || status=$?
 # shellcheck disable=SC2046
 npx vitest run --config vitest.faults.config.ts $(report faults) || status=$?
+# shellcheck disable=SC2046
+npx vitest run --config vitest.start.config.ts $(report start) || status=$?
 exit $status
