@@ -2,18 +2,19 @@ import { describe, expect, it } from "vitest";
 import { connectionRevision, stableJson } from "./connection-revision.ts";
 
 const base = { clusterID: "dc-1", image: "relay:1", env: [{ name: "A", value: "1" }] };
+const COMMAND = ["python3", "-m", "dynamo.kv_dc_relay"];
 
 describe("connectionRevision", () => {
   it("is a lowercase hex SHA-256", () => {
-    expect(connectionRevision(base)).toMatch(/^[0-9a-f]{64}$/);
+    expect(connectionRevision(base, COMMAND)).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it("is the same for the same settings", () => {
-    expect(connectionRevision({ ...base, env: [{ name: "A", value: "1" }] })).toBe(connectionRevision(base));
+    expect(connectionRevision({ ...base, env: [{ name: "A", value: "1" }] }, [...COMMAND])).toBe(connectionRevision(base, COMMAND));
   });
 
   it("treats no env and an empty env alike", () => {
-    expect(connectionRevision({ clusterID: "dc-1", image: "relay:1" })).toBe(connectionRevision({ clusterID: "dc-1", image: "relay:1", env: [] }));
+    expect(connectionRevision({ clusterID: "dc-1", image: "relay:1" }, COMMAND)).toBe(connectionRevision({ clusterID: "dc-1", image: "relay:1", env: [] }, COMMAND));
   });
 
   it.each([
@@ -23,7 +24,15 @@ describe("connectionRevision", () => {
     { name: "env order", change: { env: [{ name: "B", value: "2" }, { name: "A", value: "1" }] } },
   ])("changes with the $name", ({ change }) => {
     const reordered = change.env?.length === 2 ? { ...base, env: [{ name: "A", value: "1" }, { name: "B", value: "2" }] } : base;
-    expect(connectionRevision({ ...reordered, ...change })).not.toBe(connectionRevision(reordered));
+    expect(connectionRevision({ ...reordered, ...change }, COMMAND)).not.toBe(connectionRevision(reordered, COMMAND));
+  });
+
+  it.each([
+    { name: "another module", command: ["python3", "-m", "dynamo.pool_relay"] },
+    { name: "an added argument", command: [...COMMAND, "--verbose"] },
+    { name: "the same words split differently", command: ["python3", "-m dynamo.kv_dc_relay"] },
+  ])("changes with the command: $name", ({ command }) => {
+    expect(connectionRevision(base, command)).not.toBe(connectionRevision(base, COMMAND));
   });
 });
 

@@ -1,9 +1,9 @@
 /**
  * The connection revision names one Relay incarnation: the settings that, when changed, make a new
- * Relay (cluster ID, image, env, listener). It goes into both the sources document and the pod
- * template, so a change of worker namespaces rewrites only the ConfigMap while a change of these
- * settings rolls the pods, and old pods keep their last sources instead of taking a document meant
- * for their successors.
+ * Relay (cluster ID, image, command, env, listener). It goes into both the sources document and
+ * the pod template, so a change of worker namespaces rewrites only the ConfigMap while a change of
+ * these settings rolls the pods, and old pods keep their last sources instead of taking a document
+ * meant for their successors.
  */
 import type { DynamoPoolRelaySpec } from "./api/dynamo-pool-relay.ts";
 import { GRPC_PORT, SOURCES_PATH } from "./names.ts";
@@ -24,12 +24,14 @@ export function stableJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-export function connectionRevision(spec: Pick<DynamoPoolRelaySpec, "clusterID" | "image" | "env">): string {
+/** @param command the Relay container's command, an operator-wide setting rather than the spec's */
+export function connectionRevision(spec: Pick<DynamoPoolRelaySpec, "clusterID" | "image" | "env">, command: readonly string[]): string {
   return sha256Hex(
     stableJson({
       scheme: SCHEME,
       clusterID: spec.clusterID,
       image: spec.image,
+      command,
       // Order matters: a later entry may reference an earlier one as $(NAME).
       env: spec.env ?? [],
       grpcPort: GRPC_PORT,

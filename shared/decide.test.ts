@@ -12,6 +12,18 @@ describe("decide", () => {
     expect(d.sources.text).toContain(d.connectionRevision);
   });
 
+  it.each([
+    { name: "today's runtime when none is configured", settings: DEFAULT_OPERATOR_DEFAULTS, command: ["python3", "-m", "dynamo.kv_dc_relay"] },
+    { name: "the configured one", settings: { ...DEFAULT_OPERATOR_DEFAULTS, relayCommand: ["dynamo-pool-relay"] }, command: ["dynamo-pool-relay"] },
+  ])("carries the Relay command, $name, and a connection revision that covers it", ({ settings, command }) => {
+    const d = decide(dpr(), dgd(), settings);
+    const other = decide(dpr(), dgd(), { ...DEFAULT_OPERATOR_DEFAULTS, relayCommand: [...command, "--other"] });
+    if (d.action !== "apply" || other.action !== "apply") throw new Error("expected apply");
+    expect(d.relayCommand).toEqual(command);
+    expect(other.connectionRevision).not.toBe(d.connectionRevision);
+    expect(other.sources.text).toContain(other.connectionRevision);
+  });
+
   it("withdraws when the DGD is missing", () => {
     expect(decide(dpr(), undefined, DEFAULT_OPERATOR_DEFAULTS)).toMatchObject({ action: "withdraw", reason: "DGDNotFound" });
   });

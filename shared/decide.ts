@@ -8,6 +8,7 @@ import { Reason } from "./conditions.ts";
 import { connectionRevision } from "./connection-revision.ts";
 import { eligibility, type IneligibleReason, type OperatorDefaults } from "./eligibility.ts";
 import { formatIssues } from "./issues.ts";
+import { DEFAULT_RELAY_COMMAND } from "./relay-env.ts";
 import { sourcesDocument, type SourcesDocument } from "./sources-document.ts";
 import { workerNamespaces } from "./worker-namespaces.ts";
 
@@ -16,6 +17,8 @@ export type Decision =
       action: "apply";
       dpr: DynamoPoolRelay;
       workerNamespaces: string[];
+      /** Carried with the revision it went into, so the pods always run the command their revision names. */
+      relayCommand: readonly string[];
       connectionRevision: string;
       sources: SourcesDocument;
     }
@@ -27,6 +30,15 @@ export type Decision =
     }
   | { action: "reject"; reason: typeof Reason.InvalidSpec; message: string };
 
+/** The operator-wide settings a decision depends on. */
+export interface DecisionSettings extends OperatorDefaults {
+  /**
+   * The Relay container's command (RELAY_COMMAND). Optional so that callers without a function
+   * configuration (`poolrelay render`, tests) decide as a default installation does.
+   */
+  relayCommand?: readonly string[];
+}
+
 export function objectKey(obj: { metadata?: { namespace?: string; name?: string } } | undefined): string {
   return `${obj?.metadata?.namespace ?? ""}/${obj?.metadata?.name ?? ""}`;
 }
@@ -34,8 +46,9 @@ export function objectKey(obj: { metadata?: { namespace?: string; name?: string 
 /**
  * @param rawDpr the DynamoPoolRelay as read from the API server or a file
  * @param rawDgd the same-named DynamoGraphDeployment, or undefined when there is none
+ * @param settings the operator-wide settings (the functions pass their configuration's `defaults`)
  */
-export function decide(rawDpr: unknown, rawDgd: unknown, defaults: OperatorDefaults): Decision {
+export function decide(rawDpr: unknown, rawDgd: unknown, settings: DecisionSettings): Decision {
   const parsedDpr = DynamoPoolRelay.safeParse(rawDpr);
   if (!parsedDpr.success) {
     return {
@@ -58,12 +71,13 @@ export function decide(rawDpr: unknown, rawDgd: unknown, defaults: OperatorDefau
     }
     dgd = parsedDgd.data;
   }
-  const verdict = eligibility(dpr.metadata.name, dgd, defaults);
+  const verdict = eligibility(dpr.metadata.name, dgd, settings);
   if (!verdict.eligible) return { action: "withdraw", dpr, reason: verdict.reason, message: verdict.message };
 
   const namespaces = workerNamespaces(dgd!);
-  const revision = connectionRevision(dpr.spec);
+  const relayCommand = settings.relayCommand ?? DEFAULT_RELAY_COMMAND;
+  const revision = connectionRevision(dpr.spec, relayCommand);
   const sources = sourcesDocument(namespaces, revision);
   if (!sources.ok) return { action: "withdraw", dpr, reason: Reason.SourcesLimitExceeded, message: sources.message };
-  return { action: "apply", dpr, workerNamespaces: namespaces, connectionRevision: revision, sources: sources.document };
+  return { action: "apply", dpr, workerNamespaces: namespaces, relayCommand, connectionRevision: revision, sources: sources.document };
 }

@@ -1,7 +1,14 @@
 /**
- * The environment the product gives every Relay container, and the names users may therefore not
- * set in spec.env. Both the CRD's admission rule and the core's validation read RESERVED_ENV.
+ * The process the product runs in every Relay container: its default command, the environment the
+ * product gives it, and the names users may therefore not set in spec.env. Both the CRD's
+ * admission rule and the core's validation read RESERVED_ENV.
  */
+
+/**
+ * The pre-rename runtime's entry point, the one whose file mode and connection revision the product
+ * speaks. Operators whose runtime has another entry point set RELAY_COMMAND instead.
+ */
+export const DEFAULT_RELAY_COMMAND: readonly string[] = ["python3", "-m", "dynamo.kv_dc_relay"];
 
 export const ENV_DC_ID = "DYN_DC_ID";
 export const ENV_CONNECTION_REVISION = "DYN_RELAY_CONNECTION_REVISION";

@@ -35,6 +35,26 @@ const cases = [
     input: dgd({ components: [{ name: "prefill", type: "prefill" }, { name: "decode", type: "decode" }], annotations: { [HASH_V2]: "abcd1234" } }),
     expected: ["team-a-g1-abcd1234"],
   },
+  {
+    name: "a worker without componentNames under the hash another worker's componentNames show (a new prefill mid-rollout), not the base",
+    input: dgd({ components: [{ name: "fe", type: "frontend" }, { name: "prefill", type: "prefill" }, { name: "decode", type: "decode" }], componentNames: { fe: ["g1-fe"], decode: ["g1-decode-aaaa1111"] } }),
+    expected: ["team-a-g1-aaaa1111"],
+  },
+  {
+    name: "the annotated hash as well, when every worker's componentNames still show only the old generation",
+    input: dgd({ components: [{ name: "prefill", type: "prefill" }, { name: "decode", type: "decode" }], annotations: { [HASH_V2]: "bbbb2222" }, componentNames: { prefill: ["g1-prefill-aaaa1111"], decode: ["g1-decode-aaaa1111"] } }),
+    expected: ["team-a-g1-aaaa1111", "team-a-g1-bbbb2222"],
+  },
+  {
+    name: "both annotations and the componentNames of every worker, which differ between workers",
+    input: dgd({ components: [{ name: "prefill", type: "prefill" }, { name: "decode", type: "decode" }], annotations: { [HASH_V2]: "bbbb2222", [HASH]: "legacy" }, componentNames: { prefill: ["g1-prefill-aaaa1111"], decode: ["g1-decode-aaaa1111", "g1-decode-bbbb2222"] } }),
+    expected: ["team-a-g1-aaaa1111", "team-a-g1-bbbb2222", "team-a-g1-legacy"],
+  },
+  {
+    name: "a hash from a global-namespace worker's componentNames for the workers in the base",
+    input: dgd({ components: [{ name: "w", type: "worker", global: true }, { name: "decode", type: "decode" }], componentNames: { w: ["g1-w-aaaa1111"] } }),
+    expected: ["dynamo", "team-a-g1-aaaa1111"],
+  },
   { name: "frontends and planners are not workers", input: dgd({ components: [{ name: "fe", type: "frontend" }, { name: "p", type: "planner" }] }), expected: [] },
   { name: "a global-namespace worker", input: dgd({ components: [{ name: "w", type: "worker", global: true }, { name: "d", type: "decode" }] }), expected: ["dynamo", "team-a-g1"] },
   {

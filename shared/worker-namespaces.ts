@@ -15,19 +15,18 @@ export function baseNamespace(namespace: string, dgdName: string): string {
 const HASH = /^[a-z0-9]+$/;
 
 /**
- * Hashes of the component's live generations, read from the workload names in
+ * Hashes of the generations a component's workloads show, read from the workload names in
  * status.components (`<dgd>-<component>-<hash>`). A name without a hash counts as the empty hash.
  */
-function hashesFromStatus(dgd: DynamoGraphDeployment, component: Component): string[] | undefined {
-  const names = dgd.status?.components?.[component.name]?.componentNames;
-  if (!names || names.length === 0) return undefined;
+function hashesFromStatus(dgd: DynamoGraphDeployment, component: Component): string[] {
+  const names = dgd.status?.components?.[component.name]?.componentNames ?? [];
   const prefix = `${dgd.metadata.name}-${component.name.toLowerCase()}`;
   const hashes: string[] = [];
   for (const name of names) {
     if (name === prefix) hashes.push("");
     else if (name.startsWith(`${prefix}-`) && HASH.test(name.slice(prefix.length + 1))) hashes.push(name.slice(prefix.length + 1));
   }
-  return hashes.length > 0 ? hashes : undefined;
+  return hashes;
 }
 
 /**
@@ -42,16 +41,23 @@ function hashesFromAnnotations(dgd: DynamoGraphDeployment): string[] {
   );
 }
 
-function componentNamespaces(dgd: DynamoGraphDeployment, component: Component): string[] {
-  if (component.globalDynamoNamespace) return [GLOBAL_DYNAMO_NAMESPACE];
-  const base = baseNamespace(dgd.metadata.namespace ?? "", dgd.metadata.name);
-  const hashes = hashesFromStatus(dgd, component) ?? hashesFromAnnotations(dgd);
-  if (hashes.length === 0) return [base];
-  return hashes.map((hash) => (hash === "" ? base : `${base}-${hash}`));
+/**
+ * The worker hashes live in the DGD. The operator computes one hash per DGD over all worker specs,
+ * so a hash any worker's workloads show, or the annotations name, is every worker's: a component
+ * whose own workloads are not in the status yet (a prefill added by the rollout) already runs
+ * under it, not in `<base>`.
+ */
+function liveHashes(dgd: DynamoGraphDeployment, workers: readonly Component[]): string[] {
+  return [...workers.flatMap((c) => hashesFromStatus(dgd, c)), ...hashesFromAnnotations(dgd)];
 }
 
 /** The worker namespaces of a DGD: sorted byte-wise, without duplicates. */
 export function workerNamespaces(dgd: DynamoGraphDeployment): string[] {
-  const all = components(dgd).filter(isWorker).flatMap((c) => componentNamespaces(dgd, c));
+  const workers = components(dgd).filter(isWorker);
+  const base = baseNamespace(dgd.metadata.namespace ?? "", dgd.metadata.name);
+  const hashes = liveHashes(dgd, workers);
+  // `<base>` alone only when nothing names a hash: that is where hashless workers register.
+  const inBase = hashes.length === 0 ? [base] : hashes.map((hash) => (hash === "" ? base : `${base}-${hash}`));
+  const all = workers.flatMap((c) => (c.globalDynamoNamespace ? [GLOBAL_DYNAMO_NAMESPACE] : inBase));
   return [...new Set(all)].sort(compareBytes);
 }

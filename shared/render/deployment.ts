@@ -100,7 +100,7 @@ export function renderDeployment(decision: Extract<Decision, { action: "apply" }
               name: CONTAINER_NAME,
               image: spec.image,
               ...(spec.imagePullPolicy ? { imagePullPolicy: spec.imagePullPolicy } : {}),
-              command: ["python3", "-m", "dynamo.kv_dc_relay"],
+              command: [...decision.relayCommand],
               args: ["--bind", `0.0.0.0:${GRPC_PORT}`, "--sources-file", SOURCES_PATH],
               env,
               ports: [

@@ -74,6 +74,17 @@ describe("renderChildren", () => {
     expect(after.sources.text).toContain(after.connectionRevision);
   });
 
+  it("runs the configured Relay command; changing it rolls the pods and rewrites the document with the new revision", () => {
+    const before = applyDecision();
+    const after = decide(dpr(), dgd(), { ...DEFAULT_OPERATOR_DEFAULTS, relayCommand: ["python3", "-m", "dynamo.pool_relay"] });
+    if (after.action !== "apply") throw new Error("expected apply");
+    const objects = renderChildren(after);
+    expect(podSpec(objects).containers[0].command).toEqual(["python3", "-m", "dynamo.pool_relay"]);
+    expect(after.connectionRevision).not.toBe(before.connectionRevision);
+    expect(envOf(objects)).toContainEqual({ name: "DYN_RELAY_CONNECTION_REVISION", value: after.connectionRevision });
+    expect(JSON.parse((byKind(objects, "ConfigMap") as any).data["sources.json"]).connectionRevision).toBe(after.connectionRevision);
+  });
+
   it("sets exactly the product env names, then the user's env in order", () => {
     const objects = renderChildren(applyDecision(dpr({ spec: { env: [{ name: "B", value: "2" }, { name: "A", value: "$(POD_NAME)" }] } })));
     const names = envOf(objects).map((e) => e.name);
