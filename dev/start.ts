@@ -3,7 +3,8 @@
  * A local control plane (profile knative), the product installed from knative/ as a user installs
  * it, a tap on its Broker for `poolrelay record`, and the samples; then it shows every Knative
  * piece Ready, the DynamoPoolRelay going Ready, and each function invocation as it happens, until
- * Ctrl-C, which stops everything it started.
+ * Ctrl-C, which stops everything it started. The npm script execs this process (no shell between),
+ * so a signal npm passes on reaches it; a shell would hold SIGINT until its child ends.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
