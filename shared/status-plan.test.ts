@@ -53,6 +53,14 @@ describe("planStatus", () => {
     expect(plan({ dpr: { ...d, status: first.status }, now: "2027-01-01T00:00:00Z" }).write).toBe(false);
   });
 
+  it("rewrites, once, a status stored without labelSelector and readyOfDesired (by an older version), so the scale subresource gets its selector", () => {
+    const { labelSelector, readyOfDesired, ...older } = plan().status;
+    expect({ labelSelector, readyOfDesired }).toEqual({ labelSelector: "app.kubernetes.io/instance=g1,app.kubernetes.io/name=dynamo-pool-relay", readyOfDesired: "0/2" });
+    const upgraded = plan({ dpr: { ...d, status: older } });
+    expect(upgraded).toMatchObject({ write: true, status: { labelSelector, readyOfDesired } });
+    expect(plan({ dpr: { ...d, status: upgraded.status } }).write).toBe(false);
+  });
+
   it("shows a reported apply failure for this generation while the children lack the decision, and keeps it", () => {
     const observed = { ...current, deployment: undefined };
     const failure = { uid: "11111111-2222-3333-4444-555555555555", generation: 3, message: "spec.template.spec.tolerations[0].operator: Unsupported value" };

@@ -3,6 +3,7 @@ import { dgd, dpr } from "../test/builders.ts";
 import { decide } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
 import { ownership } from "./ownership.ts";
+import { renderDeployment } from "./render/deployment.ts";
 import { computeStatus, readyEndpoints, type Observed } from "./status.ts";
 
 const UID = "11111111-2222-3333-4444-555555555555";
@@ -14,8 +15,8 @@ const rolledOut = { metadata: { generation: 3 }, status: { observedGeneration: 3
 const rollingOnOldPods = { metadata: { generation: 4 }, status: { observedGeneration: 4, replicas: 3, updatedReplicas: 1, readyReplicas: 2, availableReplicas: 2 } };
 const slices = (...ready: (boolean | undefined)[]) => [{ endpoints: ready.map((r) => ({ conditions: r === undefined ? {} : { ready: r } })) }];
 
-function status(observed: Observed, options: { dgd?: ReturnType<typeof dgd> | undefined; previous?: Parameters<typeof computeStatus>[0]["previous"] } = {}) {
-  const d = dpr({ generation: 4 });
+function status(observed: Observed, options: { dgd?: ReturnType<typeof dgd> | undefined; previous?: Parameters<typeof computeStatus>[0]["previous"]; replicas?: number } = {}) {
+  const d = dpr({ generation: 4, ...(options.replicas === undefined ? {} : { spec: { replicas: options.replicas } }) });
   const g = "dgd" in options ? options.dgd : dgd();
   return computeStatus({ dpr: d, decision: decide(d, g, DEFAULT_OPERATOR_DEFAULTS), observed, previous: options.previous, observedGeneration: 4, now: NOW, reflects: true, foreign: [] });
 }
@@ -53,6 +54,34 @@ describe("computeStatus", () => {
     expect(cond(s, "ListenerAvailable")?.message).toBe("2 ready Relay endpoints behind the Service");
   });
 
+  it.each([
+    { name: "all desired pods Ready", observed: { deployment: rolledOut, service: ours, endpointSlices: slices(true, true) }, replicas: 2, expected: "2/2" },
+    { name: "no Deployment yet", observed: { endpointSlices: [] }, replicas: 2, expected: "0/2" },
+    { name: "a scale-up the Deployment has not caught up with (kubectl scale, an HPA)", observed: { deployment: rolledOut, service: ours, endpointSlices: slices(true, true) }, replicas: 3, expected: "2/3" },
+    { name: "a rollout's surge pod (3 pods, 2 Ready)", observed: { deployment: rollingOnOldPods, service: ours, endpointSlices: slices(true, true) }, replicas: 2, expected: "2/2" },
+    { name: "a scale to zero", observed: { deployment: { ...rolledOut, status: { ...rolledOut.status, replicas: 0, readyReplicas: 0, availableReplicas: 0 } }, service: ours, endpointSlices: [] }, replicas: 0, expected: "0/0" },
+  ])("shows ready over desired (spec.replicas) for $name, as kubectl get deploy shows READY", ({ observed, replicas, expected }) => {
+    expect(status(observed, { replicas }).readyOfDesired).toBe(expected);
+  });
+
+  it("shows ready over desired while withdrawn: the Deployment keeps running", () => {
+    expect(status({ deployment: rolledOut, service: ours, endpointSlices: slices(true) }, { dgd: undefined, replicas: 3 }).readyOfDesired).toBe("2/3");
+  });
+
+  it("reports the selector the Relay Deployment selects its pods by, in the API server's form (sorted by key, as a Deployment's scale shows it)", () => {
+    const s = status({ endpointSlices: [] });
+    expect(s.labelSelector).toBe("app.kubernetes.io/instance=g1,app.kubernetes.io/name=dynamo-pool-relay");
+    const d = dpr({ generation: 4 });
+    const decision = decide(d, dgd(), DEFAULT_OPERATOR_DEFAULTS);
+    if (decision.action !== "apply") throw new Error(`expected an apply decision, got ${decision.action}`);
+    const deployment = renderDeployment(decision) as { spec: { selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> } } } };
+    const required = Object.fromEntries(s.labelSelector!.split(",").map((r) => r.split("=") as [string, string]));
+    expect(required).toEqual(deployment.spec.selector.matchLabels);
+    expect(deployment.spec.template.metadata.labels).toMatchObject(required);
+    // Withdrawn, the Deployment keeps running, so the selector still finds its pods.
+    expect(status({ endpointSlices: [] }, { dgd: undefined }).labelSelector).toBe(s.labelSelector);
+  });
+
   it("reports a withdrawal under way as still published, with the endpoint, until the Service is gone", () => {
     const s = status({ service: ours, endpointSlices: slices(true) }, { dgd: undefined });
     expect(cond(s, "ServicePublished")).toMatchObject({ status: "True", reason: "Withdrawing" });
@@ -87,7 +116,15 @@ describe("computeStatus", () => {
     expect(cond(s, "Ready")).toMatchObject({ status: "False", reason: "InvalidSpec" });
     expect(cond(s, "Ready")?.message).toMatch(/spec\.image/);
     expect(s.serviceEndpoint).toBe(previous.serviceEndpoint);
+    expect(previous.readyOfDesired).toBe("2/2");
+    expect(s.readyOfDesired).toBe(previous.readyOfDesired);
     expect(cond(s, "ServicePublished")).toEqual(cond(previous, "ServicePublished"));
+  });
+
+  it("on an invalid spec still reports the selector, which the scale subresource needs, even with no previous status", () => {
+    const bad = { ...dpr(), spec: { clusterID: "dc-1" } };
+    const s = computeStatus({ dpr: bad, decision: decide(bad, dgd(), DEFAULT_OPERATOR_DEFAULTS), observed: { endpointSlices: [] }, previous: undefined, observedGeneration: 4, now: NOW, reflects: true, foreign: [] });
+    expect(s.labelSelector).toBe("app.kubernetes.io/instance=g1,app.kubernetes.io/name=dynamo-pool-relay");
   });
 });
 

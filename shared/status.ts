@@ -6,7 +6,7 @@ import type { Condition, } from "./api/kubernetes.ts";
 import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
 import { CONDITION_ORDER, ConditionType, Reason } from "./conditions.ts";
 import type { Decision } from "./decide.ts";
-import { serviceEndpoint } from "./names.ts";
+import { selectorLabels, serviceEndpoint } from "./names.ts";
 import { ownership, type Ownership, type Owned } from "./ownership.ts";
 
 export interface ObservedDeployment {
@@ -124,6 +124,18 @@ function readiness(eligible: Verdict, published: Verdict, listening: Verdict, in
   return { status: true, reason: Reason.Ready, message: `the Relay listens at ${serviceEndpoint(dpr.metadata.name, dpr.metadata.namespace ?? "default")}` };
 }
 
+/**
+ * The Relay pods' selector as the scale subresource reports it (status.selector), in the API
+ * server's own form: `key=value` requirements sorted by key, as a Deployment's scale shows its
+ * selector, so both read the same. It depends only on the name, like the Deployment's selector.
+ */
+function labelSelector(dgdName: string): string {
+  return Object.entries(selectorLabels(dgdName))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, value]) => `${key}=${value}`)
+    .join(",");
+}
+
 /** The sources and connection the previous status reported: still in effect while the children lag. */
 function inEffect(previous: DynamoPoolRelayStatus): Pick<DynamoPoolRelayStatus, "workerNamespaces" | "sourcesRevision" | "connectionRevision"> {
   return {
@@ -137,12 +149,16 @@ export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
   const { decision, observed, dpr } = input;
   const previous = input.previous ?? {};
   const common = input.observedGeneration === undefined ? {} : { observedGeneration: input.observedGeneration };
+  // Also for a spec the core rejects: the scale subresource, so an HPA, needs it whatever the spec.
+  const selector = labelSelector(dpr.metadata.name);
   if (decision.action === "reject") {
-    // Children are left as they were, so everything else in the status still describes them.
+    // Children are left as they were, so everything else in the status (readyOfDesired included:
+    // the Deployment runs the last valid spec.replicas) still describes them.
     const ready = condition(ConditionType.Ready, { status: false, reason: decision.reason, message: decision.message }, input);
     return {
       ...previous,
       ...common,
+      labelSelector: selector,
       conditions: [ready, ...(previous.conditions ?? []).filter((c) => c.type !== ConditionType.Ready)],
     };
   }
@@ -170,6 +186,10 @@ export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
     ...(pub.status ? { serviceEndpoint: serviceEndpoint(dpr.metadata.name, dpr.metadata.namespace ?? "default") } : {}),
     replicas: depStatus?.replicas ?? 0,
     readyReplicas: depStatus?.readyReplicas ?? 0,
+    // Desired is what the user asked for, as a Deployment's READY uses its own spec.replicas: after
+    // `kubectl scale dpr --replicas=3` it reads 2/3 until the third pod is Ready.
+    readyOfDesired: `${depStatus?.readyReplicas ?? 0}/${decision.dpr.spec.replicas}`,
+    labelSelector: selector,
     ...(decision.action !== "apply"
       ? {}
       : input.reflects

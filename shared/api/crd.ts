@@ -1,5 +1,5 @@
 /** The DynamoPoolRelay CustomResourceDefinition, built from the zod schema. */
-import { CATEGORY, GROUP, KIND, PLURAL, SHORT_NAME, SINGULAR, VERSION } from "../names.ts";
+import { CATEGORY, GROUP, KIND, LABEL_NAME, LABEL_PART_OF, PLURAL, PRODUCT, SHORT_NAME, SINGULAR, VERSION } from "../names.ts";
 import { DynamoPoolRelaySpec, DynamoPoolRelayStatus, ROOT_VALIDATIONS } from "./dynamo-pool-relay.ts";
 import { toOpenApi } from "./openapi.ts";
 
@@ -11,7 +11,8 @@ export function dynamoPoolRelayCrd() {
     kind: "CustomResourceDefinition",
     metadata: {
       name: `${PLURAL}.${GROUP}`,
-      labels: { "app.kubernetes.io/part-of": "dynamo", "app.kubernetes.io/name": "dynamo-pool-relay" },
+      // part-of as on every object of knative/: the CRD is installed with them, as part of this product.
+      labels: { [LABEL_PART_OF]: PRODUCT, [LABEL_NAME]: PRODUCT },
     },
     spec: {
       group: GROUP,
@@ -22,10 +23,16 @@ export function dynamoPoolRelayCrd() {
           name: VERSION,
           served: true,
           storage: true,
-          subresources: { status: {} },
+          subresources: {
+            status: {},
+            // For `kubectl scale dpr` and HorizontalPodAutoscalers. spec.replicas is always there (it
+            // defaults), as the scale subresource needs; the selector finds the pods for pod metrics.
+            scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.labelSelector" },
+          },
           additionalPrinterColumns: [
             { name: "Ready", type: "string", jsonPath: readyCondition("status"), description: "Whether the Relay listens behind its published Service" },
-            { name: "Replicas", type: "integer", jsonPath: ".status.readyReplicas", description: "Ready Relay pods" },
+            // A printer column is one JSONPath, so ready/desired (as kubectl get deploy shows READY) is a status field.
+            { name: "Replicas", type: "string", jsonPath: ".status.readyOfDesired", description: "Ready Relay pods / desired (spec.replicas)" },
             { name: "Endpoint", type: "string", jsonPath: ".status.serviceEndpoint", description: "gRPC address of the Relay" },
             { name: "Reason", type: "string", jsonPath: readyCondition("reason"), priority: 1, description: "Why the Relay is or is not Ready" },
             { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
@@ -38,7 +45,7 @@ export function dynamoPoolRelayCrd() {
               properties: {
                 apiVersion: { type: "string", description: "APIVersion of this object." },
                 kind: { type: "string", description: "Kind of this object." },
-                metadata: { type: "object" },
+                metadata: { type: "object", description: "Standard object metadata." },
                 spec: toOpenApi(DynamoPoolRelaySpec),
                 status: toOpenApi(DynamoPoolRelayStatus),
               },

@@ -58,7 +58,7 @@ export const DynamoPoolRelaySpec = z
       .meta({ description: "Pull policy of the Relay image; Kubernetes' default when omitted." }),
     clusterID: z.string().min(1).max(256).regex(/^\S(.*\S)?$/)
       .meta({ description: "Stable ID of this cluster, passed to the Relay as its data-center ID (DYN_DC_ID). Changing it starts a new Relay incarnation: the pods roll." }),
-    replicas: int32("Number of Relay pods. Independent of the DynamoGraphDeployment's own replica counts.").min(0).default(DEFAULT_REPLICAS),
+    replicas: int32("Number of Relay pods. Independent of the DynamoGraphDeployment's own replica counts. The scale subresource sets it, so `kubectl scale dpr` and a HorizontalPodAutoscaler can.").min(0).default(DEFAULT_REPLICAS),
     env: z.array(EnvVar.meta({ ...EnvVar.meta(), "x-kubernetes-validations": [ENV_ITEM_RULE] })).max(MAX_ENV).optional()
       .superRefine((env, ctx) => {
         const reserved = reservedEnvNames((env ?? []).map((e) => e.name));
@@ -76,7 +76,7 @@ export const DynamoPoolRelaySpec = z
         "x-kubernetes-list-map-keys": ["name"],
       }),
     resources: ResourceRequirements.optional(),
-    nodeSelector: z.record(z.string(), z.string()).optional()
+    nodeSelector: z.record(z.string(), z.string().meta({ description: "The value the node label must have." })).optional()
       .meta({ description: "Node labels the Relay pods must be scheduled on." }),
     tolerations: z.array(Toleration).max(64).optional()
       .meta({ description: "Tolerations of the Relay pods." }),
@@ -98,9 +98,13 @@ export const DynamoPoolRelayStatus = z
       }),
     serviceEndpoint: z.string().optional()
       .meta({ description: "Address of the Relay's gRPC listener, `<dgd>-pool-relay.<namespace>.svc:<port>`, while the Service is published." }),
-    replicas: int32("Relay pods that exist (from the Deployment's status).").min(0).optional(),
+    replicas: int32("Relay pods that exist (from the Deployment's status); the scale subresource's status.replicas.").min(0).optional(),
     readyReplicas: int32("Relay pods that are Ready (from the Deployment's status).").min(0).optional(),
-    workerNamespaces: z.array(z.string()).max(4096).optional()
+    readyOfDesired: z.string().optional()
+      .meta({ description: "Ready Relay pods over spec.replicas, e.g. `1/2`, as `kubectl get deploy` shows READY; the Replicas column of `kubectl get dpr`." }),
+    labelSelector: z.string().optional()
+      .meta({ description: "Label selector of the Relay pods, e.g. `app.kubernetes.io/instance=<name>,app.kubernetes.io/name=dynamo-pool-relay`; the scale subresource's status.selector, which a HorizontalPodAutoscaler reads to find the pods." }),
+    workerNamespaces: z.array(z.string().meta({ description: "A Dynamo worker namespace." })).max(4096).optional()
       .meta({ description: "Dynamo worker namespaces the Relay watches, sorted." }),
     sourcesRevision: z.string().optional()
       .meta({ description: "SHA-256 of the sources document, equal to the revision the Relay reports as applied." }),

@@ -26,9 +26,11 @@ export const EnvVar = z
   .meta({ description: "An environment variable, as in a Kubernetes container." });
 export type EnvVar = z.infer<typeof EnvVar>;
 
-export const LocalObjectReference = z.object({
-  name: z.string().min(1).meta({ description: "Name of the Secret in the DynamoPoolRelay's namespace." }),
-});
+export const LocalObjectReference = z
+  .object({
+    name: z.string().min(1).meta({ description: "Name of the Secret in the DynamoPoolRelay's namespace." }),
+  })
+  .meta({ description: "A Secret in the DynamoPoolRelay's namespace, by name." });
 
 export const ResourceRequirements = z
   .object({
@@ -51,7 +53,7 @@ export const Condition = z.object({
   reason: z.string().min(1).max(1024).regex(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/)
     .meta({ description: "CamelCase reason for the last transition." }),
   message: z.string().max(32768).meta({ description: "A sentence for people." }),
-});
+}).meta({ description: "A condition of the DynamoPoolRelay, as metav1.Condition." });
 export type Condition = z.infer<typeof Condition>;
 
 /** The ObjectMeta fields the product reads. */

@@ -1,11 +1,20 @@
-// The DynamoPoolRelay CRD on a real kube-apiserver: it installs, prints the promised columns and
-// rejects invalid objects at admission with the messages the README documents.
+// The DynamoPoolRelay CRD on a real kube-apiserver, seen through the built kubectl: it installs
+// with the README's command, prints the promised columns, explains every field, scales through
+// its scale subresource (kubectl scale, a HorizontalPodAutoscaler) and rejects invalid objects at
+// admission with the messages the README documents.
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, inject, it } from "vitest";
+import { parse } from "yaml";
 import { ensureBinaries } from "../../dev/control-plane/binaries.ts";
+import { CRD_PATH, README_PATH } from "../../scripts/generated.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
-import type { KubeClient } from "../../shared/kube/client.ts";
-import { TEST_MANAGER, adminClient, dprObject, freshNamespace } from "./helpers.ts";
+import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
+import { TEST_MANAGER, adminClient, dprObject, eventually, freshNamespace } from "./helpers.ts";
+import { getDpr, published, settledDpr } from "./pipeline-helpers.ts";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
 
 let client: KubeClient;
 let ns: string;
@@ -13,6 +22,26 @@ beforeAll(async () => {
   client = await adminClient();
   ns = await freshNamespace("crd");
 });
+
+/** The built kubectl against the test cluster, from the repository root (as the README's commands run). */
+function kubectl(...args: string[]) {
+  return spawnSync(ensureBinaries().kubectl, [`--kubeconfig=${inject("kubeconfig")}`, ...args], { encoding: "utf8", cwd: root });
+}
+
+/** kubectl explain wraps and indents descriptions; compare text with whitespace runs as one space. */
+const squash = (text: string) => text.replace(/\s+/g, " ").trim();
+
+type Schema = { description?: string; properties?: Record<string, Schema>; items?: Schema; additionalProperties?: Schema | boolean };
+
+/**
+ * The field paths whose `kubectl explain` shows descriptions beyond their parent's field list: the
+ * fields of objects (also through list items), and the item or value description of lists and maps.
+ */
+function explained(node: Schema, path: string[]): [string[], Schema][] {
+  const fields = Object.entries((node.items ?? node).properties ?? {});
+  const own = fields.length > 0 || node.items !== undefined || typeof node.additionalProperties === "object" ? [[path, node] as [string[], Schema]] : [];
+  return [...own, ...fields.flatMap(([name, field]) => explained(field, [...path, name]))];
+}
 
 async function rejection(obj: ReturnType<typeof dprObject>): Promise<ApiError> {
   try {
@@ -30,7 +59,7 @@ describe("the DynamoPoolRelay CRD", () => {
     expect(list.resources.find((r) => r.name === "dynamopoolrelays")).toMatchObject({ shortNames: ["dpr"], categories: ["dynamo"] });
   });
 
-  it("defaults replicas to 2 and shows Ready, Replicas, Endpoint and Age as kubectl get dpr does", async () => {
+  it("defaults replicas to 2 and shows Ready, Replicas, Endpoint and Age as kubectl get dpr does (-o wide adds Reason)", async () => {
     await client.apply(dprObject(ns, "columns"), TEST_MANAGER);
     const got = await client.get<{ spec: { replicas: number } }>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: ns, name: "columns" });
     expect(got?.spec.replicas).toBe(2);
@@ -43,11 +72,93 @@ describe("the DynamoPoolRelay CRD", () => {
     )) as { columnDefinitions: { name: string; priority: number }[]; rows: { cells: unknown[] }[] };
     expect(table.columnDefinitions.filter((c) => c.priority === 0).map((c) => c.name)).toEqual(["Name", "Ready", "Replicas", "Endpoint", "Age"]);
     expect(table.rows[0]?.cells[0]).toBe("columns");
+    // Ready over desired, as kubectl get deploy shows READY: a string, not a count.
+    expect(table.columnDefinitions.find((c) => c.name === "Replicas")).toMatchObject({ type: "string" });
     // And as people see it.
-    const kubectl = spawnSync(ensureBinaries().kubectl, [`--kubeconfig=${inject("kubeconfig")}`, "get", "dpr", "-n", ns], { encoding: "utf8" });
-    expect(kubectl.stderr).toBe("");
-    expect(kubectl.stdout.split("\n")[0]).toMatch(/^NAME\s+READY\s+REPLICAS\s+ENDPOINT\s+AGE$/);
-    expect(kubectl.stdout).toMatch(/\ncolumns\s/);
+    const get = kubectl("get", "dpr", "-n", ns);
+    expect(get.stderr).toBe("");
+    expect(get.stdout.split("\n")[0]).toMatch(/^NAME\s+READY\s+REPLICAS\s+ENDPOINT\s+AGE$/);
+    expect(get.stdout).toMatch(/\ncolumns\s/);
+    const wide = kubectl("get", "dpr", "-n", ns, "-o", "wide");
+    expect(wide.stderr).toBe("");
+    expect(wide.stdout.split("\n")[0]).toMatch(/^NAME\s+READY\s+REPLICAS\s+ENDPOINT\s+REASON\s+AGE$/);
+  });
+
+  it("installs with exactly the command the README documents, kubectl apply -k crds/ (server dry-run); -f would fail on crds/kustomization.yaml", () => {
+    const readme = readFileSync(README_PATH, "utf8");
+    expect(readme).not.toMatch(/kubectl apply -f crds/);
+    const documented = /`(kubectl apply -k crds\/)`/.exec(readme)?.[1];
+    expect(documented).toBe("kubectl apply -k crds/");
+    const apply = kubectl(...documented!.split(" ").slice(1), "--dry-run=server");
+    expect(apply.status, apply.stderr).toBe(0);
+    expect(apply.stdout).toMatch(/^customresourcedefinition\.apiextensions\.k8s\.io\/dynamopoolrelays\.nvidia\.com (created|configured|unchanged) \(server dry run\)$/m);
+    // Why the README says -k: -f sends the kustomization itself to the API server, which has no such kind.
+    const withF = kubectl("apply", "-f", "crds/", "--dry-run=server");
+    expect(withF.status).not.toBe(0);
+    expect(withF.stderr).toMatch(/"crds\/kustomization\.yaml": no matches for kind "Kustomization"/);
+  });
+
+  it("kubectl explain shows a description for every field, list item and map value, nested ones included", () => {
+    const schema = parse(readFileSync(CRD_PATH, "utf8")).spec.versions[0].schema.openAPIV3Schema as Schema;
+    const paths = explained(schema, []);
+    expect(paths.map(([p]) => p.join("."))).toEqual(expect.arrayContaining(["", "spec", "spec.env", "spec.resources", "spec.resources.requests", "spec.tolerations", "status.conditions"]));
+    for (const [path, node] of paths) {
+      const what = ["dynamopoolrelays", ...path].join(".");
+      const explain = kubectl("explain", what);
+      expect(explain.status, `${what}: ${explain.stderr}`).toBe(0);
+      const text = squash(explain.stdout);
+      expect(text, what).not.toContain("<no description>");
+      expect(text, what).not.toContain("<empty>");
+      // The node's own description, with its items' or values' (kubectl explain shows them together).
+      const value = node.items ?? (typeof node.additionalProperties === "object" ? node.additionalProperties : undefined);
+      for (const described of value ? [node, value] : [node]) expect(text, what).toContain(squash(described.description ?? "(none in the CRD)"));
+      for (const [name, field] of Object.entries((node.items ?? node).properties ?? {})) {
+        // The API server publishes the standard descriptions of these, not the CRD's.
+        if (path.length === 0 && ["apiVersion", "kind", "metadata"].includes(name)) continue;
+        expect(text, `${what}.${name}`).toContain(squash(field.description ?? "(none in the CRD)"));
+      }
+    }
+  });
+
+  it("kubectl scale dpr sets spec.replicas; the scale subresource reports the replicas and the Relay pods' selector; Replicas shows ready/desired", async () => {
+    const scaleNs = await freshNamespace("scale");
+    await published(scaleNs);
+    await settledDpr(scaleNs, "g1", "shows 2/2 Relay pods Ready", (d) => d.status?.["readyOfDesired"] === "2/2");
+    expect(kubectl("get", "dpr", "g1", "-n", scaleNs).stdout).toMatch(/\ng1\s+\S+\s+2\/2\s/);
+
+    const scale = kubectl("scale", "dpr", "g1", "-n", scaleNs, "--replicas=3");
+    expect(scale.status, scale.stderr).toBe(0);
+    expect(scale.stdout).toMatch(/dynamopoolrelay\.nvidia\.com\/g1 scaled/);
+    expect((await getDpr(client, scaleNs, "g1")).spec).toMatchObject({ replicas: 3 });
+
+    // The product follows: a third Relay pod, Ready, and the status says so.
+    await settledDpr(scaleNs, "g1", "shows 3/3 Relay pods Ready", (d) => d.status?.["readyOfDesired"] === "3/3" && d.status?.["replicas"] === 3);
+    expect(kubectl("get", "dpr", "g1", "-n", scaleNs).stdout).toMatch(/\ng1\s+\S+\s+3\/3\s/);
+    const getScale = kubectl("get", "dpr", "g1", "-n", scaleNs, "--subresource=scale", "-o", "json");
+    expect(getScale.status, getScale.stderr).toBe(0);
+    const dprScale = JSON.parse(getScale.stdout);
+    expect(dprScale).toMatchObject({ kind: "Scale", spec: { replicas: 3 }, status: { replicas: 3, selector: "app.kubernetes.io/instance=g1,app.kubernetes.io/name=dynamo-pool-relay" } });
+    // The same selector, in the same form, as the API server reports for the Relay Deployment.
+    const deployScale = (await client.request("GET", `/apis/apps/v1/namespaces/${scaleNs}/deployments/g1-pool-relay/scale`)) as { status: { selector: string } };
+    expect(dprScale.status.selector).toBe(deployScale.status.selector);
+  });
+
+  it("a HorizontalPodAutoscaler scales a DynamoPoolRelay through its scale subresource", async () => {
+    await client.apply(dprObject(ns, "autoscaled"), TEST_MANAGER);
+    // Below minReplicas the HPA controller scales without metrics (none are served here).
+    const hpa = await client.apply<KubeObject>({
+      apiVersion: "autoscaling/v2",
+      kind: "HorizontalPodAutoscaler",
+      metadata: { name: "autoscaled", namespace: ns },
+      spec: { scaleTargetRef: { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", name: "autoscaled" }, minReplicas: 3, maxReplicas: 3 },
+    }, TEST_MANAGER);
+    try {
+      // It reads the scale (2, the default) and writes 3 through it; nothing else here sets 3.
+      await eventually("the HPA scales autoscaled to 3", async () => ((await getDpr(client, ns, "autoscaled")).spec as { replicas: number }).replicas === 3);
+    } finally {
+      // Left behind, it would fail to read metrics every 15 s for the rest of the run.
+      await client.deleteExact({ apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler", namespace: ns, name: "autoscaled" }, hpa.metadata.uid!);
+    }
   });
 
   it.each([

@@ -1,7 +1,31 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { readObjects } from "../../dev/yaml.ts";
 import { CRD_PATH, README_PATH, crdYaml, readmeWithApiReference } from "../../scripts/generated.ts";
+
+type Node = Record<string, unknown>;
+
+const crd = parse(readFileSync(CRD_PATH, "utf8"));
+const version = crd.spec.versions[0];
+const root: Node = version.schema.openAPIV3Schema;
+
+/** Every schema node a field path reaches (properties, list items, map values), with that path. */
+function nodes(node: Node, path: string): [string, Node][] {
+  const props = Object.entries((node["properties"] ?? {}) as Record<string, Node>).flatMap(([k, v]) => nodes(v, `${path}.${k}`));
+  const items = node["items"] ? nodes(node["items"] as Node, `${path}[]`) : [];
+  const extra = typeof node["additionalProperties"] === "object" ? nodes(node["additionalProperties"] as Node, `${path}{}`) : [];
+  return [[path, node], ...props, ...items, ...extra];
+}
+
+/** The schema of a field named by a simple JSONPath such as `.spec.replicas`. */
+function field(jsonPath: string): Node | undefined {
+  return jsonPath
+    .split(".")
+    .slice(1)
+    .reduce<Node | undefined>((node, key) => (node?.["properties"] as Record<string, Node> | undefined)?.[key], root);
+}
 
 describe("generated files", () => {
   it("crds/nvidia.com_dynamopoolrelays.yaml matches the zod schema (run npm run crds)", () => {
@@ -14,14 +38,40 @@ describe("generated files", () => {
   });
 
   it("the CRD is structural: every property node has a type or is int-or-string", () => {
-    const walk = (node: Record<string, unknown>, path: string): string[] => {
-      const own = node["type"] === undefined && !node["x-kubernetes-int-or-string"] ? [path] : [];
-      const props = Object.entries((node["properties"] ?? {}) as Record<string, Record<string, unknown>>).flatMap(([k, v]) => walk(v, `${path}.${k}`));
-      const items = node["items"] ? walk(node["items"] as Record<string, unknown>, `${path}[]`) : [];
-      const extra = typeof node["additionalProperties"] === "object" ? walk(node["additionalProperties"] as Record<string, unknown>, `${path}{}`) : [];
-      return [...own, ...props, ...items, ...extra];
-    };
-    const crd = parse(readFileSync(CRD_PATH, "utf8"));
-    expect(walk(crd.spec.versions[0].schema.openAPIV3Schema, "")).toEqual([]);
+    const untyped = nodes(root, "").filter(([, n]) => n["type"] === undefined && !n["x-kubernetes-int-or-string"]);
+    expect(untyped.map(([path]) => path)).toEqual([]);
+  });
+
+  it("every schema node has a description, so kubectl explain shows one for every field, list item and map value", () => {
+    const undescribed = nodes(root, "").filter(([, n]) => typeof n["description"] !== "string" || n["description"].trim() === "");
+    expect(undescribed.map(([path]) => path || "(root)")).toEqual([]);
+  });
+
+  it("the scale subresource names fields the schema has, and spec.replicas always exists (it defaults)", () => {
+    const scale = version.subresources.scale;
+    expect(scale).toEqual({ specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.labelSelector" });
+    // Without a value at specReplicasPath the API server answers GET .../scale with an error.
+    expect(field(scale.specReplicasPath)).toMatchObject({ type: "integer", default: 2 });
+    expect(root["required"]).toContain("spec");
+    expect(field(scale.statusReplicasPath)).toMatchObject({ type: "integer" });
+    expect(field(scale.labelSelectorPath)).toMatchObject({ type: "string" });
+  });
+
+  it("every printer column reads a field of the schema, of the column's type", () => {
+    const simple = (version.additionalPrinterColumns as { name: string; type: string; jsonPath: string }[]).filter((c) => /^(\.\w+)+$/.test(c.jsonPath));
+    expect(simple.map((c) => c.name)).toEqual(["Replicas", "Endpoint", "Age"]);
+    for (const c of simple.filter((c) => c.type !== "date")) expect(field(c.jsonPath), c.name).toMatchObject({ type: c.type });
+    expect(simple.find((c) => c.name === "Replicas")?.jsonPath).toBe(".status.readyOfDesired");
+  });
+
+  it("the CRD is labelled part-of the product, like every object of knative/ that carries the label", () => {
+    const dir = fileURLToPath(new URL("../../knative/", import.meta.url));
+    const partOf = readdirSync(dir)
+      .filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml")
+      .flatMap((f) => readObjects(`${dir}${f}`))
+      .map((o) => (o.metadata["labels"] as Record<string, string> | undefined)?.["app.kubernetes.io/part-of"])
+      .filter((v): v is string => v !== undefined);
+    expect(partOf.length).toBeGreaterThan(10);
+    expect(new Set([...partOf, crd.metadata.labels["app.kubernetes.io/part-of"]])).toEqual(new Set(["dynamo-pool-relay"]));
   });
 });
