@@ -2,20 +2,33 @@
  * `poolrelay cluster up|down`: a local control plane for people, kept running in the background
  * until `down`. Its state (processes, folders, kubeconfig) is recorded in one file.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { startControlPlane, stopControlPlane, type ControlPlaneInfo, type Profile } from "../dev/control-plane/index.ts";
 import { alive } from "../dev/control-plane/processes.ts";
+import { InputError, readText } from "./input.ts";
 
 export function stateFile(env: NodeJS.ProcessEnv = process.env): string {
   return join(env["XDG_CACHE_HOME"] ?? join(homedir(), ".cache"), "dynamo-pool-relay", "cluster.json");
 }
 
+function readState(file: string): ControlPlaneInfo {
+  const text = readText(file);
+  let info: ControlPlaneInfo | null;
+  try {
+    info = JSON.parse(text) as ControlPlaneInfo | null;
+  } catch (err) {
+    throw new InputError(`${file}: invalid JSON: ${(err as Error).message}`);
+  }
+  if (!Array.isArray(info?.pids)) throw new InputError(`${file}: pids: expected the control plane's process ids, got ${JSON.stringify(info?.pids)}`);
+  return info;
+}
+
 function running(): ControlPlaneInfo | undefined {
   const file = stateFile();
   if (!existsSync(file)) return undefined;
-  const info = JSON.parse(readFileSync(file, "utf8")) as ControlPlaneInfo;
+  const info = readState(file);
   return info.pids.every(alive) ? info : undefined;
 }
 
@@ -57,7 +70,7 @@ export async function clusterDown(err: (s: string) => void): Promise<void> {
     err("poolrelay: no control plane is running\n");
     return;
   }
-  const info = JSON.parse(readFileSync(file, "utf8")) as ControlPlaneInfo;
+  const info = readState(file);
   await stopControlPlane(info);
   rmSync(file, { force: true });
   err("poolrelay: control plane stopped\n");

@@ -14,6 +14,15 @@ export interface SourcedObject {
 
 export class InputError extends Error {}
 
+/** A file's text, or an error naming it (a folder given as a file, no permission). */
+export function readText(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    throw new InputError(`${file}: cannot read: ${(err as Error).message}`);
+  }
+}
+
 function yamlFiles(path: string): string[] {
   if (!statSync(path).isDirectory()) return [path];
   return readdirSync(path)
@@ -57,6 +66,6 @@ export function readObjects(paths: readonly string[], stdin: () => string): Sour
     } catch {
       throw new InputError(`${path}: no such file or folder`);
     }
-    return files.flatMap((file) => parseObjects(readFileSync(file, "utf8"), file));
+    return files.flatMap((file) => parseObjects(readText(file), file));
   });
 }

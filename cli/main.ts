@@ -2,37 +2,12 @@
  * The `poolrelay` command. Each subcommand parses its flags here and calls a module that does the
  * work; exit codes: 0 done, 1 invalid input or failure, 2 usage error.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { DISCOVERY_BACKENDS, type DiscoveryBackend } from "../shared/eligibility.ts";
-import { existsSync } from "node:fs";
-import { InputError, readObjects } from "./input.ts";
+import { InputError, readObjects, readText } from "./input.ts";
 import { render, toJson, toYaml } from "./render.ts";
-
-const USAGE = `Usage:
-  poolrelay render -f <file|dir|-> [-f ...] [-o yaml|json] [-n namespace]
-                   [--default-discovery-backend kubernetes|etcd] [--now RFC3339]
-
-  poolrelay cluster up [--profile api|full|knative]
-  poolrelay cluster down
-  poolrelay start [--no-samples]
-  poolrelay record -o events.jsonl [--from TAP_URL]
-  poolrelay replay <file|dir> --to URL [--mode binary|structured] [--rate N]
-
-Commands:
-  render   Print what would be applied for each DynamoPoolRelay in the input (or, for an ineligible
-           DynamoGraphDeployment, the Service withdrawal and the status), without a cluster.
-  cluster  Start (up) or stop (down) a local control plane on 127.0.0.1: etcd and kube-apiserver
-           (profile api), plus controller-manager, scheduler and a kwok fake node (profile full,
-           the default), plus the real Knative Eventing (profile knative). Prints the kubeconfig
-           to use with kubectl.
-  start    Run the whole product locally (npm start): control plane, Knative Eventing, the
-           product installed from knative/, and the samples; Ctrl-C stops it all.
-  record   Write every event entering the Broker of the running npm start (through a tap
-           Trigger), one structured CloudEvent per line.
-  replay   Send recorded events (JSON Lines, a batch array or one event) to a URL: a Broker's
-           ingress (npm start prints it), or one function.
-`;
+import { COMMANDS, commandUsage, usage, type Command } from "./usage.ts";
 
 class UsageError extends Error {}
 
@@ -81,21 +56,45 @@ async function startCommand(args: string[]): Promise<void> {
   await start({ samples: !values["no-samples"], out: (l) => process.stdout.write(`${l}\n`) });
 }
 
-async function recordCommand(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { output: { type: "string", short: "o" }, from: { type: "string" } }, strict: true });
-  if (!values.output) throw new UsageError("record needs -o <file>");
+function httpUrl(flag: string, value: string): string {
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new UsageError(`${flag} must be an http:// or https:// URL, got "${value}"`);
+  return value;
+}
+
+/** The tap of the running `npm start`, from the state file it writes. */
+async function startTap(): Promise<string> {
   const { startStateFile } = await import("../dev/start.ts");
-  const { record } = await import("./replay.ts");
-  let tap = values.from;
-  if (!tap) {
-    if (!existsSync(startStateFile())) throw new UsageError("no npm start is running (its Broker tap is what record reads), or pass --from <tap URL>");
-    tap = (JSON.parse(readFileSync(startStateFile(), "utf8")) as { tap: string }).tap;
+  const file = startStateFile();
+  if (!existsSync(file)) throw new UsageError("no npm start is running (its Broker tap is what record reads), or pass --from <tap URL>");
+  const text = readText(file);
+  let tap: unknown;
+  try {
+    tap = (JSON.parse(text) as { tap?: unknown } | null)?.tap;
+  } catch (err) {
+    throw new InputError(`${file}: invalid JSON: ${(err as Error).message}`);
   }
+  if (typeof tap !== "string") throw new InputError(`${file}: tap: expected the tap's URL, got ${JSON.stringify(tap)}`);
+  return tap;
+}
+
+async function recordCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: { "output-file": { type: "string" }, output: { type: "string", short: "o", default: "jsonl" }, from: { type: "string" } },
+    strict: true,
+  });
+  const format = values.output;
+  // -o once named the file: say where the file goes now.
+  if (format !== "jsonl" && format !== "json") throw new UsageError(`-o must be jsonl or json, got "${format}" (to write to a file: --output-file FILE)`);
+  const file = values["output-file"];
+  const tap = values.from === undefined ? await startTap() : httpUrl("--from", values.from);
+  const { record } = await import("./record.ts");
   const abort = new AbortController();
   process.once("SIGINT", () => abort.abort());
-  process.stderr.write(`poolrelay: recording ${tap} to ${values.output}; Ctrl-C stops\n`);
-  const n = await record(tap, values.output, abort.signal, (s) => process.stderr.write(s));
-  process.stderr.write(`\npoolrelay: ${n} events written to ${values.output}\n`);
+  process.once("SIGTERM", () => abort.abort());
+  process.stderr.write(`poolrelay: recording ${tap} to ${file ?? "stdout"}; Ctrl-C stops\n`);
+  const n = await record(tap, file ?? process.stdout, abort.signal, (s) => process.stderr.write(s), format);
+  process.stderr.write(`${file ? "\n" : ""}poolrelay: ${n} events written to ${file ?? "stdout"}${abort.signal.aborted ? "" : " (the tap closed)"}\n`);
 }
 
 async function replayCommand(args: string[]): Promise<number> {
@@ -107,42 +106,74 @@ async function replayCommand(args: string[]): Promise<number> {
   });
   if (positionals.length !== 1) throw new UsageError("replay takes one file or folder");
   if (!values.to) throw new UsageError("replay needs --to <url>");
+  const to = httpUrl("--to", values.to);
   if (values.mode !== "binary" && values.mode !== "structured") throw new UsageError(`--mode must be binary or structured, got "${values.mode}"`);
   const rate = Number(values.rate);
   if (!Number.isFinite(rate) || rate < 0) throw new UsageError(`--rate must be a number of events per second, got "${values.rate}"`);
   const { readEvents, replay } = await import("./replay.ts");
   const events = readEvents(positionals[0]!);
-  const { sent, failed } = await replay(events, { to: values.to, mode: values.mode, rate }, (s) => process.stderr.write(s));
-  process.stderr.write(`poolrelay: ${sent - failed} of ${sent} events accepted by ${values.to}\n`);
+  const { sent, failed } = await replay(events, { to, mode: values.mode, rate }, (s) => process.stderr.write(s));
+  process.stderr.write(`poolrelay: ${sent - failed} of ${sent} events accepted by ${to}\n`);
   return failed > 0 ? 1 : 0;
 }
 
+async function run(command: Command, args: string[]): Promise<number> {
+  switch (command) {
+    case "render":
+      process.stdout.write(renderCommand(args));
+      return 0;
+    case "cluster":
+      await clusterCommand(args);
+      return 0;
+    case "start":
+      await startCommand(args);
+      return 0;
+    case "record":
+      await recordCommand(args);
+      return 0;
+    case "replay":
+      return replayCommand(args);
+  }
+}
+
+/**
+ * Help wins over every other flag and check, as in kubectl: `poolrelay render -f x --help` only
+ * prints help, and `poolrelay start --help` starts nothing.
+ */
+function wantsHelp(args: readonly string[]): boolean {
+  const end = args.indexOf("--");
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === "--help" || a === "-h");
+}
+
+function version(): string {
+  return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+}
+
 export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
+  const [first, ...rest] = argv;
+  const command = (COMMANDS as readonly string[]).includes(first ?? "") ? (first as Command) : undefined;
   try {
-    switch (command) {
-      case "render":
-        process.stdout.write(renderCommand(rest));
+    if (command) {
+      if (wantsHelp(rest)) return (process.stdout.write(commandUsage(command)), 0);
+      return await run(command, rest);
+    }
+    switch (first) {
+      case "--version":
+        process.stdout.write(`${version()}\n`);
         return 0;
-      case "cluster":
-        await clusterCommand(rest);
-        return 0;
-      case "start":
-        await startCommand(rest);
-        return 0;
-      case "record":
-        await recordCommand(rest);
-        return 0;
-      case "replay":
-        return await replayCommand(rest);
-      case undefined:
       case "help":
       case "--help":
-      case "-h":
-        process.stdout.write(USAGE);
-        return command === undefined ? 2 : 0;
+      case "-h": {
+        const topic = rest[0];
+        if (topic === undefined) return (process.stdout.write(usage()), 0);
+        if ((COMMANDS as readonly string[]).includes(topic)) return (process.stdout.write(commandUsage(topic as Command)), 0);
+        throw new UsageError(`unknown command "${topic}"`);
+      }
+      case undefined:
+        process.stderr.write(usage());
+        return 2;
       default:
-        throw new UsageError(`unknown command "${command}"`);
+        throw new UsageError(`unknown command "${first}"`);
     }
   } catch (err) {
     if (err instanceof InputError) {
@@ -150,7 +181,7 @@ export async function main(argv: string[]): Promise<number> {
       return 1;
     }
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
-      process.stderr.write(`poolrelay: ${(err as Error).message}\n\n${USAGE}`);
+      process.stderr.write(`poolrelay: ${(err as Error).message}\n\n${command ? commandUsage(command) : usage()}`);
       return 2;
     }
     throw err;

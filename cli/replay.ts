@@ -1,51 +1,25 @@
 /**
- * `poolrelay record` and `poolrelay replay`: capture the events a Broker tap delivers (every event
- * entering the Broker), one structured CloudEvent per line, and send recorded events again, to a
- * Broker's ingress or one function, in binary or structured mode, at a chosen rate.
+ * `poolrelay replay`: sends recorded events again, to a Broker's ingress or one function, in
+ * binary or structured mode, at a chosen rate, each as the CloudEvents SDK serializes it.
  */
-import { createWriteStream, readFileSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
-import { fromStructured, toBinary, toStructured, type CloudEvent } from "../shared/cloudevent.ts";
-import { InputError } from "./input.ts";
+import type { CloudEvent } from "../shared/cloudevent.ts";
+import { unreachable } from "./recording.ts";
+import { httpMessage, toSdk } from "./sdk.ts";
 
-function files(path: string): string[] {
+// The integration tests record, read and replay through this module.
+export { readEvents } from "./recording.ts";
+export { record } from "./record.ts";
+
+/** What a refusing target said: the functions answer {"error": "..."}. */
+function refusal(status: number, body: string): string {
+  let said = body.trim();
   try {
-    return statSync(path).isDirectory() ? readdirSync(path).filter((f) => /\.(jsonl|json)$/.test(f)).sort().map((f) => join(path, f)) : [path];
+    const error = (JSON.parse(said) as { error?: unknown }).error;
+    if (typeof error === "string") said = error;
   } catch {
-    throw new InputError(`${path}: no such file or folder`);
+    // Not JSON: the text as it is.
   }
-}
-
-/** JSON Lines of structured events, a batch (a JSON array, application/cloudevents-batch+json) or one structured event. */
-export function readEvents(path: string): CloudEvent[] {
-  return files(path).flatMap((file) => {
-    const text = readFileSync(file, "utf8");
-    const trimmed = text.trim();
-    let items: { value: unknown; where: string }[];
-    if (trimmed.startsWith("[") || (file.endsWith(".json") && trimmed.startsWith("{"))) {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(trimmed);
-      } catch (err) {
-        throw new InputError(`${file}: invalid JSON: ${(err as Error).message}`);
-      }
-      items = (Array.isArray(parsed) ? parsed : [parsed]).map((value, i) => ({ value, where: `${file}[${i}]` }));
-    } else {
-      items = text.split("\n").flatMap((line, i) => {
-        if (!line.trim()) return [];
-        try {
-          return [{ value: JSON.parse(line) as unknown, where: `${file}:${i + 1}` }];
-        } catch (err) {
-          throw new InputError(`${file}:${i + 1}: invalid JSON: ${(err as Error).message}`);
-        }
-      });
-    }
-    return items.map(({ value, where }) => {
-      const r = fromStructured(value);
-      if (!r.ok) throw new InputError(`${where}: ${r.error}`);
-      return r.value;
-    });
-  });
+  return said ? `${status}: ${said.slice(0, 300)}` : String(status);
 }
 
 export interface ReplayOptions {
@@ -63,6 +37,22 @@ export interface Clock {
 
 const realClock: Clock = { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)) };
 
+/** Sends one event; what went wrong, if anything. */
+async function send(event: CloudEvent, options: ReplayOptions): Promise<string | undefined> {
+  const sdk = toSdk(event);
+  if (!sdk.ok) return sdk.error;
+  // Plain fetch with the SDK's message: the SDK's httpTransport resolves without the status code,
+  // so a refused event would look sent.
+  const { headers, body } = httpMessage(sdk.value, options.mode);
+  try {
+    const res = await fetch(options.to, { method: "POST", headers, body });
+    const text = await res.text();
+    return res.ok ? undefined : `${options.to} answered ${refusal(res.status, text)}`;
+  } catch (err) {
+    return `${options.to}: ${unreachable(err)}`;
+  }
+}
+
 export async function replay(events: readonly CloudEvent[], options: ReplayOptions, err: (s: string) => void, clock: Clock = realClock): Promise<{ sent: number; failed: number }> {
   let failed = 0;
   const interval = options.rate > 0 ? 1000 / options.rate : 0;
@@ -71,42 +61,10 @@ export async function replay(events: readonly CloudEvent[], options: ReplayOptio
     // Event i leaves at i intervals after the first, however long the answers took.
     const wait = started + i * interval - clock.now();
     if (wait > 0) await clock.sleep(wait);
-    const message = options.mode === "binary"
-      ? toBinary(event)
-      : { headers: { "content-type": "application/cloudevents+json; charset=utf-8" }, body: JSON.stringify(toStructured(event)) };
-    try {
-      const res = await fetch(options.to, { method: "POST", headers: message.headers, body: message.body });
-      await res.arrayBuffer();
-      if (!res.ok) {
-        failed++;
-        err(`poolrelay: ${event.type} ${event.id}: ${options.to} answered ${res.status}\n`);
-      }
-    } catch (e) {
-      failed++;
-      err(`poolrelay: ${event.type} ${event.id}: ${(e as Error).message}\n`);
-    }
+    const problem = await send(event, options);
+    if (problem === undefined) continue;
+    failed++;
+    err(`poolrelay: ${event.type} ${event.id}: ${problem}\n`);
   }
   return { sent: events.length, failed };
-}
-
-/** Appends every event from the tap to `file` until `signal` aborts. */
-export async function record(tap: string, file: string, signal: AbortSignal, err: (s: string) => void): Promise<number> {
-  const out = createWriteStream(file, { flags: "a" });
-  let count = 0;
-  try {
-    const res = await fetch(tap, { signal });
-    if (!res.ok || !res.body) throw new InputError(`${tap} answered ${res.status}`);
-    const decoder = new TextDecoder();
-    for await (const chunk of res.body) {
-      const text = decoder.decode(chunk, { stream: true });
-      out.write(text);
-      count += text.split("\n").length - 1;
-      err(`\rpoolrelay: ${count} events recorded`);
-    }
-  } catch (e) {
-    if (!signal.aborted) throw e;
-  } finally {
-    await new Promise((r) => out.end(r));
-  }
-  return count;
 }

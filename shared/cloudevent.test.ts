@@ -19,9 +19,9 @@ describe("fromStructured", () => {
     { name: "a numeric id", event: { specversion: "1.0", id: 1, type: "t", source: "s" }, error: /id is required/ },
     { name: "a missing type", event: { specversion: "1.0", id: "1", source: "s" }, error: /type is required/ },
     { name: "an empty source", event: { specversion: "1.0", id: "1", type: "t", source: "" }, error: /source must not be empty/ },
-    { name: "specversion 0.3", event: { specversion: "0.3", id: "1", type: "t", source: "s" }, error: /specversion must be "1\.0"/ },
+    { name: "specversion 0.3", event: { specversion: "0.3", id: "1", type: "t", source: "s" }, error: /specversion must be "1\.0", got "0\.3"/ },
     { name: "a missing specversion", event: { id: "1", type: "t", source: "s" }, error: /specversion must be "1\.0"/ },
-    { name: "a time without zone", event: { specversion: "1.0", id: "1", type: "t", source: "s", time: "2018-04-05T17:31:00" }, error: /time must be an RFC 3339 timestamp/ },
+    { name: "a time without zone", event: { specversion: "1.0", id: "1", type: "t", source: "s", time: "2018-04-05T17:31:00" }, error: /time must be an RFC 3339 timestamp, got "2018-04-05T17:31:00"/ },
     { name: "a time offset +25:00", event: { specversion: "1.0", id: "1", type: "t", source: "s", time: "2018-04-05T17:31:00+25:00" }, error: /time must be a valid date/ },
     { name: "an empty subject", event: { specversion: "1.0", id: "1", type: "t", source: "s", subject: "" }, error: /subject must not be empty/ },
     { name: "an upper-case extension name", event: { specversion: "1.0", id: "1", type: "t", source: "s", myExt: "x" }, error: /extension names must be lower-case letters and digits, got myExt/ },
@@ -31,6 +31,11 @@ describe("fromStructured", () => {
     const r = fromStructured(event);
     expect(r.ok).toBe(false);
     expect(!r.ok && r.error).toMatch(error);
+  });
+
+  it("names the event by its id when it has one, and every attribute at fault", () => {
+    expect(fromStructured({ specversion: "0.9", id: "e-7", type: "t" })).toEqual({ ok: false, error: 'invalid CloudEvent "e-7": specversion must be "1.0", got "0.9"; source is required' });
+    expect(fromStructured({ specversion: "1.0", type: "t", source: "s" })).toEqual({ ok: false, error: "invalid CloudEvent: id is required" });
   });
 
   it("decodes data_base64", () => {
@@ -59,6 +64,11 @@ describe("fromHttp", () => {
     expect(r.ok && r.value.data).toEqual({ a: 1 });
   });
 
+  it("takes a batch holding exactly one event as that event", () => {
+    const r = fromHttp({ "content-type": "application/cloudevents-batch+json; charset=utf-8" }, json([toStructured(event)]));
+    expect(r).toEqual({ ok: true, value: event });
+  });
+
   it("keeps non-JSON data as text", () => {
     const r = fromHttp({ "ce-specversion": "1.0", "ce-id": "1", "ce-type": "t", "ce-source": "s", "content-type": "text/plain" }, Buffer.from("hello"));
     expect(r.ok && r.value.data).toBe("hello");
@@ -67,7 +77,10 @@ describe("fromHttp", () => {
   it.each([
     { name: "no CloudEvent at all", headers: { "content-type": "application/json" }, body: "{}", error: /not a CloudEvent/ },
     { name: "a binary event without id", headers: { "ce-specversion": "1.0", "ce-type": "t", "ce-source": "s" }, body: "", error: /id is required/ },
-    { name: "a batch", headers: { "content-type": "application/cloudevents-batch+json" }, body: "[]", error: /batched/ },
+    { name: "an empty batch", headers: { "content-type": "application/cloudevents-batch+json" }, body: "[]", error: /batched CloudEvents are not accepted: a function handles one event per request, and this batch holds 0/ },
+    { name: "a batch of two", headers: { "content-type": "application/cloudevents-batch+json" }, body: JSON.stringify([toStructured(event), toStructured(event)]), error: /a function handles one event per request, and this batch holds 2/ },
+    { name: "a batch that is no array", headers: { "content-type": "application/cloudevents-batch+json" }, body: JSON.stringify(toStructured(event)), error: /a CloudEvents batch must be a JSON array/ },
+    { name: "a batch of one invalid event", headers: { "content-type": "application/cloudevents-batch+json" }, body: JSON.stringify([{ ...toStructured(event), time: "noon" }]), error: /^batch\[0\]: invalid CloudEvent "e1": time must be an RFC 3339 timestamp, got "noon"$/ },
     { name: "broken structured JSON", headers: { "content-type": "application/cloudevents+json" }, body: "{", error: /not valid JSON/ },
   ])("rejects $name", ({ headers, body, error }) => {
     const r = fromHttp(headers, Buffer.from(body));

@@ -2,17 +2,18 @@
  * apply: converges one DynamoPoolRelay's children on a reconcile request. It re-reads the
  * DynamoPoolRelay and its DGD, decides with the core, then either server-side applies the children
  * that differ, withdraws a Service it controls, or (invalid spec) leaves everything as it is.
- * It replies with what it did.
+ * It replies with what it did, and reports it as a Kubernetes Event when something happened.
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import { desiredChildren, planApply, type LiveObject } from "../../shared/apply-plan.ts";
 import { classifyForApply } from "../../shared/classify.ts";
 import { decide } from "../../shared/decide.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
+import { Reporter, applied, foreignChildren, rejected, renderEvent, withdrawn, type Occurrence } from "../../shared/k8s-events.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { ownership } from "../../shared/ownership.ts";
-import { mustClassify, type Handler } from "../runtime/handler.ts";
+import { eventFields, mustClassify, recordEvent, type Handler } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/apply";
 /** Force: the DynamoPoolRelay is the source of truth for children it controls; foreign ones are never applied. */
@@ -30,12 +31,14 @@ export const apply: Handler = async (event, ctx) => {
   ]);
   if (!dpr || dpr.metadata.deletionTimestamp) return { decision: "Gone", fields: { key } };
   const outcome = { namespace: key.namespace, name: key.name, uid: dpr.metadata.uid ?? "", generation: dpr.metadata.generation ?? 1 };
+  const report = (occurrence: Occurrence, lookFirst = false) => recordEvent(ctx.kube, renderEvent(dpr, occurrence, Reporter.Apply, ctx.now()), lookFirst);
 
   // 3. Decide.
   const decision = decide(dpr, dgd, ctx.config.defaults);
   if (decision.action === "reject") {
     const data = { ...outcome, reason: "InvalidSpec", message: decision.message } as const;
-    return { decision: "Rejected", reply: productEvent(EventType.Rejected, data, emit), fields: { key } };
+    const events = [await report(rejected("InvalidSpec", decision.message), true)];
+    return { decision: "Rejected", reply: productEvent(EventType.Rejected, data, emit), fields: { key, ...eventFields(events) } };
   }
 
   if (decision.action === "withdraw") {
@@ -46,7 +49,9 @@ export const apply: Handler = async (event, ctx) => {
     let service: "deleted" | "absent" | "notOwned" = owner === "foreign" ? "notOwned" : "absent";
     if (owner === "ours" && (await ctx.kube.deleteExact(ref, live!.metadata.uid)) === "deleted") service = "deleted";
     const data = { ...outcome, reason: decision.reason, message: decision.message, service } as const;
-    return { decision: "Withdrawn", reply: productEvent(EventType.Withdrawn, data, emit), fields: { key, reason: decision.reason, service } };
+    // Only a deletion is news: an absent or foreign Service is what the last withdrawal left.
+    const events = service === "deleted" ? [await report(withdrawn(ref.name, live!.metadata.uid, decision.message))] : [];
+    return { decision: "Withdrawn", reply: productEvent(EventType.Withdrawn, data, emit), fields: { key, reason: decision.reason, service, ...eventFields(events) } };
   }
 
   // 4b. Apply the children that are missing or differ, in order. The Deployment carries the
@@ -55,15 +60,26 @@ export const apply: Handler = async (event, ctx) => {
   const desired = desiredChildren(decision);
   const live = await Promise.all(desired.map((d) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name })));
   const plan = planApply(desired, live, dpr.metadata.uid);
+  // The Service object written: a Published Event is named by it.
+  let serviceUid: string | undefined;
   try {
     const deployment = plan.apply.find((a) => a.object.kind === "Deployment");
     if (deployment) await ctx.kube.apply(deployment.object, FIELD_MANAGER, { force: deployment.force, dryRun: true });
-    for (const { object, force } of plan.apply) await ctx.kube.apply(object, FIELD_MANAGER, { force });
+    for (const { object, force } of plan.apply) {
+      const written = await ctx.kube.apply<{ metadata: { uid?: string } }>(object, FIELD_MANAGER, { force });
+      if (object.kind === "Service") serviceUid = written.metadata.uid;
+    }
   } catch (err) {
     if (!(err instanceof ApiError) || err.transient) throw err;
     const data = { ...outcome, reason: "ApplyFailed", message: err.message } as const;
-    return { decision: "ApplyFailed", reply: productEvent(EventType.Rejected, data, emit), fields: { key, error: err.message } };
+    const events = [await report(rejected("ApplyFailed", err.message), true)];
+    return { decision: "ApplyFailed", reply: productEvent(EventType.Rejected, data, emit), fields: { key, error: err.message, ...eventFields(events) } };
   }
   const data = { ...outcome, applied: plan.apply.map((a) => a.object.kind), unchanged: plan.unchanged, skipped: plan.skipped };
-  return { decision: "Applied", reply: productEvent(EventType.Applied, data, emit), fields: { key, applied: data.applied, skipped: plan.skipped.length } };
+  // An apply that wrote nothing writes no Event either: the steady state stays without writes.
+  const events = [
+    ...(plan.apply.length > 0 ? [await report(applied(dpr, plan.apply.map((a) => a.object), desired, serviceUid))] : []),
+    ...(plan.skipped.length > 0 ? [await report(foreignChildren(plan.skipped), true)] : []),
+  ];
+  return { decision: "Applied", reply: productEvent(EventType.Applied, data, emit), fields: { key, applied: data.applied, skipped: plan.skipped.length, ...eventFields(events) } };
 };

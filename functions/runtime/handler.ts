@@ -5,7 +5,9 @@
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import type { Classified } from "../../shared/classify.ts";
 import type { Config } from "../../shared/config.ts";
+import type { KubeEvent } from "../../shared/k8s-events.ts";
 import type { KubeClient } from "../../shared/kube/client.ts";
+import { ApiError } from "../../shared/kube/errors.ts";
 
 export interface Context {
   kube: KubeClient;
@@ -38,4 +40,40 @@ export class BadEvent extends Error {
 export function mustClassify<T>(classified: Classified<T>): T {
   if (!classified.ok) throw new BadEvent(classified.status, classified.error);
   return classified.value;
+}
+
+/** What became of a Kubernetes Event, for the invocation's log line (`kubeEvents`). */
+export interface EventOutcome {
+  reason: string;
+  name: string;
+  /** `exists`: another invocation (a redelivery, a concurrent duplicate, an earlier reconcile of the generation) reported it. */
+  outcome: "created" | "exists" | "failed";
+  error?: string;
+}
+
+/**
+ * Writes a Kubernetes Event, best effort: a failure comes back for the log and is never thrown,
+ * so it neither fails the reconcile nor makes the Broker redeliver (and so retry) for it; the
+ * client's own bounds (throttling waited out at most three times, the invocation's deadline) end
+ * it. `lookFirst` is for outcomes every reconcile of the generation repeats (a rejected spec, a
+ * foreign child: each resync decides them again): a read finds the Event written before, so a
+ * repeat costs no write.
+ */
+export async function recordEvent(kube: KubeClient, event: KubeEvent, lookFirst = false): Promise<EventOutcome> {
+  const about = { reason: event.reason, name: event.metadata.name };
+  try {
+    if (lookFirst && (await kube.get({ apiVersion: "v1", kind: "Event", namespace: event.metadata.namespace, name: event.metadata.name }))) {
+      return { ...about, outcome: "exists" };
+    }
+    await kube.create(event);
+    return { ...about, outcome: "created" };
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 409) return { ...about, outcome: "exists" };
+    return { ...about, outcome: "failed", error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** The log field for the Events an invocation wrote, present only when it tried to write one. */
+export function eventFields(outcomes: readonly EventOutcome[]): { kubeEvents?: readonly EventOutcome[] } {
+  return outcomes.length > 0 ? { kubeEvents: outcomes } : {};
 }

@@ -2,13 +2,15 @@
  * The HTTP shell around a handler, for the Functions Framework's `http` signature (its
  * `cloudEvent` signature can neither reply with an event nor choose a status). One boundary maps
  * every outcome: a reply is a binary CloudEvent with 200, no reply is 204, bad input 4xx, and any
- * other failure 5xx so the broker retries. Each invocation logs one JSON line.
+ * other failure 5xx so the broker retries. Each invocation logs one JSON line. The W3C trace
+ * context received goes on in the reply and every event emitted, and into the log line.
  */
 import type { IncomingHttpHeaders } from "node:http";
 import { fromHttp, toBinary, type CloudEvent } from "../../shared/cloudevent.ts";
 import { parseConfig, type Config } from "../../shared/config.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import { KubeClient, connect, systemClock, type Clock } from "../../shared/kube/client.ts";
+import { continueTrace, incomingTrace, traceAttributes, traceLogFields, type Span } from "../../shared/trace-context.ts";
 import { BadEvent, type Context, type Handler } from "./handler.ts";
 
 interface Request {
@@ -73,11 +75,19 @@ export function defaultEnvironment(): Environment {
   };
 }
 
-function emitter(env: Environment, signal: AbortSignal): (event: CloudEvent) => Promise<void> {
+/** The event in this invocation's trace, as the Distributed Tracing extension; unchanged without one. */
+function traced(event: CloudEvent, span: Span | undefined): CloudEvent {
+  return span ? { ...event, extensions: { ...event.extensions, ...traceAttributes(span) } } : event;
+}
+
+function emitter(env: Environment, signal: AbortSignal, span: Span | undefined): (event: CloudEvent) => Promise<void> {
   return async (event) => {
     if (!env.config.sink) throw new Error("K_SINK is not set: this function cannot emit events (bind it to the Broker with a SinkBinding)");
     if (signal.aborted) throw new ApiError(0, "DeadlineExceeded", `event ${event.id} not sent: the invocation's deadline has passed`);
-    const { headers, body } = toBinary(event);
+    const binary = toBinary(traced(event, span));
+    // A request, unlike a reply, also carries the W3C headers, which the Broker's ingress continues.
+    const headers = span ? { ...binary.headers, ...traceAttributes(span) } : binary.headers;
+    const { body } = binary;
     // Sink trouble passes with time: answered 503 like any transient failure.
     const res = await env.fetch(env.config.sink, { method: "POST", headers, body, signal }).catch((err: Error) => {
       // fetch's own message is only "fetch failed"; the reason is its cause.
@@ -116,13 +126,18 @@ export function serve(name: string, handler: Handler, env: Environment) {
       if (!parsed.ok) throw new BadEvent(400, parsed.error);
       const event = parsed.value;
       log["event"] = { id: event.id, type: event.type, source: event.source, subject: event.subject };
+      const incoming = incomingTrace(req.headers, event.extensions);
+      // Seeded by the event: a redelivery continues the trace with the same span, so its reply is the same.
+      const span = incoming && continueTrace(incoming, name, event.source, event.id);
+      if (span) Object.assign(log, traceLogFields(span));
       kube = (await env.kube()).fork({ signal: deadline.signal, deadline: started + env.config.deadlineSeconds * 1000, clock });
-      const ctx: Context = { kube, config: env.config, now: env.now, emit: emitter(env, deadline.signal) };
+      const ctx: Context = { kube, config: env.config, now: env.now, emit: emitter(env, deadline.signal, span) };
       const result = await handler(event, ctx);
       log["decision"] = result.decision;
       Object.assign(log, result.fields);
       if (result.reply) {
-        const { headers, body } = toBinary(result.reply);
+        // A reply's HTTP headers other than ce-* do not pass the Broker: the trace goes as the extension.
+        const { headers, body } = toBinary(traced(result.reply, span));
         log["reply"] = { id: result.reply.id, type: result.reply.type };
         log["status"] = 200;
         res.status(200).set(headers).send(body);

@@ -2,7 +2,7 @@
  * status: recomputes one DynamoPoolRelay's status from the observed world whenever the apply
  * function reports or one of its children changes, and writes it only when it differs, with
  * optimistic concurrency. When a child change shows the children drifting from the decision, it
- * asks for a reconcile.
+ * asks for a reconcile. A write that turns Ready True or False is reported as a Kubernetes Event.
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import type { LiveObject } from "../../shared/apply-plan.ts";
@@ -10,11 +10,12 @@ import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForStatus, type StatusInput } from "../../shared/classify.ts";
 import { decide } from "../../shared/decide.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
+import { Reporter, readyTransition, renderEvent } from "../../shared/k8s-events.ts";
 import { isConflict } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { planStatus } from "../../shared/status-plan.ts";
 import type { ObservedDeployment, ObservedEndpointSlice } from "../../shared/status.ts";
-import { mustClassify, type Context, type Handler, type Result } from "../runtime/handler.ts";
+import { eventFields, mustClassify, recordEvent, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/status";
 /** Concurrent events for one key race on the status write; the loser re-reads and recomputes at once. */
@@ -49,7 +50,10 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   // 4. Write only a change; the resourceVersion read above makes a concurrent write fail (409).
   if (!plan.write) return { decision: "Unchanged", fields, ...reply };
   await ctx.kube.replaceStatus({ ...dpr, status: plan.status } as never);
-  return { decision: "StatusWritten", fields, ...reply };
+  // After the write only: of concurrent invocations, only the one whose write won reports it.
+  const transition = readyTransition(dpr.status, plan.status, dpr.metadata.resourceVersion);
+  const events = transition ? [await recordEvent(ctx.kube, renderEvent(dpr, transition, Reporter.Status, ctx.now()))] : [];
+  return { decision: "StatusWritten", fields: { ...fields, ...eventFields(events) }, ...reply };
 }
 
 export const status: Handler = async (event, ctx) => {

@@ -344,6 +344,12 @@ export class KubeClient {
     return (await this.request("PATCH", `${path}?${query}`, obj, "application/apply-patch+yaml")) as T;
   }
 
+  /** Creates an object; a name already taken is a 409 (AlreadyExists), never an overwrite. */
+  async create<T = KubeObject>(obj: KubeObject): Promise<T> {
+    const r = await this.resource(obj.apiVersion, obj.kind);
+    return (await this.request("POST", collectionPath(r, obj.metadata.namespace), obj)) as T;
+  }
+
   /** Deletes only the object with this UID; "gone" when it no longer exists. */
   async deleteExact(ref: ObjectRef, uid: string): Promise<"deleted" | "gone"> {
     const body = { kind: "DeleteOptions", apiVersion: "v1", preconditions: { uid }, propagationPolicy: "Background" };

@@ -18,6 +18,7 @@ const KNOWN: Record<string, Omit<Resource, "version">> = {
   Service: { group: "", plural: "services", namespaced: true },
   ServiceAccount: { group: "", plural: "serviceaccounts", namespaced: true },
   Pod: { group: "", plural: "pods", namespaced: true },
+  Event: { group: "", plural: "events", namespaced: true },
   Deployment: { group: "apps", plural: "deployments", namespaced: true },
   ReplicaSet: { group: "apps", plural: "replicasets", namespaced: true },
   EndpointSlice: { group: "discovery.k8s.io", plural: "endpointslices", namespaced: true },
