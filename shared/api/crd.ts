@@ -45,7 +45,8 @@ export function dynamoPoolRelayCrd() {
               properties: {
                 apiVersion: { type: "string", description: "APIVersion of this object." },
                 kind: { type: "string", description: "Kind of this object." },
-                metadata: { type: "object", description: "Standard object metadata." },
+                // The API server forbids anything but the type on metadata (it publishes ObjectMeta's own descriptions).
+                metadata: { type: "object" },
                 spec: toOpenApi(DynamoPoolRelaySpec),
                 status: toOpenApi(DynamoPoolRelayStatus),
               },
