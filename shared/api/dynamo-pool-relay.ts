@@ -53,7 +53,7 @@ export function reservedEnvMessage(names: readonly string[]): string {
 export const DynamoPoolRelaySpec = z
   .object({
     image: z.string().min(1).max(1024).regex(/^\S+$/)
-      .meta({ description: "Container image of the Relay (the Dynamo runtime image that provides `python3 -m dynamo.kv_dc_relay`)." }),
+      .meta({ description: "Container image of the Relay: a Dynamo runtime image that provides the Relay command (`python3 -m dynamo.kv_dc_relay` unless the operator sets RELAY_COMMAND)." }),
     imagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional()
       .meta({ description: "Pull policy of the Relay image; Kubernetes' default when omitted." }),
     clusterID: z.string().min(1).max(256).regex(/^\S(.*\S)?$/)

@@ -130,7 +130,7 @@ describe("W3C trace context", () => {
     const traceparent = `00-${trace}-00f067aa0ba902b7-01`;
     const dgdChange: CloudEvent = {
       specversion: "1.0", id: randomUUID(), type: "dev.knative.apiserver.resource.update", source: "/test", time: now(),
-      extensions: { traceparent, tracestate: "test=1" }, datacontenttype: "application/json",
+      extensions: { kind: "DynamoGraphDeployment", traceparent, tracestate: "test=1" }, datacontenttype: "application/json",
       data: { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { name: "g1", namespace: ns } },
     };
     // As a traced producer sends it: the extension and the W3C header, so the trace is the same
