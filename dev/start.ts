@@ -12,7 +12,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { KubeClient, KubeObject } from "../shared/kube/client.ts";
-import { onAncestorGone } from "./ancestors.ts";
+import { onParentGone } from "./parent-watch.ts";
 import { ensureBinaries } from "./control-plane/binaries.ts";
 import { startControlPlane, type ControlPlane } from "./control-plane/index.ts";
 import { workloadStates } from "./knative/index.ts";
@@ -87,12 +87,16 @@ export async function start(options: StartOptions): Promise<void> {
       for (const stop of [...stops].reverse()) await Promise.resolve(stop()).catch(() => {});
       rmSync(startStateFile(), { force: true });
     })());
+  let firstSignalAt = 0;
   const onSignal = () => {
     if (stopped) {
+      // Ctrl-C arrives twice under npm, from the terminal and from npm passing it on: one signal.
+      if (performance.now() - firstSignalAt < 1000) return;
       // A second Ctrl-C: stop now; the control plane's exit hook still kills its processes.
       out("stopping at once");
       process.exit(130);
     }
+    firstSignalAt = performance.now();
     out("\nstopping: Knative, the functions and the control plane... (Ctrl-C again to stop at once)");
     void shutdown().then(() => {
       out("stopped");
@@ -101,13 +105,14 @@ export async function start(options: StartOptions): Promise<void> {
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
-  // A signal to npm alone kills npm and its shell, not this process: their going is the signal.
-  // (On Ctrl-C they go too, while this process is already stopping: then nothing more to do.)
-  onAncestorGone(() => {
-    if (stopped) return;
-    out("\nthe process that started this one is gone (npm or its shell was stopped)");
-    onSignal();
-  });
+  // npm killed outright passes nothing on: its going is the signal.
+  if (process.env["npm_lifecycle_event"] === "start") {
+    onParentGone(() => {
+      if (stopped) return;
+      out("\nnpm, which started this process, is gone");
+      onSignal();
+    });
+  }
 
   try {
     // 1. The functions' bundles (the local kubelet runs the Knative Services from them), then a cluster with Knative Eventing.

@@ -27,6 +27,11 @@ describe("connectionRevision", () => {
     expect(connectionRevision({ ...reordered, ...change }, COMMAND)).not.toBe(connectionRevision(reordered, COMMAND));
   });
 
+  it("with the default command, is the revision of the versions before the command was configurable (an upgrade rolls no Relay)", () => {
+    // Computed by the code of commit d80df05~1, which had no command input.
+    expect(connectionRevision(base, COMMAND)).toBe("9a0830caf7e97b37ad127cede1aa4f49b170c4ae427dadf5a728957a0c40f920");
+  });
+
   it.each([
     { name: "another module", command: ["python3", "-m", "dynamo.pool_relay"] },
     { name: "an added argument", command: [...COMMAND, "--verbose"] },

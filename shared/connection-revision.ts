@@ -7,6 +7,7 @@
  */
 import type { DynamoPoolRelaySpec } from "./api/dynamo-pool-relay.ts";
 import { GRPC_PORT, SOURCES_PATH } from "./names.ts";
+import { DEFAULT_RELAY_COMMAND } from "./relay-env.ts";
 import { sha256Hex } from "./sources-document.ts";
 
 /** Bumped when the inputs below change meaning, so old and new product versions never share a revision. */
@@ -24,14 +25,19 @@ export function stableJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** @param command the Relay container's command, an operator-wide setting rather than the spec's */
+/**
+ * @param command the Relay container's command, an operator-wide setting rather than the spec's.
+ * Hashed only when it is not the default, so that revisions from before it was configurable stay
+ * the same and upgrading the product rolls no Relay (a new default must bump SCHEME instead).
+ */
 export function connectionRevision(spec: Pick<DynamoPoolRelaySpec, "clusterID" | "image" | "env">, command: readonly string[]): string {
+  const isDefault = command.length === DEFAULT_RELAY_COMMAND.length && command.every((c, i) => c === DEFAULT_RELAY_COMMAND[i]);
   return sha256Hex(
     stableJson({
       scheme: SCHEME,
       clusterID: spec.clusterID,
       image: spec.image,
-      command,
+      command: isDefault ? undefined : command,
       // Order matters: a later entry may reference an earlier one as $(NAME).
       env: spec.env ?? [],
       grpcPort: GRPC_PORT,

@@ -1,5 +1,5 @@
-// `npm start` stops everything it started when only npm is signalled, as a supervisor, a CI
-// timeout or `kill PID` does (a terminal's Ctrl-C signals the whole process group instead).
+// `npm start` stops everything it started, in order, when only npm is signalled (as a supervisor,
+// a CI timeout or `kill PID` does) and on a terminal's Ctrl-C, which signals the whole group.
 // Each case runs a real `npm start` (control plane, Knative, the product) on this host, so this
 // file runs on its own (vitest.start.config.ts), never beside the other suites' control planes.
 import { spawn } from "node:child_process";
@@ -30,8 +30,14 @@ async function until<T>(what: string, probe: () => T | undefined, timeoutMs: num
   }
 }
 
-describe("npm start, when only npm is signalled", () => {
-  it.each(["SIGTERM", "SIGINT", "SIGKILL"] as const)("stops the control plane, Knative and the functions on %s", async (signal) => {
+describe("npm start, signalled", () => {
+  it.each([
+    { signal: "SIGTERM", to: "npm" },
+    { signal: "SIGINT", to: "npm" },
+    { signal: "SIGKILL", to: "npm" },
+    // A terminal's Ctrl-C: the whole process group, so the start process gets it from the terminal and again from npm.
+    { signal: "SIGINT", to: "group" },
+  ] as const)("stops the control plane, Knative and the functions on $signal to the $to", async ({ signal, to }) => {
     const cacheHome = mkdtempSync(join(tmpdir(), "poolrelay-start-"));
     const env = {
       ...process.env,
@@ -56,12 +62,13 @@ describe("npm start, when only npm is signalled", () => {
     expect(groups.length).toBeGreaterThan(3);
     expect(groups.every(alive)).toBe(true);
 
-    process.kill(npm.pid!, signal);
+    process.kill(to === "npm" ? npm.pid! : -npm.pid!, signal);
     await until("everything npm start started has stopped", () => (!alive(state.pid) && !groups.some(alive) && !existsSync(cpDir) ? true : undefined), 60_000)
       .catch((err: Error) => {
         throw new Error(`${err.message}: start process ${alive(state.pid) ? "alive" : "gone"}, ${groups.filter(alive).length} of ${groups.length} groups alive, ${existsSync(cpDir) ? "folder left" : "folder gone"}\n${output}`);
       });
-    // It stopped as on Ctrl-C, not by the watchdog: its state file is gone too.
+    // It stopped in order, as on one Ctrl-C, not at once nor by the watchdog: its state file is gone too.
     expect(existsSync(stateFile)).toBe(false);
+    expect(output).not.toContain("stopping at once");
   }, 360_000);
 });
