@@ -18,8 +18,8 @@ export interface DeliveryFaultConfig {
 
 const ORDER: DeliveryFault[] = ["unavailable", "lostReply", "lateDuplicate"];
 
-/** mulberry32, as the API fault proxy uses. */
-function seeded(seed: number): () => number {
+/** mulberry32: a small seeded generator, so a run's fault sequence is reproducible. */
+export function seeded(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

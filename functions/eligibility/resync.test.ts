@@ -2,6 +2,7 @@
 // pages and an emit that records, fails for chosen keys, or waits until the test settles it. The
 // concurrency is counted, never timed.
 import { describe, expect, it } from "vitest";
+import { idle } from "../../test/idle.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { parseConfig } from "../../shared/config.ts";
 import { derivedId, EventType } from "../../shared/events.ts";
@@ -70,23 +71,6 @@ function recorder(answer: (event: CloudEvent) => Promise<void> = async () => {})
     },
   };
   return r;
-}
-
-const QUIET_TURNS = 50;
-
-/**
- * Lets the code under test run until it stops making progress: until `progress` (a count of what it
- * started) has stayed the same for many microtask turns, far more than starting one more takes.
- * No timers: nothing here waits for time.
- */
-async function idle(progress: () => number): Promise<void> {
-  let last = progress();
-  for (let quiet = 0; quiet < QUIET_TURNS; ) {
-    await Promise.resolve();
-    const now = progress();
-    quiet = now === last ? quiet + 1 : 0;
-    last = now;
-  }
 }
 
 /** Emits that wait until the test accepts them, newest first, so they finish out of order. */

@@ -10,6 +10,7 @@
 import https from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { seeded } from "../../dev/knative/delivery-faults.ts";
 
 export type Fault = "latency" | "throttle" | "error500" | "error503" | "resetBefore" | "resetMidBody" | "lostAnswer" | "hang";
 
@@ -34,18 +35,6 @@ export interface ForwardedRequest {
   path: string;
   status: number | undefined;
   fault: Fault | undefined;
-}
-
-/** mulberry32: a small seeded generator, so a run's fault sequence is reproducible. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const ORDER: Fault[] = ["hang", "resetBefore", "throttle", "error500", "error503", "resetMidBody", "lostAnswer", "latency"];

@@ -21,7 +21,8 @@ import { invocations, send, sourcesSettled } from "../integration/knative-helper
 import { workloadStates } from "../../dev/knative/index.ts";
 import { PRODUCT_NAMESPACE } from "../../dev/product.ts";
 import { CHILD_REFS, condition, dgdRef, dprRef, pingEvent, type Dpr } from "../integration/pipeline-helpers.ts";
-import { seeded, type Fault, type FaultRates, type ForwardedRequest, type Outage } from "./fault-proxy.ts";
+import { seeded } from "../../dev/knative/delivery-faults.ts";
+import type { Fault, FaultRates, ForwardedRequest, Outage } from "./fault-proxy.ts";
 
 const NAMESPACES = 3;
 const PAIRS = 8;
