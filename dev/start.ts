@@ -87,11 +87,15 @@ export async function start(options: StartOptions): Promise<void> {
       for (const stop of [...stops].reverse()) await Promise.resolve(stop()).catch(() => {});
       rmSync(startStateFile(), { force: true });
     })());
-  let firstSignalAt = 0;
+  let firstSignalAt: number | undefined;
   const onSignal = () => {
     if (stopped) {
       // Ctrl-C arrives twice under npm, from the terminal and from npm passing it on: one signal.
-      if (performance.now() - firstSignalAt < 1000) return;
+      // And a stop a failure began (firstSignalAt unset) is not hurried by the first signal.
+      if (firstSignalAt === undefined || performance.now() - firstSignalAt < 1000) {
+        firstSignalAt ??= performance.now();
+        return;
+      }
       // A second Ctrl-C: stop now; the control plane's exit hook still kills its processes.
       out("stopping at once");
       process.exit(130);
@@ -128,7 +132,9 @@ export async function start(options: StartOptions): Promise<void> {
 
     // 2. The product, as `kubectl apply -k knative/`, and a tap on its Broker.
     out("installing knative/ (kubectl apply -k knative/)");
-    const objects = await installProduct(admin, ensureBinaries().kubectl, MANAGER);
+    // Found once, now: the lookup runs the build script, which a Ctrl-C would also hit.
+    const kubectl = ensureBinaries().kubectl;
+    const objects = await installProduct(admin, kubectl, MANAGER);
     const tap = await startTap();
     stops.push(() => tap.close());
     await admin.apply(tapTrigger(TAP_TRIGGER, PRODUCT_NAMESPACE, BROKER, tap.sink), MANAGER, { force: true });
@@ -178,7 +184,7 @@ export async function start(options: StartOptions): Promise<void> {
     out("");
     out("reconciling; look around with:");
     out(`  export KUBECONFIG=${cp.kubeconfig}`);
-    out(`  alias kubectl=${ensureBinaries().kubectl}   # if you have no kubectl; this one was built with the control plane`);
+    out(`  alias kubectl=${kubectl}   # if you have no kubectl; this one was built with the control plane`);
     out("  kubectl get dpr -A -o wide");
     out("  kubectl get deploy,svc,endpointslices,cm -n inference -l app.kubernetes.io/managed-by=dynamo-pool-relay");
     out("  kubectl get brokers,triggers,apiserversources,containersources,pingsources,sinkbindings -n dynamo-system");
