@@ -153,8 +153,9 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
   const watchdog = owned ? [startWatchdog(options.ownerPid!, pidsFile, dir, [dir, etcdData])] : [];
 
   const stop = async () => {
-    process.off("exit", onExit);
+    // The exit hook stays until the groups are gone: an exit mid-stop (a second Ctrl-C) still kills them.
     await stopControlPlane({ pids: [...pids(), ...watchdog], dir, etcdData });
+    process.off("exit", onExit);
   };
   const failIfDead = () => {
     for (const c of components) {

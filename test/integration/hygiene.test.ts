@@ -8,25 +8,39 @@ import { alive } from "../../dev/control-plane/processes.ts";
 import { eventually } from "./helpers.ts";
 
 const launcher = fileURLToPath(new URL("../../dev/control-plane/index.ts", import.meta.url));
-const script = `
+/** Starts an owner of a control plane; `then` runs once it is up (the owner prints its pids first). */
+const script = (then: string) => `
   const { startControlPlane } = await import(${JSON.stringify(launcher)});
   const cp = await startControlPlane({ profile: "api", ownerPid: process.pid });
   console.log(JSON.stringify({ pids: cp.pids, dirs: [cp.dir, cp.etcdData] }));
-  setInterval(() => {}, 1000);
+  ${then}
 `;
 
-describe("process hygiene", () => {
-  it("kills every control-plane process when its owner is killed with SIGKILL", async () => {
-    const owner = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
-    const { pids, dirs } = await new Promise<{ pids: number[]; dirs: string[] }>((resolve, reject) => {
-      let out = "";
-      owner.stdout.on("data", (d: Buffer) => {
-        out += d.toString();
-        const line = out.split("\n").find((l) => l.startsWith("{"));
-        if (line) resolve(JSON.parse(line));
-      });
-      owner.on("exit", (code) => reject(new Error(`the owner exited early (${code})`)));
+async function startOwner(then: string) {
+  const owner = spawn(process.execPath, ["--input-type=module", "-e", script(then)], { stdio: ["ignore", "pipe", "inherit"] });
+  const up = await new Promise<{ pids: number[]; dirs: string[] }>((resolve, reject) => {
+    let out = "";
+    owner.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      const line = out.split("\n").find((l) => l.startsWith("{"));
+      if (line) resolve(JSON.parse(line));
     });
+    owner.on("exit", (code) => reject(new Error(`the owner exited early (${code})`)));
+  });
+  return { owner, ...up };
+}
+
+describe("process hygiene", () => {
+  it("kills every control-plane process when its owner exits in the middle of stopping it (a second Ctrl-C)", async () => {
+    // stop() sends SIGTERM to every group, the watchdog's too, then waits: exiting right away must still leave nothing.
+    const { pids, dirs } = await startOwner("void cp.stop(); setTimeout(() => process.exit(130), 50);");
+    expect(pids.length).toBe(2);
+    await eventually("every control-plane process is gone", async () => pids.every((p) => !alive(p) || zombie(p)), 15_000);
+    await eventually("the control plane's folders are removed", async () => dirs.every((d) => !existsSync(d)), 15_000);
+  });
+
+  it("kills every control-plane process when its owner is killed with SIGKILL", async () => {
+    const { owner, pids, dirs } = await startOwner("setInterval(() => {}, 1000);");
     expect(pids.length).toBe(2);
     expect(pids.every(alive)).toBe(true);
     owner.kill("SIGKILL");
