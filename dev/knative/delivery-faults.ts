@@ -30,10 +30,11 @@ export function seeded(seed: number): () => number {
   };
 }
 
-export function drawDeliveryFault(random: () => number, rates: DeliveryFaultConfig["rates"]): DeliveryFault | undefined {
+/** Draws at most one of `order` (in that order, each at its rate): one random number a draw. */
+export function drawOne<T extends string>(random: () => number, order: readonly T[], rates: Partial<Record<T, number>>): T | undefined {
   const r = random();
   let edge = 0;
-  for (const fault of ORDER) {
+  for (const fault of order) {
     edge += rates[fault] ?? 0;
     if (r < edge) return fault;
   }
@@ -56,7 +57,7 @@ export class DeliveryFaults {
     this.reload();
     const c = this.config;
     if (!c || !c.hosts.includes(`${host.name}.${host.namespace}`)) return undefined;
-    const fault = drawDeliveryFault(this.random, c.rates);
+    const fault = drawOne(this.random, ORDER, c.rates);
     if (fault) appendFileSync(`${this.file}.log`, `${fault} ${host.name}.${host.namespace}\n`);
     return fault;
   }

@@ -153,6 +153,12 @@ export class KubeClient {
     }
   }
 
+  /** The module for the URL's scheme, and the agent: the kubeconfig's proxy agent, an env proxy's, or keep-alive. */
+  private transport(url: URL, base: https.RequestOptions): { lib: typeof http | typeof https; agent: http.Agent | boolean | undefined } {
+    const plain = url.protocol === "http:";
+    return { lib: plain ? http : https, agent: base.agent ?? this.connection.agent ?? agents[plain ? "http:" : "https:"] };
+  }
+
   private async send(method: string, path: string, body: unknown, contentType: string, accept: string): Promise<unknown> {
     const url = new URL(path, this.connection.server);
     const what = `${method} ${url.pathname}`;
@@ -169,8 +175,7 @@ export class KubeClient {
       ...(payload === undefined ? {} : { "Content-Type": contentType, "Content-Length": Buffer.byteLength(payload) }),
       ...(this.options.impersonate ? { "Impersonate-User": this.options.impersonate } : {}),
     };
-    const lib = url.protocol === "http:" ? http : https;
-    const agent = base.agent ?? this.connection.agent ?? agents[url.protocol === "http:" ? "http:" : "https:"];
+    const { lib, agent } = this.transport(url, base);
     const signal = this.options.signal;
     return new Promise((resolve, reject) => {
       let settled = false;
@@ -297,8 +302,7 @@ export class KubeClient {
     const opts = await this.connection.httpsOptions();
     this.stats.reads++;
     return new Promise((resolve, reject) => {
-      const lib = url.protocol === "http:" ? http : https;
-      const agent = opts.agent ?? this.connection.agent ?? agents[url.protocol === "http:" ? "http:" : "https:"];
+      const { lib, agent } = this.transport(url, opts);
       const req = lib.request(url, { ...opts, agent, method: "GET", headers: { ...(opts.headers as Record<string, string>), Accept: "application/json" } }, (res) => {
         if (res.statusCode !== 200) {
           res.resume();

@@ -10,7 +10,7 @@
 import https from "node:https";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { seeded } from "../../dev/knative/delivery-faults.ts";
+import { drawOne, seeded } from "../../dev/knative/delivery-faults.ts";
 
 export type Fault = "latency" | "throttle" | "error500" | "error503" | "resetBefore" | "resetMidBody" | "lostAnswer" | "hang";
 
@@ -39,16 +39,9 @@ export interface ForwardedRequest {
 
 const ORDER: Fault[] = ["hang", "resetBefore", "throttle", "error500", "error503", "resetMidBody", "lostAnswer", "latency"];
 
-/** Draws at most one fault for a request, in a fixed order, each at its rate. */
+/** Draws at most one fault for a request, in a fixed order, each at its rate (a lost answer for writes only). */
 export function drawFault(random: () => number, rates: FaultRates, write: boolean): Fault | undefined {
-  const r = random();
-  let edge = 0;
-  for (const fault of ORDER) {
-    if (fault === "lostAnswer" && !write) continue;
-    edge += rates[fault] ?? 0;
-    if (r < edge) return fault;
-  }
-  return undefined;
+  return drawOne(random, ORDER, write ? rates : { ...rates, lostAnswer: 0 });
 }
 
 export class FaultProxy {
