@@ -47,9 +47,10 @@ describe("readEvents", () => {
 
   it("reads every CloudEvents conformance batch", () => {
     const fixture = JSON.parse(readFileSync(new URL("../test/fixtures/cloudevents/valid-batches.json", import.meta.url), "utf8")) as { tests: { id: string; batch: unknown[] }[] };
-    for (const test of fixture.tests) {
-      expect(readEvents(write(`${test.id}.json`, JSON.stringify(test.batch))), test.id).toHaveLength(test.batch.length);
-    }
+    // Each batch's size written out: an empty or truncated fixture, or a reader that drops events, fails.
+    expect(fixture.tests.map((test) => [test.id, readEvents(write(`${test.id}.json`, JSON.stringify(test.batch))).length])).toEqual([
+      ["validBatchEmpty", 0], ["validBatchMinimal", 1], ["validBatchMinimal2", 2], ["validBatchMinimalAndAllCore", 2], ["validBatchMinimalAndAllExtensionTypes", 2],
+    ]);
   });
 
   it.each([

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { dgd, dpr } from "../test/builders.ts";
+import { appliedHashes, liveChildren, type LiveInput } from "../test/live-children.ts";
 import { childState, foreignChildren, isSubset, planApply, reflectsDecision, withAppliedHash, APPLIED_HASH, type LiveObject } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
@@ -8,12 +9,11 @@ import { renderChildren, type KubeObject } from "./render/index.ts";
 const UID = "11111111-2222-3333-4444-555555555555";
 const apply = decide(dpr(), dgd(), DEFAULT_OPERATOR_DEFAULTS) as Extract<Decision, { action: "apply" }>;
 const desired = renderChildren(apply).map(withAppliedHash);
-/** What the API server returns after applying: our fields plus defaults it adds. */
-const asLive = (o: KubeObject, extra: Record<string, unknown> = {}): LiveObject => ({
-  ...structuredClone(o),
-  metadata: { ...structuredClone(o.metadata), uid: "x", resourceVersion: "1", creationTimestamp: "2026-01-01T00:00:00Z" },
-  ...extra,
-});
+/** The children as the API server returns them once `children` (of `decision`) were applied. */
+const liveAfter = (decision = apply, children = desired, extra: Partial<LiveInput> = {}) =>
+  liveChildren({ dprUid: UID, clusterID: "dc-1", connectionRevision: decision.connectionRevision, sourcesText: decision.sources.text, appliedHash: appliedHashes(children), ...extra });
+/** The live counterpart of one desired child, a fresh copy each call so a case may change it. */
+const asLive = (o: KubeObject): LiveObject => liveAfter()[o.kind as keyof ReturnType<typeof liveChildren>];
 
 describe("isSubset", () => {
   it.each([
@@ -34,7 +34,7 @@ describe("childState", () => {
   const cm = desired.find((o) => o.kind === "ConfigMap")!;
   it.each([
     { name: "absent", live: undefined, expected: "absent" },
-    { name: "current, with server defaults", live: asLive(cm, { immutable: undefined }), expected: "current" },
+    { name: "current, as the API server returns it (its metadata, managedFields)", live: asLive(cm), expected: "current" },
     { name: "foreign: no controller", live: { ...asLive(cm), metadata: { ...asLive(cm).metadata, ownerReferences: [] } }, expected: "foreign" },
     { name: "stale: edited by someone", live: { ...asLive(cm), data: { "sources.json": "{}" } }, expected: "stale" },
     { name: "stale: older intent", live: { ...asLive(cm), metadata: { ...asLive(cm).metadata, annotations: { [APPLIED_HASH]: "old" } } }, expected: "stale" },
@@ -44,11 +44,34 @@ describe("childState", () => {
     expect(childState(cm, live as LiveObject | undefined, UID)).toBe(expected);
   });
 
+  it("takes every child as current as the API server returns it: defaults filled in, zero values left out, its own metadata", () => {
+    const live = liveAfter();
+    expect(desired.map((o) => [o.kind, childState(o, live[o.kind as keyof typeof live], UID)])).toEqual([
+      ["ServiceAccount", "current"], ["Role", "current"], ["RoleBinding", "current"], ["ConfigMap", "current"], ["Deployment", "current"], ["Service", "current"],
+    ]);
+  });
+
+  it("takes resources the API server normalised (1000m as 1, 1024Mi as 1Gi, 4096Mi as 4Gi) as current", () => {
+    const resources = { requests: { cpu: "1000m", memory: "1024Mi" }, limits: { memory: "4096Mi" } };
+    const decision = decide(dpr({ spec: { resources } }), dgd(), DEFAULT_OPERATOR_DEFAULTS) as typeof apply;
+    const children = renderChildren(decision).map(withAppliedHash);
+    const deployment = children.find((o) => o.kind === "Deployment")!;
+    const live = liveAfter(decision, children, { resources: { limits: { memory: "4Gi" }, requests: { cpu: "1", memory: "1Gi" } } });
+    expect(childState(deployment, live.Deployment, UID)).toBe("current");
+    // A limit the server holds at another value is an edit to revert.
+    const edited = liveAfter(decision, children, { resources: { limits: { memory: "4G" }, requests: { cpu: "1", memory: "1Gi" } } });
+    expect(childState(deployment, edited.Deployment, UID)).toBe("stale");
+  });
+
   it("changes the hash when intent drops a field, so removals are applied", () => {
     const withSelector = decide(dpr({ spec: { nodeSelector: { pool: "cpu" } } }), dgd(), DEFAULT_OPERATOR_DEFAULTS) as typeof apply;
-    const before = renderChildren(withSelector).map(withAppliedHash).find((o) => o.kind === "Deployment")!;
+    const before = liveAfter(withSelector, renderChildren(withSelector).map(withAppliedHash)).Deployment as LiveObject & { spec: { template: { spec: Record<string, unknown> } } };
+    before.spec.template.spec["nodeSelector"] = { pool: "cpu" };
     const after = desired.find((o) => o.kind === "Deployment")!;
-    expect(childState(after, asLive(before), UID)).toBe("stale");
+    // Everything the new intent sets is still there: only the hash tells the removal.
+    const { metadata: _, ...body } = after;
+    expect(isSubset(body, before)).toBe(true);
+    expect(childState(after, before, UID)).toBe("stale");
   });
 });
 
@@ -56,12 +79,12 @@ describe("planApply", () => {
   it("applies only missing and stale children and skips foreign ones", () => {
     const live = desired.map((o) => asLive(o));
     live[3] = undefined as never; // ConfigMap missing
-    live[4] = { ...live[4]!, spec: { replicas: 7 } }; // Deployment edited
+    (live[4]!["spec"] as { replicas: number }).replicas = 7; // Deployment scaled by someone else
     live[5] = { ...live[5]!, metadata: { name: "g1-pool-relay" } }; // Service not ours
     const plan = planApply(desired, live, UID);
     expect(plan.apply.map((a) => [a.object.kind, a.force])).toEqual([["ConfigMap", false], ["Deployment", true]]);
     // The stale Deployment is written only over the version read; the missing ConfigMap has none to pin.
-    expect(plan.apply.map((a) => (a.object.metadata as { resourceVersion?: string }).resourceVersion)).toEqual([undefined, "1"]);
+    expect(plan.apply.map((a) => (a.object.metadata as { resourceVersion?: string }).resourceVersion)).toEqual([undefined, "105"]);
     expect(plan.unchanged).toEqual(["ServiceAccount", "Role", "RoleBinding"]);
     expect(plan.skipped).toEqual([{ kind: "Service", reason: "Service g1-pool-relay exists and is not controlled by this DynamoPoolRelay" }]);
   });
@@ -78,9 +101,10 @@ describe("planApply", () => {
     const plan = planApply(desired, live, UID);
     expect(plan.apply.map((a) => a.object.kind)).toEqual(applied);
     expect(plan.skipped.map((s) => s.kind)).toEqual([foreign, ...blocked].sort((a, b) => desired.findIndex((d) => d.kind === a) - desired.findIndex((d) => d.kind === b)));
-    for (const kind of blocked) {
-      expect(plan.skipped.find((s) => s.kind === kind)?.reason).toMatch(new RegExp(`^${kind} g1-pool-relay is not applied: it needs (${foreign}|\\w+) g1-pool-relay, which is not controlled by this DynamoPoolRelay$`));
-    }
+    // Each blocked child names the foreign one it needs, directly or through another child.
+    expect(plan.skipped.slice(1).map((s) => s.reason)).toEqual(
+      blocked.map((kind) => `${kind} g1-pool-relay is not applied: it needs ${foreign} g1-pool-relay, which is not controlled by this DynamoPoolRelay`),
+    );
   });
 
   it("writes nothing when every child is current", () => {

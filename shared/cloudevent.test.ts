@@ -7,6 +7,14 @@ const valid = JSON.parse(readFileSync(new URL("valid-events.json", fixtures), "u
 const json = (v: unknown) => Buffer.from(JSON.stringify(v));
 
 describe("fromStructured", () => {
+  // it.each over an empty list would pass with no case run.
+  it("has every valid-event conformance vector to run", () => {
+    expect(valid.map((v) => v.id)).toEqual([
+      "validMinimal", "validMinimalWithNullForOptional", "validAllCoreAttributes", "validMinimalWithTimeUtc", "validMinimalWithTimeToNanosecondsUtc",
+      "validMinimalWithTimeUsingPositiveOffset", "validMinimalWithTimeUsingNegativeOffset", "validRelativeSource", "validSimpleTextData", "validAllExtensionTypes",
+    ]);
+  });
+
   it.each(valid)("accepts the conformance vector $id", ({ event }) => {
     const r = fromStructured(event);
     expect(r.ok).toBe(true);

@@ -104,6 +104,8 @@ describe("settleBounded", () => {
   });
 
   it.each([0, -1, 1.5, Number.NaN])("refuses the limit %s", async (limit) => {
-    await expect(settleBounded([1], limit, async () => {})).rejects.toThrow(RangeError);
+    const refusal = settleBounded([1], limit, async () => {});
+    await expect(refusal).rejects.toThrow(RangeError);
+    await expect(refusal).rejects.toThrow(`limit must be a positive integer, got ${limit}`);
   });
 });

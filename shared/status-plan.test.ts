@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { dgd, dpr } from "../test/builders.ts";
-import { desiredChildren, type LiveObject } from "./apply-plan.ts";
+import { appliedHashes, liveChildren } from "../test/live-children.ts";
+import { desiredChildren } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
 import { planStatus } from "./status-plan.ts";
@@ -8,10 +9,19 @@ import { planStatus } from "./status-plan.ts";
 const NOW = "2026-02-01T00:00:00Z";
 const d = dpr({ generation: 3 });
 const apply = decide(d, dgd(), DEFAULT_OPERATOR_DEFAULTS) as Extract<Decision, { action: "apply" }>;
-const live = (kind: string): LiveObject => structuredClone(desiredChildren(apply).find((o) => o.kind === kind)!) as unknown as LiveObject;
+/** The children as the API server returns them once `decision` was applied. */
+const liveAfter = (decision: Extract<Decision, { action: "apply" }>) =>
+  liveChildren({
+    dprUid: "11111111-2222-3333-4444-555555555555",
+    clusterID: "dc-1",
+    connectionRevision: decision.connectionRevision,
+    sourcesText: decision.sources.text,
+    appliedHash: appliedHashes(desiredChildren(decision)),
+  });
+const live = liveAfter(apply);
 const current = {
-  serviceAccount: live("ServiceAccount"), role: live("Role"), roleBinding: live("RoleBinding"),
-  configMap: live("ConfigMap"), deployment: live("Deployment"), service: live("Service"), endpointSlices: [],
+  serviceAccount: live.ServiceAccount, role: live.Role, roleBinding: live.RoleBinding,
+  configMap: live.ConfigMap, deployment: live.Deployment, service: live.Service, endpointSlices: [],
 };
 const plan = (overrides: Partial<Parameters<typeof planStatus>[0]> = {}) =>
   planStatus({ dpr: d, decision: apply, observed: current, fromChild: false, now: NOW, ...overrides });
@@ -32,7 +42,7 @@ describe("planStatus", () => {
     // The document a concurrent apply that read an older DGD left behind: other worker namespaces.
     const older = decide(d, dgd({ componentNames: { decode: ["g1-decode-aaaa1111"] } }), DEFAULT_OPERATOR_DEFAULTS) as Extract<Decision, { action: "apply" }>;
     expect(older.workerNamespaces).not.toEqual(apply.workerNamespaces);
-    const stale = structuredClone(desiredChildren(older).find((o) => o.kind === "ConfigMap")!) as unknown as LiveObject;
+    const stale = liveAfter(older).ConfigMap;
     const previous = { observedGeneration: 3, workerNamespaces: older.workerNamespaces, sourcesRevision: older.sources.revision, connectionRevision: older.connectionRevision };
     const lagging = plan({ dpr: { ...d, status: previous }, observed: { ...current, configMap: stale }, fromChild: true });
     expect(lagging).toMatchObject({ reflects: false, drift: true });
@@ -41,7 +51,8 @@ describe("planStatus", () => {
     // Once it holds the decision's document, status shows the decision's sources.
     const caughtUp = plan({ dpr: { ...d, status: previous } });
     expect(caughtUp.status).toMatchObject({ workerNamespaces: apply.workerNamespaces, sourcesRevision: apply.sources.revision });
-    expect(caughtUp.status.conditions!.find((c) => c.type === "Ready")?.reason).not.toBe("Reconciling");
+    // The next thing it waits for: the Deployment controller has not reported a rolled-out replica.
+    expect(caughtUp.status.conditions!.find((c) => c.type === "Ready")?.reason).toBe("RolloutPending");
   });
 
   it("never moves observedGeneration backwards", () => {
@@ -70,11 +81,11 @@ describe("planStatus", () => {
     // A later child event carries no report: the failure stays, and no reconcile is asked for.
     const later = plan({ dpr: { ...d, status: first.status }, observed, fromChild: true });
     expect(later).toMatchObject({ write: false, drift: false });
-    // Another generation's failure, or one from another object, is not shown.
-    expect(plan({ observed, failure: { ...failure, generation: 2 } }).status.conditions!.find((c) => c.type === "Ready")?.reason).not.toBe("ApplyFailed");
-    expect(plan({ observed, failure: { ...failure, uid: "other" } }).status.conditions!.find((c) => c.type === "Ready")?.reason).not.toBe("ApplyFailed");
-    // Once the children carry the decision, it is gone.
-    expect(plan({ dpr: { ...d, status: first.status } }).status.conditions!.find((c) => c.type === "Ready")?.reason).not.toBe("ApplyFailed");
+    // Another generation's failure, or one from another object, is not shown: the Deployment is simply missing.
+    expect(plan({ observed, failure: { ...failure, generation: 2 } }).status.conditions!.find((c) => c.type === "Ready")?.reason).toBe("Reconciling");
+    expect(plan({ observed, failure: { ...failure, uid: "other" } }).status.conditions!.find((c) => c.type === "Ready")?.reason).toBe("Reconciling");
+    // Once the children carry the decision, it is gone, and the rollout is what Ready waits for.
+    expect(plan({ dpr: { ...d, status: first.status } }).status.conditions!.find((c) => c.type === "Ready")?.reason).toBe("RolloutPending");
   });
 
   it("asks for a reconcile when a child event shows a withdrawn Service back", () => {

@@ -87,7 +87,7 @@ describe("computeStatus", () => {
     expect(cond(s, "ServicePublished")).toMatchObject({ status: "True", reason: "Withdrawing" });
     expect(cond(s, "ServicePublished")?.message).toMatch(/is still published; it is being withdrawn: /);
     expect(cond(s, "Ready")).toMatchObject({ status: "False", reason: "NotEligible" });
-    expect(s.serviceEndpoint).toBeDefined();
+    expect(s.serviceEndpoint).toBe("g1-pool-relay.team-a.svc:5561");
   });
 
   it("reports a withdrawal with the eligibility reason and no endpoint", () => {

@@ -106,6 +106,21 @@ describe("the resync tick", () => {
     expect(result).toEqual({ decision: "Resync", fields: { listed: 8, emitted: 5, failed: 0, unobserved: 3, tick: TICK, pages: 4 } });
   });
 
+  it("picks the slot by the ping's event time, not by the clock, one request per due DynamoPoolRelay", async () => {
+    // The clock stays at T0 (tick TICK); the ping is the next period's.
+    const page = [observed("this-tick", TICK % SLOTS), observed("next-tick", (TICK + 1) % SLOTS), fresh("new")];
+    const emits = recorder();
+    const result = await eligibility(ping(later(PERIOD), "p2"), context(fakeKube([page]).kube, emits));
+    expect(emits.sent.map((e) => e.subject).sort()).toEqual(["team-a/new", "team-a/next-tick"]);
+    expect(emits.sent.map((e) => e.data)).toEqual(expect.arrayContaining([{ namespace: "team-a", name: "next-tick", cause: "Resync" }, { namespace: "team-a", name: "new", cause: "Resync" }]));
+    expect(result.fields).toMatchObject({ tick: TICK + 1, emitted: 2 });
+    // A redelivery of that ping (same event) emits the same requests with the same ids.
+    const again = recorder();
+    await eligibility(ping(later(PERIOD), "p2"), context(fakeKube([page]).kube, again));
+    expect(idsBySubject(again.sent)).toEqual(idsBySubject(emits.sent));
+    expect(idsBySubject(emits.sent)["team-a/next-tick"]).toBe(derivedId(SOURCE, `resync-tick-${TICK + 1}`, EventType.Reconcile, "team-a", "next-tick"));
+  });
+
   it.each([
     { name: "a few pages", total: 3 * EMIT_CONCURRENCY + 5, pageSize: 7 },
     { name: "10,000 DynamoPoolRelays", total: 10_000, pageSize: PAGE },

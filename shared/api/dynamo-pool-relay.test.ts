@@ -49,5 +49,9 @@ describe("DynamoGraphDeployment schema", () => {
   it("rejects a components field that is not a list", () => {
     const r = DynamoGraphDeployment.safeParse({ apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { name: "g" }, spec: { components: {} } });
     expect(r.success).toBe(false);
+    // For that reason alone: the rest of this DGD is valid.
+    expect(r.success ? "" : formatIssues(r.error, "DynamoGraphDeployment team-a/g")).toBe(
+      "DynamoGraphDeployment team-a/g is invalid: spec.components: Invalid input: expected array, received object",
+    );
   });
 });

@@ -50,7 +50,8 @@ describe("a request always settles", () => {
     });
     const err = await failure(new KubeClient(plain(api.url)).request("GET", "/api/v1/namespaces/a/configmaps/b"));
     expect(err.reason).toBe("NetworkError");
-    expect(err.message).toMatch(/GET \/api\/v1\/namespaces\/a\/configmaps\/b: .*closed before the response was complete|aborted|socket hang up/);
+    // Grouped: without the parentheses, "aborted" or "socket hang up" anywhere would match, naming no request.
+    expect(err.message).toMatch(/^GET \/api\/v1\/namespaces\/a\/configmaps\/b: .*(closed before the response was complete|aborted|socket hang up)/);
     expect(err.transient).toBe(true);
   });
 

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { dgd, dpr } from "../../test/builders.ts";
 import { decide, type Decision } from "../decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "../eligibility.ts";
-import { PRODUCT_ENV, RESERVED_ENV, SCOPE_ENV } from "../relay-env.ts";
+import { DynamoPoolRelay } from "../api/dynamo-pool-relay.ts";
+import { RESERVED_ENV } from "../relay-env.ts";
 import { renderChildren, CHILD_KINDS } from "./index.ts";
 
 type Apply = Extract<Decision, { action: "apply" }>;
@@ -23,7 +24,9 @@ describe("renderChildren", () => {
   });
 
   it("gives every object the product labels and a controller reference to the DynamoPoolRelay", () => {
-    for (const obj of renderChildren(applyDecision())) {
+    const objects = renderChildren(applyDecision());
+    expect(objects).toHaveLength(6);
+    for (const obj of objects) {
       expect(obj.metadata.labels).toMatchObject({
         "app.kubernetes.io/name": "dynamo-pool-relay",
         "app.kubernetes.io/instance": "g1",
@@ -39,7 +42,9 @@ describe("renderChildren", () => {
   it("leaves ownerReferences out when the DynamoPoolRelay has no UID (offline render)", () => {
     const d = dpr();
     delete d.metadata.uid;
-    for (const obj of renderChildren(applyDecision(d))) expect(obj.metadata.ownerReferences).toBeUndefined();
+    const objects = renderChildren(applyDecision(d));
+    expect(objects).toHaveLength(6);
+    for (const obj of objects) expect(obj.metadata).not.toHaveProperty("ownerReferences");
   });
 
   it("is deterministic: the same input renders byte-identical output", () => {
@@ -87,10 +92,26 @@ describe("renderChildren", () => {
 
   it("sets exactly the product env names, then the user's env in order", () => {
     const objects = renderChildren(applyDecision(dpr({ spec: { env: [{ name: "B", value: "2" }, { name: "A", value: "$(POD_NAME)" }] } })));
-    const names = envOf(objects).map((e) => e.name);
-    expect(names.slice(0, PRODUCT_ENV.length).sort()).toEqual([...PRODUCT_ENV].sort());
-    expect(names.slice(PRODUCT_ENV.length)).toEqual(["B", "A"]);
-    expect(RESERVED_ENV).toEqual([...PRODUCT_ENV, ...SCOPE_ENV].sort());
+    expect(envOf(objects).map((e) => e.name)).toEqual([
+      "DYN_DC_ID", "DYN_RELAY_CONNECTION_REVISION", "DYN_DISCOVERY_BACKEND", "DYN_KUBE_DISCOVERY_MODE", "DYN_NAMESPACE", "DYN_SYSTEM_PORT",
+      "POD_NAME", "POD_NAMESPACE", "POD_UID", "B", "A",
+    ]);
+  });
+
+  // The names the README's API reference promises are rejected in spec.env, as it lists them.
+  const README_RESERVED = [
+    "DYN_DC_ID", "DYN_DISCOVERY_BACKEND", "DYN_KUBE_DISCOVERY_MODE", "DYN_NAMESPACE", "DYN_RELAY_BIND", "DYN_RELAY_CONNECTION_REVISION",
+    "DYN_RELAY_ENDPOINT_PREFIXES", "DYN_RELAY_NAMESPACES", "DYN_RELAY_WATCH_ALL", "DYN_SYSTEM_PORT", "POD_NAME", "POD_NAMESPACE", "POD_UID",
+  ];
+
+  it("reserves exactly the env names the README lists, which the CRD's admission rule is built from", () => {
+    expect(RESERVED_ENV).toEqual(README_RESERVED);
+  });
+
+  it.each(README_RESERVED)("rejects a spec.env that sets %s", (name) => {
+    const parsed = DynamoPoolRelay.safeParse(dpr({ spec: { env: [{ name: "OK", value: "1" }, { name, value: "x" }] } }));
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues.map((i) => `${i.path.join(".")}: ${i.message}`)).toEqual([`spec.env: the product sets ${name} itself; remove it from spec.env`]);
   });
 
   it("runs the Relay in file mode on gRPC 5561 with the cluster ID and a restricted security context", () => {

@@ -1,7 +1,12 @@
 // Proof that the local control plane is a real one: server-side apply semantics, API defaulting
 // without rollout loops, RBAC enforcement, and (profile full) controllers, scheduling, Ready pods,
 // EndpointSlices and garbage collection.
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apply } from "../../functions/apply/handler.ts";
+import type { Context } from "../../functions/runtime/handler.ts";
+import { parseConfig } from "../../shared/config.ts";
+import { EventType, productEvent } from "../../shared/events.ts";
 import { decide } from "../../shared/decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "../../shared/eligibility.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
@@ -83,7 +88,9 @@ describe("RBAC", () => {
     expect(denied).toBeInstanceOf(ApiError);
     expect((denied as ApiError).status).toBe(403);
     for (const obj of children) await client.apply(obj, TEST_MANAGER);
-    await eventually("the Role takes effect", async () => Array.isArray(await relay.list(slices.apiVersion, slices.kind, ns)));
+    // RBAC caches refresh: a 403 until the binding is seen is expected, any other error is not.
+    await eventually("the Role takes effect", () =>
+      relay.list(slices.apiVersion, slices.kind, ns).then(() => true, (e: unknown) => (e instanceof ApiError && e.status === 403 ? false : Promise.reject(e))));
     // The Role grants exactly Pod-mode discovery: no Pods.
     const pods = await relay.list("v1", "Pod", ns).catch((e: unknown) => e);
     expect((pods as ApiError).status).toBe(403);
@@ -114,10 +121,92 @@ describe("profile full", () => {
     });
     expect(endpoints).toHaveLength(2);
 
+    expect(children.map((c) => c.kind)).toEqual(["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"]);
+    for (const child of children) expect(await client.get(ref(child))).toMatchObject({ kind: child.kind, metadata: { name: child.metadata.name } });
     await client.request("DELETE", `/apis/nvidia.com/v1alpha1/namespaces/${ns}/dynamopoolrelays/${dpr.metadata.name}`);
     for (const child of children) {
       await eventually(`${child.kind} ${child.metadata.name} is garbage-collected`, async () => (await client.get(ref(child))) === undefined);
     }
     await eventually("the Relay pods are gone", async () => (await client.list("v1", "Pod", ns, "app.kubernetes.io/instance=g1")).length === 0);
+  });
+});
+
+// The apply function run in this process against this file's control plane (no product installed
+// here, so nothing else reconciles), with one API call intercepted to make the race happen at
+// the worst moment.
+describe("apply under races, on the real API server", () => {
+  const config = parseConfig({ DGD_API_VERSION: "nvidia.com/v1beta1" });
+  const reconcile = (ns: string) => productEvent(EventType.Reconcile, { namespace: ns, name: "g1", cause: "DGDChanged" }, { source: "/test", cause: randomUUID(), time: "2026-12-01T00:00:00Z" });
+  /** The client, except that `before(method, args)` runs first on the named method. */
+  function intercepted(method: "deleteExact" | "apply", before: (...args: any[]) => Promise<void>): KubeClient {
+    return new Proxy(client, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver);
+        if (prop !== method) return typeof value === "function" ? value.bind(target) : value;
+        return async (...args: unknown[]) => {
+          await before(...args);
+          return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      },
+    });
+  }
+  const context = (kube: KubeClient): Context => ({ kube, config, now: () => "2026-12-01T00:00:00Z", emit: async () => {} });
+
+  it("deletes only the Service it read: one re-created between its read and its delete survives, and the request is retried (409)", async () => {
+    const ns = await freshNamespace("uid-race");
+    const { children } = await renderedFor(ns, "g1");
+    for (const obj of children) await client.apply(obj, TEST_MANAGER);
+    const service = children.find((o) => o.kind === "Service")!;
+    const before = (await client.get<KubeObject & { metadata: { uid: string } }>(ref(service)))!;
+    await client.request("DELETE", `/apis/nvidia.com/v1beta1/namespaces/${ns}/dynamographdeployments/g1`);
+    let recreated = "";
+    const kube = intercepted("deleteExact", async () => {
+      // Between the read and the delete: someone deletes the Service and creates their own.
+      await client.deleteExact(ref(service), before.metadata.uid);
+      const theirs = await client.create<{ metadata: { uid: string } }>({ apiVersion: "v1", kind: "Service", metadata: { name: service.metadata.name, namespace: ns }, spec: { ports: [{ port: 80 }] } });
+      recreated = theirs.metadata.uid;
+    });
+    const err = await apply(reconcile(ns), context(kube)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(409);
+    expect((err as ApiError).transient).toBe(true);
+    expect((err as ApiError).message).toMatch(/the UID in the precondition \(.+\) does not match the UID in record/);
+    expect(recreated).not.toBe("");
+    const live = await client.get<{ metadata: { uid: string; ownerReferences?: unknown } }>(ref(service));
+    expect(live?.metadata.uid).toBe(recreated);
+    // The redelivery finds a foreign Service and leaves it.
+    const again = await apply(reconcile(ns), context(client));
+    expect(again.decision).toBe("Withdrawn");
+    expect(again.fields).toMatchObject({ service: "notOwned" });
+    expect((await client.get<{ metadata: { uid: string } }>(ref(service)))?.metadata.uid).toBe(recreated);
+  });
+
+  it("applies a missing child without force: a concurrent creator's object is neither taken over nor changed, and the request is retried (409)", async () => {
+    const ns = await freshNamespace("create-race");
+    await renderedFor(ns, "g1");
+    const theirs = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "g1-pool-relay", namespace: ns }, data: { "sources.json": "{\"theirs\":true}" } };
+    let created = false;
+    const kube = intercepted("apply", async (obj: KubeObject) => {
+      // Between the read (absent) and the apply: someone else creates the ConfigMap.
+      if (obj.kind === "ConfigMap" && !created) {
+        created = true;
+        await client.apply(theirs, "someone-else");
+      }
+    });
+    const err = await apply(reconcile(ns), context(kube)).catch((e: unknown) => e);
+    expect(created).toBe(true);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(409);
+    expect((err as ApiError).transient).toBe(true);
+    expect((err as ApiError).message).toMatch(/conflict.*\.data\.sources\.json/i);
+    const live = await client.get<{ data: Record<string, string>; metadata: { ownerReferences?: unknown } }>({ apiVersion: "v1", kind: "ConfigMap", namespace: ns, name: "g1-pool-relay" });
+    expect(live?.data).toEqual(theirs.data);
+    expect(live?.metadata.ownerReferences).toBeUndefined();
+    // The redelivery sees a foreign ConfigMap: skipped, and nothing that needs it is applied.
+    const again = await apply(reconcile(ns), context(client));
+    expect(again.decision).toBe("Applied");
+    expect((again.reply?.data as { skipped: { kind: string }[] }).skipped.map((s) => s.kind)).toEqual(["ConfigMap", "Deployment", "Service"]);
+    expect((again.reply?.data as { applied: string[] }).applied).toEqual([]);
+    expect((await client.get<{ data: Record<string, string> }>({ apiVersion: "v1", kind: "ConfigMap", namespace: ns, name: "g1-pool-relay" }))?.data).toEqual(theirs.data);
   });
 });

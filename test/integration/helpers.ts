@@ -3,6 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import { KubeClient, connect, type KubeObject } from "../../shared/kube/client.ts";
+import { ApiError } from "../../shared/kube/errors.ts";
 
 let admin: Promise<KubeClient> | undefined;
 
@@ -20,6 +21,11 @@ export async function freshNamespace(prefix: string): Promise<string> {
   return name;
 }
 
+/**
+ * Polls until the probe returns a value. Only what passes with time is waited out (an API error the
+ * adapter calls transient: 5xx, 429, 409, a connection failure); any other error, such as a 403
+ * or a bug in the probe, fails the test at once with its own message instead of a time-out.
+ */
 export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -28,6 +34,7 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
       const v = await probe();
       if (v !== undefined && v !== false) return v;
     } catch (err) {
+      if (!(err instanceof ApiError && err.transient)) throw err;
       last = err;
     }
     await new Promise((r) => setTimeout(r, 200));

@@ -106,7 +106,8 @@ describe("delivery semantics through the Broker", () => {
     const ns = await setUp("late");
     await ready(ns);
     const added = sourceEvents(ns, "DynamoGraphDeployment").find((e) => e.type.endsWith(".add"))!;
-    expect(added).toBeDefined();
+    expect(added.data).toMatchObject({ kind: "DynamoGraphDeployment", metadata: { name: "g1", namespace: ns } });
+    expect(await admin.get({ apiVersion: "v1", kind: "Service", namespace: ns, name: "g1-pool-relay" })).toMatchObject({ metadata: { name: "g1-pool-relay" } });
     await admin.request("DELETE", `/apis/nvidia.com/v1beta1/namespaces/${ns}/dynamographdeployments/g1`);
     await settledDpr(ns, "g1", "is withdrawn", (d) => condition(d, "ServicePublished")?.reason === "Withdrawn");
     const late = again(added); // replayed late: the payload says the DGD exists

@@ -61,10 +61,12 @@ const FINAL = (i: Invocation) => i.status < 300 || (i.status >= 400 && i.status 
 /**
  * The invocations an event set off, following each reply into the function it was routed to,
  * once every step has a final answer (2xx or 4xx). A retried delivery counts once, as its last answer.
+ * A 4xx is final but is no success: unless a test expects one (`permanent: "allow"`), it throws,
+ * so a test waiting for a chain fails at once, naming the step, instead of passing on.
  * The dead-letter function is no step of it (a Trigger deleted while an event is on its way, as the
  * replay test does, sends that event there).
  */
-export function chain(eventId: string): Invocation[] | undefined {
+export function chain(eventId: string, permanent: "fail" | "allow" = "fail"): Invocation[] | undefined {
   const all = (["eligibility", "apply", "status"] as const).flatMap((fn) => invocations(fn));
   const out: Invocation[] = [];
   const pending = [eventId];
@@ -74,6 +76,7 @@ export function chain(eventId: string): Invocation[] | undefined {
     if (handled.length === 0) return undefined;
     // A redelivered event (at-least-once) counts once per function, as its last answer.
     for (const i of [...Map.groupBy(handled, (x) => x.function).values()].map((answers) => answers.at(-1)!)) {
+      if (i.status >= 400 && permanent === "fail") throw new Error(`${i.function} answered ${i.status} (permanent) to ${i.event.type} ${id}: ${i.error ?? i.decision}`);
       out.push(i);
       if (i.reply && !pending.includes(i.reply.id)) pending.push(i.reply.id);
     }

@@ -139,6 +139,33 @@ describe("withdrawal", () => {
   });
 });
 
+describe("someone else's edits to fields the product sets", () => {
+  it("are reverted: the child's own event reaches status, which asks for a reconcile, which applies with force", async () => {
+    const ns = await freshNamespace("revert");
+    await published(ns);
+    const before = await children(admin, ns);
+    const path = (resource: string, group = "/api/v1") => `${group}/namespaces/${ns}/${resource}/g1-pool-relay?fieldManager=someone-editing`;
+    const merge = "application/merge-patch+json";
+    // Presence first: the edits land. The Role first: Roles send no events (the ApiServerSource
+    // does not watch them), so it is the reconcile the later edits cause that must put it back.
+    const role = (await admin.request("PATCH", path("roles", "/apis/rbac.authorization.k8s.io/v1"), { rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get"] }] }, merge)) as { rules: unknown[] };
+    expect(role.rules).toEqual([{ apiGroups: [""], resources: ["secrets"], verbs: ["get"] }]);
+    const dep = (await admin.request("PATCH", path("deployments", "/apis/apps/v1"), { spec: { replicas: 5 } }, merge)) as { spec: { replicas: number } };
+    expect(dep.spec.replicas).toBe(5);
+    const cm = (await admin.request("PATCH", path("configmaps"), { data: { "sources.json": "{\"edited\":true}" } }, merge)) as { data: Record<string, string> };
+    expect(cm.data["sources.json"]).toBe("{\"edited\":true}");
+
+    const after = await eventually("the Role, the Deployment and the ConfigMap are back", async () => {
+      const now = await children(admin, ns);
+      const back = now["ConfigMap"].data["sources.json"] === before["ConfigMap"].data["sources.json"] && now["Deployment"].spec.replicas === 2 &&
+        JSON.stringify(now["Role"].rules) === JSON.stringify(before["Role"].rules);
+      return back ? now : undefined;
+    });
+    expect(after["Role"].rules).toEqual(before["Role"].rules);
+    expect(invocations("apply").some((i) => i.key?.namespace === ns && (i.key as { cause?: string }).cause === "Drift" && i.decision === "Applied")).toBe(true);
+  });
+});
+
 describe("a foreign Service named <dgd>-pool-relay", () => {
   it("is never touched, also not on withdrawal, and is reported in status", async () => {
     const ns = await freshNamespace("foreign");

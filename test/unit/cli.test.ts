@@ -32,12 +32,17 @@ function poolrelayAsync(args: string[]): Promise<{ code: number | null; stdout: 
 const samples = readdirSync(`${root}/samples`).filter((f) => f.endsWith(".yaml")).sort();
 
 describe("poolrelay render", () => {
-  it.each(samples)("renders samples/%s exactly as its golden file (UPDATE_GOLDEN=1 rewrites it)", (sample) => {
+  it.each(samples)("renders samples/%s exactly as its golden file (UPDATE_GOLDEN=1 rewrites it, then fails so the change is reviewed)", (sample) => {
     const { code, stdout, stderr } = poolrelay(["render", "-f", `samples/${sample}`, "--now", NOW]);
     expect(stderr).toBe("");
     expect(code).toBe(0);
     const golden = `${root}/test/golden/${sample}`;
-    if (process.env["UPDATE_GOLDEN"]) writeFileSync(golden, stdout);
+    if (process.env["UPDATE_GOLDEN"]) {
+      writeFileSync(golden, stdout);
+      // A run that rewrites the golden compares nothing: it must not pass, or a wrong render would
+      // be accepted unseen.
+      expect.fail(`UPDATE_GOLDEN is set: test/golden/${sample} was rewritten from this render. Review the change with \`git diff test/golden\`, then run the tests again without UPDATE_GOLDEN.`);
+    }
     expect(stdout).toBe(readFileSync(golden, "utf8"));
   });
 

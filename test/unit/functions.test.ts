@@ -20,6 +20,7 @@ import { EventType, productEvent } from "../../shared/events.ts";
 import { eventName, type KubeEvent } from "../../shared/k8s-events.ts";
 import { KubeClient } from "../../shared/kube/client.ts";
 import { planStatus } from "../../shared/status-plan.ts";
+import { appliedHashes, liveChildren as asServed } from "../live-children.ts";
 
 const API = "https://kube.test";
 const logs: Record<string, unknown>[] = [];
@@ -292,10 +293,16 @@ const validDpr = { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", m
 const eligibleDgd = { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { name: "g1", namespace: "team-a" }, spec: { components: [{ name: "w", type: "worker" }] } };
 const defaults = parseConfig({}).defaults;
 
-/** The children as the API server holds them after an apply of this decision. */
+/** The children as the API server returns them after an apply of this decision (defaults, managedFields and all). */
 function liveChildren(): Record<string, object> {
   const decision = decide(validDpr, eligibleDgd, defaults) as Extract<Decision, { action: "apply" }>;
-  return Object.fromEntries(desiredChildren(decision).map((c, i) => [c.kind, { ...c, metadata: { ...c.metadata, resourceVersion: String(10 + i) } }]));
+  return asServed({
+    dprUid: "u1",
+    clusterID: "c",
+    connectionRevision: decision.connectionRevision,
+    sourcesText: decision.sources.text,
+    appliedHash: appliedHashes(desiredChildren(decision)),
+  });
 }
 
 /** apply reads the DynamoPoolRelay, its DGD and the six children; `live` answers for a child, else 404. */

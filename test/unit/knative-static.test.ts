@@ -48,3 +48,97 @@ describe("knative/ and the Dockerfile", () => {
     expect(read("dev/knative/host-main.ts")).toContain(`command: [process.execPath, join(root, "dist/functions/main.mjs")]`);
   });
 });
+
+// The README's "Install on a Knative cluster" and "Answers" paragraphs, literally: what they say
+// of the Knative Services, the Triggers and the resync PingSource, read from README.md and checked
+// on the manifests as parsed YAML.
+describe("knative/ as the README describes it", () => {
+  /** The README as one line per paragraph: its sentences wrap. */
+  const README = read("README.md").replace(/\s*\n\s*/g, " ");
+  const claim = (re: RegExp) => {
+    const m = re.exec(README);
+    if (!m) throw new Error(`the README no longer says ${re}`);
+    return m;
+  };
+  type Container = { env: { name: string; value: string }[]; readinessProbe?: Record<string, unknown>; livenessProbe?: unknown; securityContext: Record<string, unknown> };
+  const service = (fn: string) => {
+    const s = services.find((x) => x.metadata.name === `poolrelay-${fn}`);
+    if (!s) throw new Error(`no Knative Service poolrelay-${fn}`);
+    return s;
+  };
+  const container = (s: { spec: { template: { spec: { containers: Container[] } } } }) => s.spec.template.spec.containers[0]!;
+  const envOf = (s: Parameters<typeof container>[0]) => Object.fromEntries(container(s).env.map((e) => [e.name, e.value]));
+  const trigger = (fn: string) => triggers.find((t) => t.spec.subscriber.ref.name === `poolrelay-${fn}`);
+  const FUNCTIONS = ["eligibility", "apply", "status"];
+
+  it("has one Knative Service per function plus the dead-letter function", () => {
+    expect(services.map((s) => s.metadata.name).sort()).toEqual(["poolrelay-apply", "poolrelay-dead-letter", "poolrelay-eligibility", "poolrelay-status"]);
+    expect(triggers.map((t) => t.spec.subscriber.ref.name).sort()).toEqual(FUNCTIONS.map((f) => `poolrelay-${f}`).sort());
+  });
+
+  it.each(services.map((s) => [s.metadata.name, s]))("%s scales to zero and is cluster-local", (_name, s) => {
+    claim(/Services scale to zero, are cluster-local,/);
+    expect(s.spec.template.metadata.annotations["autoscaling.knative.dev/min-scale"]).toBe("0");
+    expect(s.metadata.labels["networking.knative.dev/visibility"]).toBe("cluster-local");
+  });
+
+  it.each(FUNCTIONS)("%s takes several requests per pod, within the README's containerConcurrency range", (fn) => {
+    const [, low, high] = claim(/take several requests per pod \(`containerConcurrency` (\d+)-(\d+):/);
+    const concurrency = service(fn).spec.template.spec.containerConcurrency;
+    expect(concurrency).toBeGreaterThanOrEqual(Number(low));
+    expect(concurrency).toBeLessThanOrEqual(Number(high));
+  });
+
+  it.each(FUNCTIONS)("%s: the Service's timeout and its Trigger's per-attempt timeout are the README's", (fn) => {
+    const [, timeout, delivery] = claim(new RegExp(`\\b${fn} (\\d+) s under (\\d+) s`));
+    expect(service(fn).spec.template.spec.timeoutSeconds).toBe(Number(timeout));
+    expect(durationMs(trigger(fn).spec.delivery.timeout)).toBe(Number(delivery) * 1000);
+  });
+
+  it.each([...FUNCTIONS, "dead-letter"])("%s: INVOCATION_DEADLINE_SECONDS is the README's, below the Service's timeout and the Trigger's", (fn) => {
+    const [, deadlines] = claim(/set below its Knative Service's timeout and its Trigger's per-attempt timeout \(([^)]*)\)/);
+    const documented = new RegExp(`\\b${fn} (\\d+) s\\b`).exec(deadlines!);
+    expect(documented, `the README names ${fn}'s deadline`).not.toBeNull();
+    const deadline = Number(envOf(service(fn))["INVOCATION_DEADLINE_SECONDS"]);
+    expect(deadline).toBe(Number(documented![1]));
+    expect(deadline).toBeLessThan(service(fn).spec.template.spec.timeoutSeconds);
+    const t = trigger(fn);
+    if (t) expect(deadline * 1000).toBeLessThan(durationMs(t.spec.delivery.timeout));
+  });
+
+  it.each(services.map((s) => [s.metadata.name, s]))("%s has a TCP readiness probe and a restricted security context", (_name, s) => {
+    claim(/a TCP readiness probe \(the Functions Framework answers GET with an error\) and a restricted security context/);
+    expect(container(s).readinessProbe).toEqual({ tcpSocket: {} });
+    // The Pod Security Standards' restricted profile, for a container.
+    expect(container(s).securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      runAsNonRoot: true,
+      capabilities: { drop: ["ALL"] },
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+  });
+
+  it("ticks the resync every RESYNC_PERIOD_SECONDS: the PingSource schedule, the eligibility Service's env and the README agree", () => {
+    const [, minutes] = claim(/a PingSource tick every (\d+) minutes/);
+    const [, documentedPeriod] = claim(/`RESYNC_PERIOD_SECONDS` \((\d+), must match the PingSource schedule\)/);
+    const [, documentedSlots] = claim(/`RESYNC_SLOTS=(\d+)`/);
+    const ping = docs("knative/pingsource.yaml").find((d) => d.kind === "PingSource");
+    const every = /^\*\/(\d+) \* \* \* \*$/.exec(ping.spec.schedule);
+    expect(every, `a schedule of the form */N * * * *, got ${ping.spec.schedule}`).not.toBeNull();
+    const env = envOf(service("eligibility"));
+    expect(Number(every![1]) * 60).toBe(Number(env["RESYNC_PERIOD_SECONDS"]));
+    expect(Number(env["RESYNC_PERIOD_SECONDS"])).toBe(Number(minutes) * 60);
+    expect(env["RESYNC_PERIOD_SECONDS"]).toBe(documentedPeriod);
+    expect(env["RESYNC_SLOTS"]).toBe(documentedSlots);
+    // "within `RESYNC_SLOTS` periods (30 minutes) at the latest"
+    const [, sweep] = claim(/within `RESYNC_SLOTS` periods \((\d+) minutes\) at the latest/);
+    expect(Number(env["RESYNC_SLOTS"]) * Number(minutes)).toBe(Number(sweep));
+  });
+
+  it("sets DGD_API_VERSION on the apply and status Services, the version the ApiServerSource watches", () => {
+    claim(/set both `DGD_API_VERSION` on the apply and status Services and the DGD entry's `apiVersion` in `apiserversource\.yaml`/);
+    const source = docs("knative/apiserversource.yaml").find((d) => d.kind === "ApiServerSource");
+    const watched = source.spec.resources.find((r: { kind: string }) => r.kind === "DynamoGraphDeployment").apiVersion;
+    for (const fn of ["apply", "status"]) expect(envOf(service(fn))["DGD_API_VERSION"]).toBe(watched);
+  });
+});

@@ -1,0 +1,145 @@
+// The apply handler's reply as the README's event contract states it (applied.v1 with its
+// `applied` / `unchanged` / `skipped` lists, withdrawn.v1 with `service: deleted | absent |
+// notOwned`), and the withdrawal's delete: only of a Service this DynamoPoolRelay controls, with
+// the UID precondition of the very Service read. The adapter is an in-memory fake that records
+// every call.
+import { describe, expect, it } from "vitest";
+import { desiredChildren } from "../../shared/apply-plan.ts";
+import type { CloudEvent } from "../../shared/cloudevent.ts";
+import { parseConfig } from "../../shared/config.ts";
+import { decide, type Decision } from "../../shared/decide.ts";
+import { EventType, productEvent } from "../../shared/events.ts";
+import type { KubeObject } from "../../shared/kube/client.ts";
+import { FakeKube } from "../../test/unit/fake-kube.ts";
+import type { Context } from "../runtime/handler.ts";
+import { apply, FIELD_MANAGER } from "./handler.ts";
+
+const NOW = "2026-03-01T00:00:00Z";
+const config = parseConfig({});
+const DPR_UID = "dpr-uid-1";
+const dpr = {
+  apiVersion: "nvidia.com/v1alpha1",
+  kind: "DynamoPoolRelay",
+  metadata: { name: "g1", namespace: "team-a", uid: DPR_UID, generation: 4, resourceVersion: "7" },
+  spec: { image: "relay:1", clusterID: "c" },
+};
+const dgd = (annotations: Record<string, string> = {}) => ({
+  apiVersion: config.dgdApiVersion,
+  kind: "DynamoGraphDeployment",
+  metadata: { name: "g1", namespace: "team-a", annotations },
+  spec: { components: [{ name: "w", type: "worker" }] },
+});
+const SERVICE_REF = { apiVersion: "v1", kind: "Service", namespace: "team-a", name: "g1-pool-relay" };
+
+const reconcile = (): CloudEvent => productEvent(EventType.Reconcile, { namespace: "team-a", name: "g1", cause: "DGDChanged" }, { source: "/test", cause: "r1", time: NOW });
+const context = (kube: FakeKube): Context => ({ kube: kube.client, config, now: () => NOW, emit: async () => { throw new Error("apply never emits"); } });
+
+/** The children as the API server holds them after an apply of the current decision (controlled by the DynamoPoolRelay). */
+function current(): Record<string, KubeObject> {
+  const decision = decide(dpr, dgd(), config.defaults) as Extract<Decision, { action: "apply" }>;
+  return Object.fromEntries(desiredChildren(decision).map((c, i) => [c.kind, { ...c, metadata: { ...c.metadata, resourceVersion: String(20 + i) } }]));
+}
+const foreign = (kind: string, apiVersion: string): KubeObject => ({
+  apiVersion, kind, metadata: { name: "g1-pool-relay", namespace: "team-a", uid: `foreign-${kind}`, ownerReferences: [{ uid: "someone-else", controller: true }] },
+});
+const ownService = (uid: string, ownerReferences: unknown[] = [{ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", name: "g1", uid: DPR_UID, controller: true }]): KubeObject => ({
+  ...SERVICE_REF, metadata: { name: "g1-pool-relay", namespace: "team-a", uid, ownerReferences }, spec: { ports: [{ port: 5561 }] },
+});
+
+describe("apply's applied.v1 reply", () => {
+  it("lists exactly what it applied, what was unchanged and what it skipped (a foreign Service), in apply order", async () => {
+    const live = current();
+    const kube = new FakeKube([dpr, dgd(), ...Object.values(live)]);
+    kube.put({ ...live["ConfigMap"]!, data: { "sources.json": "{}" } });
+    kube.put(foreign("Service", "v1"));
+    const result = await apply(reconcile(), context(kube));
+    expect(result.reply?.type).toBe(EventType.Applied);
+    expect(result.reply?.data).toEqual({
+      namespace: "team-a", name: "g1", uid: DPR_UID, generation: 4,
+      applied: ["ConfigMap"],
+      unchanged: ["ServiceAccount", "Role", "RoleBinding", "Deployment"],
+      skipped: [{ kind: "Service", reason: "Service g1-pool-relay exists and is not controlled by this DynamoPoolRelay" }],
+    });
+    // Written: the ConfigMap only (force: it is ours; pinned to the version read), never the foreign Service.
+    expect(kube.ops("apply").map((c) => [c.object.kind, c.fieldManager, c.options, c.object.metadata.resourceVersion])).toEqual([["ConfigMap", FIELD_MANAGER, { force: true }, live["ConfigMap"]!.metadata.resourceVersion]]);
+  });
+
+  it("lists every child as applied on a first apply, none forced", async () => {
+    const kube = new FakeKube([dpr, dgd()]);
+    const result = await apply(reconcile(), context(kube));
+    const all = ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"];
+    expect(result.reply?.data).toMatchObject({ applied: all, unchanged: [], skipped: [] });
+    // The Deployment's server dry-run first, then each child once, in that order.
+    expect(kube.ops("apply").map((c) => [c.object.kind, c.options])).toEqual([["Deployment", { force: false, dryRun: true }], ...all.map((k) => [k, { force: false }])]);
+  });
+
+  it("skips what needs a foreign child, naming it: a foreign ServiceAccount keeps the RoleBinding, the Deployment and the Service back", async () => {
+    const kube = new FakeKube([dpr, dgd(), foreign("ServiceAccount", "v1")]);
+    const result = await apply(reconcile(), context(kube));
+    expect(result.reply?.data).toMatchObject({
+      applied: ["Role", "ConfigMap"],
+      unchanged: [],
+      skipped: [
+        { kind: "ServiceAccount", reason: "ServiceAccount g1-pool-relay exists and is not controlled by this DynamoPoolRelay" },
+        { kind: "RoleBinding", reason: "RoleBinding g1-pool-relay is not applied: it needs ServiceAccount g1-pool-relay, which is not controlled by this DynamoPoolRelay" },
+        { kind: "Deployment", reason: "Deployment g1-pool-relay is not applied: it needs ServiceAccount g1-pool-relay, which is not controlled by this DynamoPoolRelay" },
+        { kind: "Service", reason: "Service g1-pool-relay is not applied: it needs ServiceAccount g1-pool-relay, which is not controlled by this DynamoPoolRelay" },
+      ],
+    });
+    expect(kube.ops("apply").map((c) => c.object.kind)).toEqual(["Role", "ConfigMap"]);
+  });
+
+  it("lists everything as unchanged, and writes nothing, when the children carry the decision", async () => {
+    const kube = new FakeKube([dpr, dgd(), ...Object.values(current())]);
+    const result = await apply(reconcile(), context(kube));
+    expect(result.reply?.data).toMatchObject({ applied: [], unchanged: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"], skipped: [] });
+    expect(kube.stats.writes).toBe(0);
+  });
+});
+
+describe("apply's withdrawn.v1 reply and the withdrawal's delete", () => {
+  const withdrawnData = (service: string, reason = "DGDNotFound") => expect.objectContaining({ namespace: "team-a", name: "g1", uid: DPR_UID, generation: 4, reason, service });
+
+  it("deletes the Service it controls with the UID precondition of the Service it read: service deleted", async () => {
+    const kube = new FakeKube([dpr, ownService("svc-uid-7")]);
+    const result = await apply(reconcile(), context(kube));
+    expect(result.reply?.type).toBe(EventType.Withdrawn);
+    expect(result.reply?.data).toEqual(withdrawnData("deleted"));
+    expect(kube.ops("deleteExact")).toEqual([{ op: "deleteExact", ref: SERVICE_REF, uid: "svc-uid-7" }]);
+    expect(kube.ops("apply")).toEqual([]);
+  });
+
+  it("withdraws for an ineligible DGD as for a missing one, with the eligibility reason", async () => {
+    const kube = new FakeKube([dpr, dgd({ "nvidia.com/dynamo-discovery-backend": "etcd" }), ownService("svc-uid-8")]);
+    const result = await apply(reconcile(), context(kube));
+    expect(result.reply?.data).toEqual(withdrawnData("deleted", "DiscoveryBackendNotKubernetes"));
+    expect(kube.ops("deleteExact").map((c) => c.uid)).toEqual(["svc-uid-8"]);
+  });
+
+  it("answers absent when the Service went in between (the precondition's delete finds nothing)", async () => {
+    const kube = new FakeKube([dpr, ownService("svc-uid-7")]);
+    kube.deleteAnswer = "gone";
+    const result = await apply(reconcile(), context(kube));
+    expect(result.reply?.data).toEqual(withdrawnData("absent"));
+    expect(kube.ops("deleteExact").map((c) => c.uid)).toEqual(["svc-uid-7"]);
+  });
+
+  it("answers absent, and deletes nothing, when there is no Service", async () => {
+    const kube = new FakeKube([dpr]);
+    const result = await apply(reconcile(), context(kube));
+    expect(result.reply?.data).toEqual(withdrawnData("absent"));
+    expect(kube.ops("deleteExact")).toEqual([]);
+  });
+
+  it.each([
+    { name: "another controller", refs: [{ uid: "someone-else", controller: true }] },
+    { name: "no owner at all", refs: [] },
+    { name: "a reference to this DynamoPoolRelay that is not its controller", refs: [{ uid: DPR_UID, controller: false }] },
+  ])("never deletes a foreign Service ($name): service notOwned", async ({ refs }) => {
+    const kube = new FakeKube([dpr, ownService("svc-uid-9", refs)]);
+    const result = await apply(reconcile(), context(kube));
+    expect(result.reply?.data).toEqual(withdrawnData("notOwned"));
+    expect(kube.ops("deleteExact")).toEqual([]);
+    expect(kube.stats.writes).toBe(0);
+  });
+});

@@ -1,0 +1,94 @@
+// An in-memory stand-in for the Kubernetes adapter (shared/kube/client.ts), for handler tests that
+// need to see what a handler asked for: every call is recorded, objects are held by
+// apiVersion/kind/namespace/name, and any call can be made to fail.
+import type { KubeClient, KubeObject, ObjectRef } from "../../shared/kube/client.ts";
+
+export type Call =
+  | { op: "get"; ref: ObjectRef }
+  | { op: "list"; apiVersion: string; kind: string; namespace: string | undefined; labelSelector: string | undefined }
+  | { op: "listPages"; apiVersion: string; kind: string; namespace: string | undefined; limit: number }
+  | { op: "apply"; object: KubeObject; fieldManager: string; options: { force?: boolean; dryRun?: boolean } }
+  | { op: "create"; object: KubeObject }
+  | { op: "deleteExact"; ref: ObjectRef; uid: string }
+  | { op: "replaceStatus"; object: KubeObject };
+
+const keyOf = (apiVersion: string, kind: string, namespace: string | undefined, name: string) => `${apiVersion}|${kind}|${namespace ?? ""}|${name}`;
+
+export class FakeKube {
+  readonly calls: Call[] = [];
+  readonly stats = { reads: 0, writes: 0 };
+  private readonly objects = new Map<string, KubeObject>();
+  /** Answers for `deleteExact`, by default "deleted" (and the object is dropped). */
+  deleteAnswer: "deleted" | "gone" = "deleted";
+  /** A call for which this returns an error fails with it. */
+  failWith: (call: Call) => Error | undefined = () => undefined;
+
+  constructor(objects: readonly KubeObject[] = []) {
+    for (const o of objects) this.put(o);
+  }
+
+  put(obj: KubeObject): void {
+    this.objects.set(keyOf(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name), obj);
+  }
+
+  /** The adapter, as the handlers' Context wants it. */
+  get client(): KubeClient {
+    return this as unknown as KubeClient;
+  }
+
+  fork(): KubeClient {
+    return this.client;
+  }
+
+  private record(call: Call): void {
+    this.calls.push(call);
+    if (call.op === "get" || call.op === "list" || call.op === "listPages") this.stats.reads++;
+    else this.stats.writes++;
+    const err = this.failWith(call);
+    if (err) throw err;
+  }
+
+  ops<T extends Call["op"]>(op: T): Extract<Call, { op: T }>[] {
+    return this.calls.filter((c): c is Extract<Call, { op: T }> => c.op === op);
+  }
+
+  async get<T = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
+    this.record({ op: "get", ref });
+    return this.objects.get(keyOf(ref.apiVersion, ref.kind, ref.namespace, ref.name)) as T | undefined;
+  }
+
+  async list<T = KubeObject>(apiVersion: string, kind: string, namespace: string | undefined, labelSelector?: string): Promise<T[]> {
+    this.record({ op: "list", apiVersion, kind, namespace, labelSelector });
+    return [...this.objects.values()].filter((o) => o.apiVersion === apiVersion && o.kind === kind && (namespace === undefined || o.metadata.namespace === namespace)) as T[];
+  }
+
+  async *listPages<T = KubeObject>(apiVersion: string, kind: string, namespace: string | undefined, limit: number): AsyncGenerator<T[]> {
+    this.record({ op: "listPages", apiVersion, kind, namespace, limit });
+    const all = [...this.objects.values()].filter((o) => o.apiVersion === apiVersion && o.kind === kind) as T[];
+    for (let i = 0; i < all.length; i += limit) yield all.slice(i, i + limit);
+  }
+
+  async apply<T = KubeObject>(object: KubeObject, fieldManager: string, options: { force?: boolean; dryRun?: boolean } = {}): Promise<T> {
+    this.record({ op: "apply", object, fieldManager, options });
+    const written = { ...object, metadata: { ...object.metadata, uid: `${object.kind}-uid` } };
+    if (!options.dryRun) this.put(written);
+    return written as T;
+  }
+
+  async create<T = KubeObject>(object: KubeObject): Promise<T> {
+    this.record({ op: "create", object });
+    this.put(object);
+    return object as T;
+  }
+
+  async deleteExact(ref: ObjectRef, uid: string): Promise<"deleted" | "gone"> {
+    this.record({ op: "deleteExact", ref, uid });
+    if (this.deleteAnswer === "deleted") this.objects.delete(keyOf(ref.apiVersion, ref.kind, ref.namespace, ref.name));
+    return this.deleteAnswer;
+  }
+
+  async replaceStatus<T = KubeObject>(object: KubeObject): Promise<T> {
+    this.record({ op: "replaceStatus", object });
+    return object as T;
+  }
+}

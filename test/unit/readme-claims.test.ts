@@ -1,0 +1,206 @@
+// README claims checked against the behaviour, with the expectations read from the README and the
+// CRD YAML themselves (never from the code's own constants): the reserved env names, the
+// DGD_API_VERSION setting, the admission messages `poolrelay render` reports, and the column
+// `-o wide` adds.
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { parse, parseAllDocuments } from "yaml";
+import { render } from "../../cli/render.ts";
+import { InputError, type SourcedObject } from "../../cli/input.ts";
+import { apply } from "../../functions/apply/handler.ts";
+import type { Context } from "../../functions/runtime/handler.ts";
+import { status } from "../../functions/status/handler.ts";
+import type { CloudEvent } from "../../shared/cloudevent.ts";
+import { parseConfig, type Config } from "../../shared/config.ts";
+import { EventType, productEvent } from "../../shared/events.ts";
+import { KubeClient, type KubeObject } from "../../shared/kube/client.ts";
+import { ApiError } from "../../shared/kube/errors.ts";
+import { FakeKube } from "./fake-kube.ts";
+
+const read = (f: string) => readFileSync(new URL(`../../${f}`, import.meta.url), "utf8");
+/** The README as one line of prose per paragraph: claims wrap across lines. */
+const README = read("README.md").replace(/\s*\n\s*/g, " ");
+const NOW = "2026-03-01T00:00:00Z";
+
+function claim(re: RegExp): RegExpExecArray {
+  const m = re.exec(README);
+  if (!m) throw new Error(`the README no longer says ${re}`);
+  return m;
+}
+
+const reconcile = (namespace: string, name: string): CloudEvent =>
+  productEvent(EventType.Reconcile, { namespace, name, cause: "DGDChanged" }, { source: "/test", cause: "r1", time: NOW });
+const context = (kube: KubeClient, config: Config): Context => ({ kube, config, now: () => NOW, emit: async () => {} });
+
+describe("the reserved env names, as the README lists them", () => {
+  // "Names the product sets are rejected in `spec.env`: DYN_DC_ID, ..., POD_UID."
+  const listed = claim(/Names the product sets are rejected in `spec\.env`: ([A-Z_]+(?:, [A-Z_]+)*)\./)[1]!.split(", ");
+  const config = parseConfig({});
+  const dpr = (env: { name: string; value: string }[]) => ({
+    apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay",
+    metadata: { name: "g1", namespace: "team-a", uid: "u1", generation: 5 },
+    spec: { image: "relay:1", clusterID: "c", env },
+  });
+  const dgd = { apiVersion: config.dgdApiVersion, kind: "DynamoGraphDeployment", metadata: { name: "g1", namespace: "team-a" }, spec: { components: [{ name: "w", type: "worker" }] } };
+
+  it("is the list the README documents", () => {
+    expect(listed).toHaveLength(13);
+    expect(listed).toContain("DYN_DC_ID");
+  });
+
+  it.each(listed)("rejects a spec.env entry named %s with InvalidSpec, applying nothing", async (name) => {
+    const kube = new FakeKube([dpr([{ name: "DYN_LOG", value: "debug" }, { name, value: "x" }]), dgd]);
+    const result = await apply(reconcile("team-a", "g1"), context(kube.client, config));
+    expect(result.reply?.type).toBe(EventType.Rejected);
+    expect(result.reply?.data).toMatchObject({ reason: "InvalidSpec", generation: 5, message: expect.stringContaining(`the product sets ${name} itself`) });
+    expect(kube.ops("apply")).toEqual([]);
+  });
+
+  it("accepts a name it does not list", async () => {
+    const kube = new FakeKube([dpr([{ name: "DYN_LOG", value: "debug" }, { name: "DYN_RELAY_EXPECTED_UNIQUE_BLOCKS", value: "4194304" }]), dgd]);
+    const result = await apply(reconcile("team-a", "g1"), context(kube.client, config));
+    expect(result.reply?.type).toBe(EventType.Applied);
+  });
+
+  it("names every env the product itself sets on the Relay container", async () => {
+    const kube = new FakeKube([dpr([]), dgd]);
+    await apply(reconcile("team-a", "g1"), context(kube.client, config));
+    const deployment = kube.ops("apply").find((c) => c.object.kind === "Deployment" && !c.options.dryRun)!.object as KubeObject & {
+      spec: { template: { spec: { containers: { env: { name: string }[] }[] } } };
+    };
+    const set = deployment.spec.template.spec.containers[0]!.env.map((e) => e.name);
+    expect(set.length).toBeGreaterThan(5);
+    expect(set.filter((n) => !listed.includes(n))).toEqual([]);
+  });
+});
+
+describe("DGD_API_VERSION=nvidia.com/v1alpha1", () => {
+  // "`DGD_API_VERSION` (`nvidia.com/v1beta1`; `nvidia.com/v1alpha1` for older Dynamo operators)"
+  const [, fallback, older] = claim(/`DGD_API_VERSION` \(`([^`]+)`; `([^`]+)` for older Dynamo operators\)/);
+
+  // The deprecated v1alpha1 shape (spec.services), as an older operator serves it.
+  const sample = parseAllDocuments(read("samples/rollout.yaml")).map((d) => d.toJS() as KubeObject);
+  const dgd = sample.find((o) => o.kind === "DynamoGraphDeployment")!;
+  const dpr = { ...sample.find((o) => o.kind === "DynamoPoolRelay")!, metadata: { name: "qwen", namespace: "inference", uid: "u1", generation: 1, resourceVersion: "3" } };
+  const dgdPath = (version: string) => `/apis/${version}/namespaces/inference/dynamographdeployments/qwen`;
+
+  /** The real adapter, answering from a table instead of a socket: what it is asked for is the URL it built. */
+  class Api extends KubeClient {
+    readonly requests: string[] = [];
+    constructor() {
+      super({ server: "https://kube.invalid", httpsOptions: async () => ({}) });
+    }
+    override async request(method: string, path: string, body?: unknown): Promise<unknown> {
+      this.requests.push(`${method} ${path}`);
+      if (method === "GET" && path === "/apis/nvidia.com/v1alpha1/namespaces/inference/dynamopoolrelays/qwen") return dpr;
+      if (method === "GET" && path === dgdPath(older!)) return dgd;
+      if (method === "GET" && path.startsWith("/apis/discovery.k8s.io/v1/namespaces/inference/endpointslices?")) return { items: [] };
+      if (method === "GET") throw new ApiError(404, "NotFound", `${path} not found`);
+      return { ...(body as object), metadata: { ...(body as KubeObject).metadata, uid: "new" } };
+    }
+  }
+
+  it("is the README's older version, the one samples/rollout.yaml's DGD has", () => {
+    expect({ fallback, older }).toEqual({ fallback: "nvidia.com/v1beta1", older: "nvidia.com/v1alpha1" });
+    expect(dgd.apiVersion).toBe(older);
+  });
+
+  it.each([
+    { fn: "apply", handler: apply, event: reconcile("inference", "qwen") },
+    { fn: "status", handler: status, event: productEvent(EventType.Applied, { namespace: "inference", name: "qwen", uid: "u1", generation: 1, applied: [], unchanged: [], skipped: [] }, { source: "/t", cause: "c", time: NOW }) },
+  ])("$fn reads the DGD at /apis/nvidia.com/v1alpha1/... and decides from it", async ({ handler, event }) => {
+    const api = new Api();
+    const result = await handler(event, context(api, parseConfig({ DGD_API_VERSION: older })));
+    const dgdReads = api.requests.filter((r) => r.includes("/dynamographdeployments/"));
+    expect(dgdReads).toEqual([`GET ${dgdPath(older!)}`]);
+    // Read and used: eligible, with both rollout generations' worker namespaces.
+    expect(result.decision).not.toBe("Gone");
+    if (handler === apply) {
+      expect(result.reply?.type).toBe(EventType.Applied);
+      const configMap = api.requests.find((r) => r.startsWith("PATCH /api/v1/namespaces/inference/configmaps/qwen-pool-relay"));
+      expect(configMap).toBeDefined();
+    } else {
+      expect(result.fields).toMatchObject({ reason: expect.not.stringMatching(/NotEligible|DGDNotFound/) });
+    }
+  });
+
+  it("reads nvidia.com/v1beta1 when it is not set", async () => {
+    const api = new Api();
+    await apply(reconcile("inference", "qwen"), context(api, parseConfig({})));
+    expect(api.requests.filter((r) => r.includes("/dynamographdeployments/"))).toEqual([`GET ${dgdPath(fallback!)}`]);
+  });
+});
+
+describe("admission messages: `poolrelay render` reports what the CRD's rules say", () => {
+  const crd = parse(read("crds/nvidia.com_dynamopoolrelays.yaml"));
+  const schema = crd.spec.versions[0].schema.openAPIV3Schema;
+  const spec = schema.properties.spec;
+  type Rule = { rule: string; message?: string; messageExpression?: string };
+  const nameRule = (schema["x-kubernetes-validations"] as Rule[]).find((r) => r.rule.includes("self.metadata.name"))!;
+  const envRule = (spec.properties.env.items["x-kubernetes-validations"] as Rule[])[0]!;
+  /** The CRD's messageExpression for one entry: a concatenation of string literals and `self.name`. */
+  const envMessage = (name: string) =>
+    envRule.messageExpression!.split(" + ").map((part) => (part === "self.name" ? name : /^'(.*)'$/.exec(part)![1])).join("");
+
+  function renderError(dprFields: Record<string, unknown>): string {
+    const object = { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name: "g1", namespace: "team-a" }, spec: { image: "relay:1", clusterID: "c" }, ...dprFields };
+    const objects: SourcedObject[] = [{ object, origin: "dpr.yaml#1" }];
+    try {
+      render(objects, { namespace: "default", defaults: { discoveryBackend: "kubernetes" }, now: NOW });
+    } catch (err) {
+      if (err instanceof InputError) return err.message;
+      throw err;
+    }
+    throw new Error("render accepted it");
+  }
+
+  it("the CRD carries the rules the README quotes", () => {
+    const quoted = claim(/\*\*Admission messages\*\* \(the CRD's CEL rules; `poolrelay render` reports the same\): (.*?) ## `poolrelay`/)[1]!;
+    expect(quoted).toContain(`a name that cannot form the Service name: \`${nameRule.message}\``);
+    expect(quoted).toContain(`a reserved env name: \`spec.env[0]: Invalid value: ${envMessage("DYN_DC_ID")}\``);
+    expect(spec.required).toContain("image");
+    expect(spec.properties.replicas.minimum).toBe(0);
+  });
+
+  it("a reserved env name: render gives the CRD rule's message text", () => {
+    expect(renderError({ spec: { image: "relay:1", clusterID: "c", env: [{ name: "DYN_DC_ID", value: "x" }] } })).toContain(envMessage("DYN_DC_ID"));
+  });
+
+  // What the API server reports and render does not, today (the README says render "reports the
+  // same"). Each is expected to fail: when render is brought in line, vitest reports it as
+  // passing unexpectedly, and `it.fails` becomes `it`.
+  it.fails("a name that cannot form the Service name: render gives the CRD rule's message", () => {
+    expect(renderError({ metadata: { name: "with.dot", namespace: "team-a" } })).toContain(nameRule.message!);
+  });
+
+  it.fails("two reserved env names: render gives the CRD rule's message for each entry, at its index", () => {
+    const error = renderError({ spec: { image: "relay:1", clusterID: "c", env: [{ name: "DYN_DC_ID", value: "x" }, { name: "OK", value: "1" }, { name: "POD_UID", value: "y" }] } });
+    expect(error).toContain(`spec.env[0]: Invalid value: ${envMessage("DYN_DC_ID")}`);
+    expect(error).toContain(`spec.env[2]: Invalid value: ${envMessage("POD_UID")}`);
+  });
+
+  it.fails("a missing image: render says `spec.image: Required value`, as the CRD's `required` makes the API server say", () => {
+    expect(renderError({ spec: { clusterID: "c" } })).toContain("spec.image: Required value");
+  });
+
+  it.fails("negative replicas: render says `should be greater than or equal to <minimum>`, as the CRD's `minimum` makes the API server say", () => {
+    // The README: `spec.replicas … should be greater than or equal to 0`.
+    expect(renderError({ spec: { image: "relay:1", clusterID: "c", replicas: -1 } })).toMatch(new RegExp(`spec\\.replicas\\b.* should be greater than or equal to ${spec.properties.replicas.minimum}`));
+  });
+});
+
+describe("kubectl get dpr, and -o wide", () => {
+  const columns = parse(read("crds/nvidia.com_dynamopoolrelays.yaml")).spec.versions[0].additionalPrinterColumns as { name: string; jsonPath: string; priority?: number }[];
+
+  it("shows Ready, Replicas, Endpoint and Age by default, as the README says", () => {
+    const [, shown] = claim(/`kubectl get dpr` shows (Ready, Replicas \(ready\/desired, as `kubectl get deploy` shows READY\), Endpoint and Age)/);
+    const named = shown!.replace(/ \([^)]*\)/g, "").split(/, | and /);
+    expect(columns.filter((c) => (c.priority ?? 0) === 0).map((c) => c.name)).toEqual(named);
+    expect(columns.find((c) => c.name === "Ready")!.jsonPath).toBe('.status.conditions[?(@.type=="Ready")].status');
+  });
+
+  it("adds the Ready condition's reason with -o wide (priority 1)", () => {
+    claim(/\(`-o wide` adds the Ready reason\)/);
+    expect(columns.filter((c) => (c.priority ?? 0) > 0)).toEqual([expect.objectContaining({ name: "Reason", priority: 1, jsonPath: '.status.conditions[?(@.type=="Ready")].reason' })]);
+  });
+});
