@@ -3,6 +3,7 @@
  * the same core the functions run, with no cluster.
  */
 import { stringify } from "yaml";
+import { admissionMessage } from "../shared/api/admission.ts";
 import { DynamoPoolRelay } from "../shared/api/dynamo-pool-relay.ts";
 import { DynamoGraphDeployment } from "../shared/api/dynamo-graph-deployment.ts";
 import { decide, objectKey, type Decision } from "../shared/decide.ts";
@@ -41,9 +42,10 @@ function validated(objects: readonly SourcedObject[], namespace: string) {
   for (const { object, origin } of objects) {
     const obj = withNamespace(object, namespace);
     if (obj["kind"] === "DynamoPoolRelay") {
-      const r = DynamoPoolRelay.safeParse(obj);
+      // The API server's words: what `kubectl apply` of the same object would answer.
+      const r = DynamoPoolRelay.safeParse(obj, { reportInput: true });
       if (r.success) dprs.push(obj);
-      else problems.push(`${origin}: ${formatIssues(r.error, `DynamoPoolRelay ${objectKey(obj as never)}`)}`);
+      else problems.push(`${origin}: ${admissionMessage(r.error, String((obj["metadata"] as Record<string, unknown>)["name"] ?? ""))}`);
     } else if (obj["kind"] === "DynamoGraphDeployment") {
       const r = DynamoGraphDeployment.safeParse(obj);
       if (r.success) dgds.set(objectKey(obj as never), obj);

@@ -46,6 +46,6 @@ export const SCOPE_ENV = [
 
 export const RESERVED_ENV: readonly string[] = [...PRODUCT_ENV, ...SCOPE_ENV].sort();
 
-export function reservedEnvNames(names: readonly string[]): string[] {
-  return [...new Set(names.filter((n) => RESERVED_ENV.includes(n)))].sort();
+export function isReservedEnv(name: string): boolean {
+  return RESERVED_ENV.includes(name);
 }

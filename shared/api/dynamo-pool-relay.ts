@@ -5,7 +5,8 @@
  */
 import { z } from "zod";
 import { DNS1035_LABEL, MAX_DGD_NAME_LENGTH, SERVICE_SUFFIX } from "../names.ts";
-import { RESERVED_ENV, reservedEnvNames } from "../relay-env.ts";
+import { RESERVED_ENV, isReservedEnv } from "../relay-env.ts";
+import { CEL } from "./admission.ts";
 import {
   Condition,
   EnvVar,
@@ -46,8 +47,9 @@ const ENV_ITEM_RULE = {
   messageExpression: `'the product sets ' + self.name + ' itself; remove it from spec.env'`,
 };
 
-export function reservedEnvMessage(names: readonly string[]): string {
-  return `the product sets ${names.join(", ")} itself; remove ${names.length === 1 ? "it" : "them"} from spec.env`;
+/** What ENV_ITEM_RULE's messageExpression evaluates to for this name. */
+export function reservedEnvMessage(name: string): string {
+  return `the product sets ${name} itself; remove it from spec.env`;
 }
 
 export const DynamoPoolRelaySpec = z
@@ -61,8 +63,9 @@ export const DynamoPoolRelaySpec = z
     replicas: int32("Number of Relay pods. Independent of the DynamoGraphDeployment's own replica counts. The scale subresource sets it, so `kubectl scale dpr` and a HorizontalPodAutoscaler can.").min(0).default(DEFAULT_REPLICAS),
     env: z.array(EnvVar.meta({ ...EnvVar.meta(), "x-kubernetes-validations": [ENV_ITEM_RULE] })).max(MAX_ENV).optional()
       .superRefine((env, ctx) => {
-        const reserved = reservedEnvNames((env ?? []).map((e) => e.name));
-        if (reserved.length > 0) ctx.addIssue({ code: "custom", message: reservedEnvMessage(reserved) });
+        (env ?? []).forEach(({ name }, i) => {
+          if (isReservedEnv(name)) ctx.addIssue({ code: "custom", path: [i], message: reservedEnvMessage(name), params: CEL });
+        });
       })
       .meta({
         description: `Extra environment for the Relay container. Names the product sets are rejected: ${RESERVED_ENV.join(", ")}.`,
@@ -123,8 +126,8 @@ export const DynamoPoolRelay = z
     status: DynamoPoolRelayStatus.optional(),
   })
   .superRefine((dpr, ctx) => {
-    const problem = serviceNameProblem(dpr.metadata.name);
-    if (problem) ctx.addIssue({ code: "custom", path: ["metadata", "name"], message: problem });
+    // At the root, as the CRD's rule is (CEL reads metadata.name only there), in its words.
+    if (serviceNameProblem(dpr.metadata.name)) ctx.addIssue({ code: "custom", path: [], message: NAME_RULE.message, params: CEL });
   });
 export type DynamoPoolRelay = z.infer<typeof DynamoPoolRelay>;
 

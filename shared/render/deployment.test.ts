@@ -180,7 +180,7 @@ describe("the Relay's environment", () => {
     expect(decision).toEqual({
       action: "reject",
       reason: "InvalidSpec",
-      message: `DynamoPoolRelay team-a/g1 is invalid: spec.env: the product sets ${name} itself; remove it from spec.env`,
+      message: `DynamoPoolRelay team-a/g1 is invalid: spec.env[0]: the product sets ${name} itself; remove it from spec.env`,
     });
   });
 });

@@ -111,7 +111,7 @@ describe("renderChildren", () => {
   it.each(README_RESERVED)("rejects a spec.env that sets %s", (name) => {
     const parsed = DynamoPoolRelay.safeParse(dpr({ spec: { env: [{ name: "OK", value: "1" }, { name, value: "x" }] } }));
     expect(parsed.success).toBe(false);
-    expect(parsed.error?.issues.map((i) => `${i.path.join(".")}: ${i.message}`)).toEqual([`spec.env: the product sets ${name} itself; remove it from spec.env`]);
+    expect(parsed.error?.issues.map((i) => `${i.path.join(".")}: ${i.message}`)).toEqual([`spec.env.1: the product sets ${name} itself; remove it from spec.env`]);
   });
 
   it("runs the Relay in file mode on gRPC 5561 with the cluster ID and a restricted security context", () => {

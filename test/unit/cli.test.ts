@@ -86,7 +86,7 @@ describe("poolrelay render", () => {
   });
 
   it.each([
-    { name: "an invalid DynamoPoolRelay", input: "apiVersion: nvidia.com/v1alpha1\nkind: DynamoPoolRelay\nmetadata: {name: g, namespace: n}\nspec: {clusterID: c, env: [{name: POD_NAME, value: x}]}\n", expected: /<stdin>#1: DynamoPoolRelay n\/g is invalid: spec\.image: .*; spec\.env: the product sets POD_NAME itself; remove it from spec\.env/ },
+    { name: "an invalid DynamoPoolRelay", input: "apiVersion: nvidia.com/v1alpha1\nkind: DynamoPoolRelay\nmetadata: {name: g, namespace: n}\nspec: {clusterID: c, env: [{name: POD_NAME, value: x}]}\n", expected: /^poolrelay: <stdin>#1: DynamoPoolRelay\.nvidia\.com "g" is invalid: spec\.image: Required value\n$/ },
     { name: "broken YAML", input: "kind: [\n", expected: /<stdin>(:\d+)?: invalid YAML/ },
     { name: "a scalar document", input: "hello\n", expected: /<stdin>#1: expected a Kubernetes object, got string/ },
   ])("exits 1 on $name with a message naming the object and field", ({ input, expected }) => {
