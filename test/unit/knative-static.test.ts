@@ -1,5 +1,6 @@
 // Rules the API server's dry-run cannot check in knative/ and the Dockerfile.
 import { readFileSync } from "node:fs";
+import { parseConfig } from "../../shared/config.ts";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 
@@ -83,7 +84,7 @@ describe("knative/ as the README describes it", () => {
   });
 
   it.each(FUNCTIONS)("%s takes several requests per pod, within the README's containerConcurrency range", (fn) => {
-    const [, low, high] = claim(/take several requests per pod \(`containerConcurrency` (\d+)-(\d+):/);
+    const [, low, high] = claim(/take several requests per pod \(`containerConcurrency` (\d+)-(\d+) for eligibility, apply and status/);
     const concurrency = service(fn).spec.template.spec.containerConcurrency;
     expect(concurrency).toBeGreaterThanOrEqual(Number(low));
     expect(concurrency).toBeLessThanOrEqual(Number(high));
@@ -106,6 +107,16 @@ describe("knative/ as the README describes it", () => {
     if (t) expect(deadline * 1000).toBeLessThan(durationMs(t.spec.delivery.timeout));
   });
 
+  it("the dead-letter logger takes the README's containerConcurrency", () => {
+    const [, documented] = claim(/(\d+) for the dead-letter logger/);
+    expect(service("dead-letter").spec.template.spec.containerConcurrency).toBe(Number(documented));
+  });
+
+  it("the README's defaults of RESYNC_PERIOD_SECONDS and RESYNC_SLOTS are the code's", () => {
+    const [, period, slots] = claim(/`RESYNC_PERIOD_SECONDS` \(default (\d+);.*?`RESYNC_SLOTS` \(default (\d+);/);
+    expect(parseConfig({})).toMatchObject({ resyncPeriodSeconds: Number(period), resyncSlots: Number(slots) });
+  });
+
   it.each(services.map((s) => [s.metadata.name, s]))("%s has a TCP readiness probe and a restricted security context", (_name, s) => {
     claim(/a TCP readiness probe \(the Functions Framework answers GET with an error\) and a restricted security context/);
     expect(container(s).readinessProbe).toEqual({ tcpSocket: {} });
@@ -120,7 +131,7 @@ describe("knative/ as the README describes it", () => {
 
   it("ticks the resync every RESYNC_PERIOD_SECONDS: the PingSource schedule, the eligibility Service's env and the README agree", () => {
     const [, minutes] = claim(/a PingSource tick every (\d+) minutes/);
-    const [, documentedPeriod] = claim(/`RESYNC_PERIOD_SECONDS` \((\d+), must match the PingSource schedule\)/);
+    const [, documentedPeriod] = claim(/`RESYNC_PERIOD_SECONDS` \(default \d+; `knative\/` sets (\d+), which must match the PingSource schedule\)/);
     const [, documentedSlots] = claim(/`RESYNC_SLOTS=(\d+)`/);
     const ping = docs("knative/pingsource.yaml").find((d) => d.kind === "PingSource");
     const every = /^\*\/(\d+) \* \* \* \*$/.exec(ping.spec.schedule);
