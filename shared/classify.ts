@@ -17,8 +17,16 @@ function data<T>(event: CloudEvent, parse: (e: CloudEvent) => { ok: true; value:
   return r.ok ? r : { ok: false, status: 422, error: r.error };
 }
 
-/** `unpairable`: a DGD whose name no DynamoPoolRelay can have, so there is nothing to read. */
-export type EligibilityInput = { kind: "dgd" | "dpr"; key: DprKey } | { kind: "unpairable"; namespace: string; name: string } | { kind: "resync" };
+/**
+ * `unpairable`: a DGD whose name no DynamoPoolRelay can have, so there is nothing to read. A DGD
+ * event carries the object as the source saw it (`observed`, absent for a delete): a hint that may
+ * only ever skip work (shared/no-op.ts), never feed a write.
+ */
+export type EligibilityInput =
+  | { kind: "dgd"; key: DprKey; observed: unknown }
+  | { kind: "dpr"; key: DprKey }
+  | { kind: "unpairable"; namespace: string; name: string }
+  | { kind: "resync" };
 
 /** The kinds whose change events eligibility turns into reconcile requests. */
 const ELIGIBILITY_KINDS = { DynamoGraphDeployment: "dgd", DynamoPoolRelay: "dpr" } as const;
@@ -35,7 +43,8 @@ export function classifyForEligibility(event: CloudEvent): Classified<Eligibilit
     if (kind === "dgd") return { ok: true, value: { kind: "unpairable", namespace, name } };
     return { ok: false, status: 422, error: `DynamoPoolRelay ${namespace}/${name}: the name cannot be a DynamoPoolRelay's (a DNS-1035 label of at most ${MAX_DGD_NAME_LENGTH} characters)` };
   }
-  return { ok: true, value: { kind, key: { namespace, name } } };
+  if (kind === "dpr") return { ok: true, value: { kind, key: { namespace, name } } };
+  return { ok: true, value: { kind, key: { namespace, name }, observed: event.type === SourceEventType.Delete ? undefined : event.data } };
 }
 
 export function classifyForApply(event: CloudEvent): Classified<ReconcileData> {

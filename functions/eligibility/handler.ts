@@ -1,13 +1,15 @@
 /**
  * eligibility: turns DynamoGraphDeployment and DynamoPoolRelay changes and resync ticks into
  * reconcile requests. A DGD event is answered with one request for the same-named
- * DynamoPoolRelay, if there is one; a DynamoPoolRelay event with one if its generation is not yet
+ * DynamoPoolRelay, if there is one and the event's DGD would decide anything other than what its
+ * status says the children carry; a DynamoPoolRelay event with one if its generation is not yet
  * observed (its own status writes change nothing to reconcile). A resync tick lists
  * DynamoPoolRelays in pages and emits a request for each that has an unobserved generation or
  * whose periodic slot has come, with ids derived from the tick and the key.
  */
 import type { CloudEvent } from "../../shared/cloudevent.ts";
-import { classifyForEligibility } from "../../shared/classify.ts";
+import { classifyForEligibility, type EligibilityInput } from "../../shared/classify.ts";
+import { changesNothing, type ObservedDpr } from "../../shared/no-op.ts";
 import { API_VERSION, KIND } from "../../shared/names.ts";
 import { EventType, productEvent, type DprKey } from "../../shared/events.ts";
 import { settleBounded } from "../../shared/concurrency.ts";
@@ -25,11 +27,14 @@ export const PAGE = 500;
  */
 export const EMIT_CONCURRENCY = 32;
 
-async function onChange(event: CloudEvent, changed: "dgd" | "dpr", key: DprKey, ctx: Context): Promise<Result> {
-  // 2. Read: is there a DynamoPoolRelay for this key? (The payload only named the key.)
-  const dpr = await ctx.kube.get<ResyncCandidate>({ apiVersion: API_VERSION, kind: KIND, ...key });
+async function onChange(event: CloudEvent, input: Extract<EligibilityInput, { kind: "dgd" | "dpr" }>, ctx: Context): Promise<Result> {
+  const { key, kind: changed } = input;
+  // 2. Read: is there a DynamoPoolRelay for this key?
+  const dpr = await ctx.kube.get<ResyncCandidate & ObservedDpr>({ apiVersion: API_VERSION, kind: KIND, ...key });
   if (!dpr || dpr.metadata.deletionTimestamp) return { decision: "NoDynamoPoolRelay", fields: { key } };
   if (changed === "dpr" && !unobserved(dpr)) return { decision: "Observed", fields: { key } };
+  // A DGD event whose DGD decides what the status says the children carry: nothing to do.
+  if (input.kind === "dgd" && changesNothing(dpr, input.observed, ctx.config.defaults)) return { decision: "Unchanged", fields: { key } };
   // 3. Reply: a reconcile request.
   const cause = changed === "dgd" ? "DGDChanged" : "DPRChanged";
   const reply = productEvent(EventType.Reconcile, { ...key, cause }, { source: SOURCE, cause: event.id, time: ctx.now() });
@@ -78,5 +83,5 @@ export const eligibility: Handler = async (event, ctx) => {
   const input = mustClassify(classifyForEligibility(event));
   if (input.kind === "resync") return onResync(event, ctx);
   if (input.kind === "unpairable") return { decision: "NoDynamoPoolRelay", fields: { key: { namespace: input.namespace, name: input.name }, why: "unpairable name" } };
-  return onChange(event, input.kind, input.key, ctx);
+  return onChange(event, input, ctx);
 };

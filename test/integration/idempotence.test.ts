@@ -138,6 +138,8 @@ describe("delivery semantics through the Broker", () => {
     const pings = Array.from({ length: slots }, (_, tick) => pingEvent(new Date(Date.now() + tick * period * 1000).toISOString().replace(/\.\d{3}Z$/, "Z")));
     for (const e of [dgdUpdate, ...childEvents, ...pings]) await send(e);
     const steps = await handled([dgdUpdate, ...childEvents, ...pings].map((e) => e.id));
+    // The DGD event costs eligibility its one read: the status already reflects that DGD.
+    expect(chain(dgdUpdate.id)!.map((i) => `${i.function}:${i.decision}:${i.reads}`)).toEqual(["eligibility:Unchanged:1"]);
     // The resync emits its requests into the Broker; the one for this key has an id derived from its tick.
     const periodic = await eventually("the periodic reconcile of this DynamoPoolRelay is handled", async () =>
       pings.map((p) => chain(derivedId(ELIGIBILITY_SOURCE, resyncCause(tickOf(p.time!, period)), EventType.Reconcile, ns, "g1"))).find((c) => c !== undefined));

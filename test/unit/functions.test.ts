@@ -322,6 +322,37 @@ function applyWrites(kinds: readonly (keyof typeof CHILD_PATHS)[]) {
   for (const kind of kinds) nock(API).patch(CHILD_PATHS[kind]).query((q) => q["dryRun"] === undefined).reply(200, { metadata: { uid: `${kind}-uid` } });
 }
 
+describe("a DGD event that changes nothing the decision reads", () => {
+  /** validDpr as the status function leaves it once the children carry the decision for eligibleDgd. */
+  function settledDpr() {
+    const decision = decide(validDpr, eligibleDgd, defaults);
+    const live = liveChildren() as Record<string, never>;
+    const observed = { serviceAccount: live["ServiceAccount"], role: live["Role"], roleBinding: live["RoleBinding"], configMap: live["ConfigMap"], deployment: live["Deployment"], service: live["Service"], endpointSlices: [] };
+    const plan = planStatus({ dpr: validDpr, decision, observed, fromChild: false, now: "2026-03-01T00:00:00Z" });
+    expect(plan.reflects).toBe(true);
+    return { ...validDpr, status: plan.status };
+  }
+  const update = (data: object) => ({
+    specversion: "1.0", id: "u1", type: "dev.knative.apiserver.resource.update", source: "s", extensions: {}, datacontenttype: "application/json", data,
+  }) as CloudEvent;
+
+  it("costs one read and asks for no reconcile: the Dynamo operator rewrote the DGD's status", async () => {
+    nock(API).get(dprPath).reply(200, settledDpr());
+    const res = await binary("eligibility", update({ ...eligibleDgd, status: { state: "successful", conditions: [{ type: "Ready", status: "True" }] } }));
+    expect(res.status).toBe(204);
+    expect(res.text).toBe("");
+    expect(logs.at(-1)).toMatchObject({ function: "eligibility", decision: "Unchanged", reads: 1, writes: 0 });
+  });
+
+  it("asks for a reconcile when the event's DGD decides otherwise (a new worker generation)", async () => {
+    nock(API).get(dprPath).reply(200, settledDpr());
+    const res = await binary("eligibility", update({ ...eligibleDgd, status: { components: { w: { componentNames: ["g1-w-bbbb2222"] } } } }));
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text)).toEqual({ namespace: "team-a", name: "g1", cause: "DGDChanged" });
+    expect(logs.at(-1)).toMatchObject({ function: "eligibility", decision: "Reconcile", reads: 1, writes: 0 });
+  });
+});
+
 describe("Kubernetes Events from apply", () => {
   const ALL = ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"] as const;
 

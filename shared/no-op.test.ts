@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import { dgd, dpr } from "../test/builders.ts";
+import { appliedHashes, liveChildren } from "../test/live-children.ts";
+import { desiredChildren } from "./apply-plan.ts";
+import { decide, type Decision } from "./decide.ts";
+import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
+import { changesNothing, type ObservedDpr } from "./no-op.ts";
+import { planStatus } from "./status-plan.ts";
+
+const NOW = "2026-02-01T00:00:00Z";
+const UID = "11111111-2222-3333-4444-555555555555";
+const settings = DEFAULT_OPERATOR_DEFAULTS;
+const rolled = dgd({ componentNames: { decode: ["g1-decode-aaaa1111"] } });
+const rolledOn = dgd({ componentNames: { decode: ["g1-decode-aaaa1111", "g1-decode-bbbb2222"] } });
+
+/** The DynamoPoolRelay as the status function leaves it once the children carry the decision for `source`. */
+function settledOn(source: unknown, generation = 3): ObservedDpr {
+  const d = dpr({ generation, uid: UID });
+  const decision = decide(d, source, settings);
+  const live = decision.action === "apply" ? liveChildren({
+    dprUid: UID, clusterID: "dc-1", connectionRevision: decision.connectionRevision, sourcesText: decision.sources.text,
+    appliedHash: appliedHashes(desiredChildren(decision as Extract<Decision, { action: "apply" }>)),
+  }) : undefined;
+  const observed = {
+    serviceAccount: live?.ServiceAccount, role: live?.Role, roleBinding: live?.RoleBinding, configMap: live?.ConfigMap,
+    deployment: live?.Deployment, service: live?.Service, endpointSlices: [],
+  };
+  const { status, reflects } = planStatus({ dpr: d, decision, observed, fromChild: false, now: NOW });
+  expect(reflects).toBe(true);
+  return { ...d, status };
+}
+
+const withReady = (d: ObservedDpr, reason: string): ObservedDpr => ({
+  ...d,
+  status: { ...d.status, conditions: d.status!.conditions!.map((c) => (c.type === "Ready" ? { ...c, status: "False", reason } : c)) },
+});
+
+describe("changesNothing: a DGD event the status already reflects", () => {
+  const settled = settledOn(rolled);
+
+  it("is nothing to do when the event's DGD decides what the status records (a DGD status rewrite)", () => {
+    expect(settled.status?.sourcesRevision).toMatch(/^[0-9a-f]{64}$/);
+    const rewritten = { ...rolled, status: { ...rolled.status, conditions: [{ type: "Ready", status: "True" }], replicas: 7 } };
+    expect(changesNothing(settled, rewritten, settings)).toBe(true);
+  });
+
+  it.each([
+    { name: "a worker namespace added (a rollout)", source: rolledOn },
+    { name: "the DGD switched to etcd discovery", source: dgd({ componentNames: { decode: ["g1-decode-aaaa1111"] }, annotations: { "nvidia.com/dynamo-discovery-backend": "etcd" } }) },
+    { name: "the DGD deleted (a delete event)", source: undefined },
+    { name: "a DGD the schema refuses", source: { ...rolled, spec: { components: "nope" } } },
+  ])("is work when $name", ({ source }) => {
+    expect(changesNothing(settled, source, settings)).toBe(false);
+  });
+
+  it("is work while the status has not observed the current generation", () => {
+    expect(changesNothing({ ...settled, metadata: { generation: 4 } }, rolled, settings)).toBe(false);
+    expect(changesNothing({ metadata: { generation: 3 } }, rolled, settings)).toBe(false);
+  });
+
+  it.each(["Reconciling", "ApplyFailed", "ForeignChild"])("is work while Ready says %s", (reason) => {
+    expect(changesNothing(withReady(settled, "ListenerUnavailable"), rolled, settings)).toBe(true);
+    expect(changesNothing(withReady(settled, reason), rolled, settings)).toBe(false);
+  });
+
+  it("is work when the Relay command differs from the one the connection revision was made with", () => {
+    expect(changesNothing(settled, rolled, { ...settings, relayCommand: ["relay", "--serve"] })).toBe(false);
+  });
+
+  it("is work for a spec the core rejects, whatever the status says", () => {
+    const invalid = { ...settled, spec: { image: "", clusterID: "dc-1" } };
+    expect(changesNothing(invalid, rolled, settings)).toBe(false);
+  });
+});
+
+describe("changesNothing: withdrawn", () => {
+  const gone = settledOn(undefined);
+
+  it("is nothing to do for another delete event once the Service is withdrawn for that reason", () => {
+    expect(gone.status?.conditions?.find((c) => c.type === "ServicePublished")?.reason).toBe("Withdrawn");
+    expect(changesNothing(gone, undefined, settings)).toBe(true);
+  });
+
+  it("is work when the DGD is back, or withdrawn for another reason", () => {
+    expect(changesNothing(gone, rolled, settings)).toBe(false);
+    expect(changesNothing(gone, dgd({ annotations: { "nvidia.com/dynamo-discovery-backend": "etcd" } }), settings)).toBe(false);
+  });
+
+  it("is work while the Service is still being withdrawn", () => {
+    const withdrawing = {
+      ...gone,
+      status: { ...gone.status, conditions: gone.status!.conditions!.map((c) => (c.type === "ServicePublished" ? { ...c, status: "True", reason: "Withdrawing" } : c)) },
+    };
+    expect(changesNothing(withdrawing, undefined, settings)).toBe(false);
+  });
+});
