@@ -32,7 +32,7 @@ function settledOn(source: unknown, generation = 3): ObservedDpr {
 
 const withReady = (d: ObservedDpr, reason: string): ObservedDpr => ({
   ...d,
-  status: { ...d.status, conditions: d.status!.conditions!.map((c) => (c.type === "Ready" ? { ...c, status: "False", reason } : c)) },
+  status: { ...d.status, conditions: d.status!.conditions!.map((c) => (c.type === "Ready" ? { ...c, status: "False" as const, reason } : c)) },
 });
 
 describe("changesNothing: a DGD event the status already reflects", () => {
@@ -89,7 +89,7 @@ describe("changesNothing: withdrawn", () => {
   it("is work while the Service is still being withdrawn", () => {
     const withdrawing = {
       ...gone,
-      status: { ...gone.status, conditions: gone.status!.conditions!.map((c) => (c.type === "ServicePublished" ? { ...c, status: "True", reason: "Withdrawing" } : c)) },
+      status: { ...gone.status, conditions: gone.status!.conditions!.map((c) => (c.type === "ServicePublished" ? { ...c, status: "True" as const, reason: "Withdrawing" } : c)) },
     };
     expect(changesNothing(withdrawing, undefined, settings)).toBe(false);
   });
