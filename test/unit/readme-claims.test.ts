@@ -155,7 +155,7 @@ describe("admission messages: `poolrelay render` reports what the CRD's rules sa
   }
 
   it("the CRD carries the rules the README quotes", () => {
-    const quoted = claim(/\*\*Admission messages\*\* \(the CRD's CEL rules; `poolrelay render` reports the same\): (.*?) ## `poolrelay`/)[1]!;
+    const quoted = claim(/\*\*Admission messages\*\* \(the CRD's schema and CEL rules; `poolrelay render` reports the same field messages[^)]*\): (.*?) ## `poolrelay`/)[1]!;
     expect(quoted).toContain(`a name that cannot form the Service name: \`${nameRule.message}\``);
     expect(quoted).toContain(`a reserved env name: \`spec.env[0]: Invalid value: ${envMessage("DYN_DC_ID")}\``);
     expect(spec.required).toContain("image");
