@@ -161,3 +161,61 @@ describe("isSubset, the API server's rewrites", () => {
     expect(isSubset({ args: ["--a"] }, { args: ["--a", "--b"] })).toBe(false);
   });
 });
+
+describe("isSubset, lists and shapes", () => {
+  it.each([
+    { name: "an empty desired list and a live list of named entries", d: [], l: [{ name: "INJECTED" }], expected: false },
+    { name: "an empty desired list and an empty live list", d: [], l: [], expected: true },
+    { name: "a desired list without names, in order, against live entries that have names", d: [{ v: 1 }], l: [{ name: "a", v: 1 }], expected: true },
+    { name: "a desired list where only some entries have names, in another order", d: [{ name: "A", v: 1 }, { v: 2 }], l: [{ v: 2 }, { name: "A", v: 1 }], expected: false },
+    { name: "a desired list where only some entries have names, in the same order", d: [{ name: "A", v: 1 }, { v: 2 }], l: [{ name: "A", v: 1 }, { v: 2 }], expected: true },
+    { name: "lists of nulls, in order", d: [null], l: [null], expected: true },
+    { name: "a desired list against a missing one", d: { args: ["--a"] }, l: {}, expected: false },
+    { name: "a desired list against a string", d: ["--a"], l: "--a", expected: false },
+    { name: "lists of the same length differing in the last element", d: [1, 2], l: [1, 3], expected: false },
+    { name: "lists of the same length differing in the first element", d: [0, 2], l: [1, 2], expected: false },
+    { name: "an object against null", d: { a: 1 }, l: null, expected: false },
+    { name: "an object of zero values against a string", d: { flag: false }, l: "x", expected: false },
+    { name: "an object of zero values against a list", d: { flag: false }, l: [], expected: false },
+    { name: "an object of zero values against an object without them", d: { flag: false }, l: {}, expected: true },
+  ])("is $expected for $name", ({ d, l, expected }) => {
+    expect(isSubset(d, l)).toBe(expected);
+  });
+});
+
+describe("withAppliedHash", () => {
+  it("adds the intent hash next to the annotations the child already has", () => {
+    const obj = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "g1-pool-relay", annotations: { note: "kept" } } } as unknown as KubeObject;
+    const annotations = (withAppliedHash(obj).metadata as unknown as { annotations: Record<string, string> }).annotations;
+    expect(annotations).toEqual({ note: "kept", [APPLIED_HASH]: expect.stringMatching(/^[0-9a-f]{64}$/) });
+  });
+});
+
+describe("planApply, pinning", () => {
+  it("applies a stale child read without a resourceVersion as rendered, unpinned", () => {
+    const cm = desired.find((o) => o.kind === "ConfigMap")!;
+    const { resourceVersion: _, ...metadata } = asLive(cm).metadata;
+    const stale = { ...asLive(cm), metadata, data: {} };
+    const plan = planApply([cm], [stale], UID);
+    expect(plan.apply).toHaveLength(1);
+    expect(plan.apply[0]!.force).toBe(true);
+    expect(plan.apply[0]!.object).toStrictEqual(cm);
+  });
+});
+
+describe("reflectsDecision and foreignChildren, the edges", () => {
+  it("takes a rejected spec as reflected whatever the children: they are left as they are", () => {
+    const bad = { ...dpr(), spec: { clusterID: "dc-1" } };
+    const reject = decide(bad, dgd(), DEFAULT_OPERATOR_DEFAULTS);
+    expect(reject.action).toBe("reject");
+    expect(reflectsDecision(reject, [], new Map(), UID)).toBe(true);
+    expect(reflectsDecision(reject, desired, new Map(desired.map((o) => [o.kind, undefined])), UID)).toBe(true);
+  });
+
+  it("leaves a foreign Service out of the foreign children: its own condition reports it", () => {
+    const all = new Map(desired.map((o) => [o.kind, asLive(o) as LiveObject | undefined]));
+    all.set("ConfigMap", { metadata: { ownerReferences: [{ uid: "someone-else", controller: true }] } });
+    all.set("Service", { metadata: { ownerReferences: [{ uid: "someone-else", controller: true }] } });
+    expect(foreignChildren(desired, all, UID)).toEqual(["ConfigMap g1-pool-relay"]);
+  });
+});

@@ -69,3 +69,68 @@ describe("keys are checked as the API server checks names, before any request", 
     expect(classifyForStatus(child("../x"))).toMatchObject({ ok: false, status: 422, error: expect.stringMatching(/not managed by dynamo-pool-relay/) });
   });
 });
+
+describe("classifyForEligibility, exactly", () => {
+  const dgdObject = { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { namespace: "team-a", name: "g1" }, spec: { services: {} } };
+
+  it.each([
+    { name: "an add", type: "dev.knative.apiserver.resource.add" },
+    { name: "an update", type: "dev.knative.apiserver.resource.update" },
+  ])("keeps the DGD as observed on $name", ({ type }) => {
+    expect(classifyForEligibility(ev(type, dgdObject))).toEqual({ ok: true, value: { kind: "dgd", key: { namespace: "team-a", name: "g1" }, observed: dgdObject } });
+  });
+
+  it("observes nothing on a delete (the payload is the last state, not the current one)", () => {
+    expect(classifyForEligibility(ev("dev.knative.apiserver.resource.delete", dgdObject))).toEqual({ ok: true, value: { kind: "dgd", key: { namespace: "team-a", name: "g1" }, observed: undefined } });
+  });
+
+  it("answers another type with 400, naming the types it handles", () => {
+    expect(classifyForEligibility(ev("com.nvidia.dynamo.poolrelay.reconcile.v1", dgdObject))).toEqual({
+      ok: false,
+      status: 400,
+      error: "eligibility handles dev.knative.apiserver.resource.add, dev.knative.apiserver.resource.update, dev.knative.apiserver.resource.delete and dev.knative.sources.ping, got type com.nvidia.dynamo.poolrelay.reconcile.v1",
+    });
+  });
+
+  it("answers a DynamoPoolRelay event whose name no DynamoPoolRelay can have with 422, naming the rule", () => {
+    expect(classifyForEligibility(ev("dev.knative.apiserver.resource.add", { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace: "team-a", name: "model.v1" } }))).toEqual({
+      ok: false,
+      status: 422,
+      error: "DynamoPoolRelay team-a/model.v1: the name cannot be a DynamoPoolRelay's (a DNS-1035 label of at most 52 characters)",
+    });
+  });
+});
+
+describe("classifyForStatus, exactly", () => {
+  const rejected = (reason: string) => ev("com.nvidia.dynamo.poolrelay.rejected.v1", { namespace: "n", name: "g", uid: "u", generation: 2, reason, message: "m" });
+
+  it.each([
+    { name: "an apply failure, with the failure", reason: "ApplyFailed", value: { key: { namespace: "n", name: "g" }, fromChild: false, failure: { uid: "u", generation: 2, message: "m" } } },
+    { name: "an invalid spec, without a failure (status reads the spec itself)", reason: "InvalidSpec", value: { key: { namespace: "n", name: "g" }, fromChild: false } },
+  ])("takes a rejected report of $name", ({ reason, value }) => {
+    expect(classifyForStatus(rejected(reason))).toStrictEqual({ ok: true, value });
+  });
+
+  it("takes a withdrawn report as about its DynamoPoolRelay, not a child", () => {
+    expect(classifyForStatus(ev("com.nvidia.dynamo.poolrelay.withdrawn.v1", { namespace: "n", name: "g", uid: "u", generation: 1, reason: "r", message: "m", service: "deleted" }))).toStrictEqual({
+      ok: true,
+      value: { key: { namespace: "n", name: "g" }, fromChild: false },
+    });
+  });
+
+  it("answers another type with 400, naming what it handles", () => {
+    expect(classifyForStatus(ev("com.nvidia.dynamo.poolrelay.reconcile.v1", obj("Service", managed)))).toEqual({
+      ok: false,
+      status: 400,
+      error: "status handles com.nvidia.dynamo.poolrelay.applied.v1, com.nvidia.dynamo.poolrelay.withdrawn.v1, com.nvidia.dynamo.poolrelay.rejected.v1 and child resource events, got type com.nvidia.dynamo.poolrelay.reconcile.v1",
+    });
+  });
+
+  it("answers another kind with 422, naming the kinds it handles", () => {
+    expect(classifyForStatus(ev("dev.knative.apiserver.resource.update", obj("Pod", managed)))).toEqual({
+      ok: false,
+      status: 422,
+      error: "status handles ConfigMap, Deployment, Service, EndpointSlice events, got kind Pod",
+    });
+  });
+});

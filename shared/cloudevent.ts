@@ -139,7 +139,7 @@ export function fromHttp(headers: Record<string, string | string[] | undefined>,
     if ((CORE as readonly string[]).includes(key) && key !== "datacontenttype") attrs[key] = v;
     else extensions[key] = v;
   }
-  if (contentType !== undefined) attrs["datacontenttype"] = contentType;
+  attrs["datacontenttype"] = contentType; // undefined, as an absent optional attribute, without a Content-Type
   const data = parseBody(body, contentType);
   return data.ok ? validate(attrs, extensions, data.value) : data;
 }

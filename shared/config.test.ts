@@ -30,4 +30,8 @@ describe("parseConfig", () => {
   ])("refuses RELAY_COMMAND as $name, naming the variable", ({ value, error }) => {
     expect(() => parseConfig({ RELAY_COMMAND: value })).toThrow(error);
   });
+
+  it("refuses an empty RELAY_COMMAND for its one fault only, not also for an executable it lacks", () => {
+    expect(() => parseConfig({ RELAY_COMMAND: "[]" })).toThrow(/^invalid configuration: RELAY_COMMAND: must name at least the executable$/);
+  });
 });

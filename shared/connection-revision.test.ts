@@ -36,6 +36,8 @@ describe("connectionRevision", () => {
     { name: "another module", command: ["python3", "-m", "dynamo.pool_relay"] },
     { name: "an added argument", command: [...COMMAND, "--verbose"] },
     { name: "the same words split differently", command: ["python3", "-m dynamo.kv_dc_relay"] },
+    { name: "a prefix of the default", command: ["python3", "-m"] },
+    { name: "an empty command", command: [] },
   ])("changes with the command: $name", ({ command }) => {
     expect(connectionRevision(base, command)).not.toBe(connectionRevision(base, COMMAND));
   });
@@ -44,5 +46,13 @@ describe("connectionRevision", () => {
 describe("stableJson", () => {
   it("sorts object keys at every depth, keeps array order and drops undefined", () => {
     expect(stableJson({ b: 1, a: [{ d: 1, c: undefined, b: "x" }, 2] })).toBe('{"a":[{"b":"x","d":1},2],"b":1}');
+  });
+
+  it.each([
+    { name: "null, in an object and an array", value: { n: null, l: [null, true] }, expected: '{"l":[null,true],"n":null}' },
+    { name: "a string at the top", value: "a\"b", expected: '"a\\"b"' },
+    { name: "keys sorted by code unit, upper case first", value: { b: 1, B: 2, a: 3, "": 4 }, expected: '{"":4,"B":2,"a":3,"b":1}' },
+  ])("writes $name as JSON does", ({ value, expected }) => {
+    expect(stableJson(value)).toBe(expected);
   });
 });

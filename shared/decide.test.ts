@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { dgd, dpr } from "../test/builders.ts";
-import { decide } from "./decide.ts";
+import { decide, objectKey } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
 
 describe("decide", () => {
@@ -44,5 +44,25 @@ describe("decide", () => {
   it("withdraws when the worker namespaces exceed the Relay's limits", () => {
     const names = Array.from({ length: 4097 }, (_, i) => `g1-decode-h${i}`);
     expect(decide(dpr(), dgd({ componentNames: { decode: names } }), DEFAULT_OPERATOR_DEFAULTS)).toMatchObject({ action: "withdraw", reason: "SourcesLimitExceeded" });
+  });
+});
+
+describe("objectKey", () => {
+  it.each([
+    { name: "namespace and name", obj: { metadata: { namespace: "team-a", name: "g1" } }, expected: "team-a/g1" },
+    { name: "a name without namespace", obj: { metadata: { name: "g1" } }, expected: "/g1" },
+    { name: "a namespace without name", obj: { metadata: { namespace: "team-a" } }, expected: "team-a/" },
+    { name: "no metadata", obj: {}, expected: "/" },
+    { name: "no object", obj: undefined, expected: "/" },
+  ])("names an object with $name as <namespace>/<name>, empty where missing", ({ obj, expected }) => {
+    expect(objectKey(obj)).toBe(expected);
+  });
+
+  it("names a DynamoPoolRelay without metadata in the rejection as /", () => {
+    expect(decide({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", spec: { image: "r", clusterID: "c" } }, undefined, DEFAULT_OPERATOR_DEFAULTS)).toEqual({
+      action: "reject",
+      reason: "InvalidSpec",
+      message: "DynamoPoolRelay / is invalid: metadata: Invalid input: expected object, received undefined",
+    });
   });
 });

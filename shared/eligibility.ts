@@ -37,18 +37,18 @@ interface Resolved {
   from: string;
 }
 
-/** DGD metadata annotation, else the component's own annotation, else the default. */
-function resolve(key: string, dgd: DynamoGraphDeployment, component: Component | undefined, fallback: string): Resolved {
+/** DGD metadata annotation, else the component's own annotation; undefined when neither sets it. */
+function annotated(key: string, dgd: DynamoGraphDeployment, component: Component | undefined): Resolved | undefined {
   const fromDgd = dgd.metadata.annotations?.[key];
   if (fromDgd !== undefined) return { value: fromDgd, from: `the DynamoGraphDeployment's annotation ${key}` };
   const fromComponent = component?.annotations[key];
   if (fromComponent !== undefined) return { value: fromComponent, from: `component "${component!.name}"'s annotation ${key}` };
-  return { value: fallback, from: key === ANNOTATION_DISCOVERY_MODE ? "the default mode" : "the operator's default backend" };
+  return undefined;
 }
 
 function componentEligibility(dgd: DynamoGraphDeployment, component: Component | undefined, defaults: OperatorDefaults): Eligibility {
   const subject = component ? `worker component "${component.name}"` : "the DynamoGraphDeployment";
-  const backend = resolve(ANNOTATION_DISCOVERY_BACKEND, dgd, component, defaults.discoveryBackend);
+  const backend = annotated(ANNOTATION_DISCOVERY_BACKEND, dgd, component) ?? { value: defaults.discoveryBackend, from: "the operator's default backend" };
   if (!(DISCOVERY_BACKENDS as readonly string[]).includes(backend.value)) {
     return {
       eligible: false,
@@ -63,7 +63,9 @@ function componentEligibility(dgd: DynamoGraphDeployment, component: Component |
       message: `${subject} uses discovery backend "${backend.value}" (from ${backend.from}); the Relay needs Kubernetes discovery`,
     };
   }
-  const mode = resolve(ANNOTATION_DISCOVERY_MODE, dgd, component, "pod");
+  // Without an annotation the mode is Pod: the Dynamo operator's default, and what the Relay needs.
+  const mode = annotated(ANNOTATION_DISCOVERY_MODE, dgd, component);
+  if (mode === undefined) return { eligible: true };
   if (!(DISCOVERY_MODES as readonly string[]).includes(mode.value)) {
     return {
       eligible: false,

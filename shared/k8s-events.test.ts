@@ -147,3 +147,63 @@ describe("readyTransition", () => {
     expect(name("17")).not.toBe(name("18"));
   });
 });
+
+describe("Event names and identities, exactly", () => {
+  // The name is `<name>.` and the first 16 hex digits of the SHA-256 of UID, generation and identity
+  // joined by NUL (computed with sha256sum), stable across versions so a redelivery after an
+  // upgrade still gets 409.
+  it.each([
+    { name: "UID, generation and identity", d: dpr, expected: "g1.c214451aad3547e8" },
+    { name: "an object read without UID, as an empty UID", d: { metadata: { name: "g1", namespace: "team-a", generation: 3 } }, expected: "g1.f18d1162481a4cba" },
+    { name: "an object read without generation, as generation 1", d: { metadata: { name: "g1", namespace: "team-a", uid: "u1" } }, expected: "g1.138a04e679e050fe" },
+  ])("derives the name from $name", ({ d, expected }) => {
+    expect(eventName(d, rejected("InvalidSpec", "m"))).toBe(expected);
+  });
+
+  it("addresses an Event about an object read without namespace or UID to namespace default and an empty UID", () => {
+    const e = renderEvent({ metadata: { name: "g1" } }, rejected("InvalidSpec", "m"), Reporter.Status, T);
+    expect(e.metadata).toEqual({ name: "g1.eb8c3a19f45cede5", namespace: "default" });
+    expect(e.involvedObject).toEqual({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", name: "g1", namespace: "default", uid: "" });
+    expect(e.source).toEqual({ component: "dynamo-pool-relay/status" });
+  });
+
+  it("cuts a long message at exactly 1 KiB, the ellipsis included", () => {
+    const message = renderEvent(dpr, rejected("ApplyFailed", "x".repeat(2000)), Reporter.Apply, T).message;
+    expect(message).toBe(`${"x".repeat(1021)}...`);
+  });
+
+  it("identifies Applied by this version's reading and every desired child's intent hash, in order", () => {
+    expect(applied(at("7"), [child("ConfigMap", "c", "41")], [child("ConfigMap", "c"), child("Deployment", "d"), child("Service", "s")], undefined).identity).toEqual([
+      "Applied", "7", "ConfigMap#c", "Deployment#d", "Service#s",
+    ]);
+    const bare: AppliedChild = { kind: "ConfigMap", metadata: { name: "g1-pool-relay", resourceVersion: "41" } };
+    expect(applied(dpr, [bare], [bare], undefined).identity).toEqual(["Applied", "", "ConfigMap#"]);
+  });
+
+  it("is Applied, not Published, when another child was created but the Service already existed", () => {
+    const o = applied(at("7"), [child("ConfigMap", "c"), child("Service", "s", "40")], [child("ConfigMap", "c"), child("Service", "s")], "svc-1");
+    expect(o).toEqual({ type: "Normal", reason: "Applied", message: "applied ConfigMap, Service for generation 3", identity: ["Applied", "7", "ConfigMap#c", "Service#s"] });
+  });
+
+  it("identifies Published with an empty Service UID when none was returned", () => {
+    expect(applied(at("7"), [child("Service", "s")], [child("Service", "s")], undefined).identity).toEqual(["Published", ""]);
+  });
+
+  it("identifies ForeignChild by its kind of reason and the skipped kinds, sorted", () => {
+    expect(foreignChildren([{ kind: "ServiceAccount", reason: "a" }, { kind: "RoleBinding", reason: "b" }]).identity).toEqual(["ForeignChild", "RoleBinding", "ServiceAccount"]);
+  });
+
+  it("finds Ready wherever it is in the conditions, and identifies the transition by the replaced version (empty when none)", () => {
+    const ready = (status: "True" | "False", reason: string): DynamoPoolRelayStatus => ({
+      conditions: [
+        { type: "Eligible", status: "True", reason: "Eligible", message: "e", lastTransitionTime: T },
+        { type: "Ready", status, reason, message: "m", lastTransitionTime: T },
+      ],
+    });
+    expect(readyTransition(ready("False", "RolloutPending"), ready("True", "Ready"), "17")).toEqual({ type: "Normal", reason: "Ready", message: "Ready is True: m", identity: ["Ready", "True", "17"] });
+    expect(readyTransition(ready("True", "Ready"), ready("False", "RolloutPending"), undefined)).toEqual({
+      type: "Warning", reason: "NotReady", message: "Ready is False (RolloutPending): m", identity: ["Ready", "False", ""],
+    });
+    expect(readyTransition(ready("True", "Ready"), ready("True", "Ready"), "17")).toBeUndefined();
+  });
+});

@@ -30,6 +30,15 @@ function settledOn(source: unknown, generation = 3): ObservedDpr {
   return { ...d, status };
 }
 
+/** The status with condition `type` replaced by `change`, or removed when `change` is undefined. */
+const withCondition = (d: ObservedDpr, type: string, change: Record<string, string> | undefined): ObservedDpr => ({
+  ...d,
+  status: {
+    ...d.status,
+    conditions: d.status!.conditions!.flatMap((c) => (c.type !== type ? [c] : change === undefined ? [] : [{ ...c, ...change }])),
+  },
+});
+
 const withReady = (d: ObservedDpr, reason: string): ObservedDpr => ({
   ...d,
   status: { ...d.status, conditions: d.status!.conditions!.map((c) => (c.type === "Ready" ? { ...c, status: "False" as const, reason } : c)) },
@@ -67,6 +76,24 @@ describe("changesNothing: a DGD event the status already reflects", () => {
     expect(changesNothing(settled, rolled, { ...settings, relayCommand: ["relay", "--serve"] })).toBe(false);
   });
 
+  it("is nothing to do for a DynamoPoolRelay without a generation once the status observed generation 1, the API server's first", () => {
+    const withoutGeneration = (d: ObservedDpr): ObservedDpr => ({ ...d, metadata: { ...d.metadata, generation: undefined } });
+    expect(changesNothing(withoutGeneration(settledOn(rolled, 1)), rolled, settings)).toBe(true);
+    expect(changesNothing(withoutGeneration(settledOn(rolled, 2)), rolled, settings)).toBe(false);
+  });
+
+  it.each(["Eligible", "Ready"])("is work while the status has no %s condition", (type) => {
+    expect(changesNothing(withCondition(settled, type, undefined), rolled, settings)).toBe(false);
+  });
+
+  it("is work while Eligible is not True, though the revisions match", () => {
+    expect(changesNothing(withCondition(settled, "Eligible", { status: "Unknown" }), rolled, settings)).toBe(false);
+  });
+
+  it.each(["sourcesRevision", "connectionRevision"])("is work when the status records another %s than the event's DGD decides", (field) => {
+    expect(changesNothing({ ...settled, status: { ...settled.status, [field]: "0".repeat(64) } }, rolled, settings)).toBe(false);
+  });
+
   it("is work for a spec the core rejects, whatever the status says", () => {
     const invalid = { ...settled, spec: { image: "", clusterID: "dc-1" } };
     expect(changesNothing(invalid, rolled, settings)).toBe(false);
@@ -84,6 +111,18 @@ describe("changesNothing: withdrawn", () => {
   it("is work when the DGD is back, or withdrawn for another reason", () => {
     expect(changesNothing(gone, rolled, settings)).toBe(false);
     expect(changesNothing(gone, dgd({ annotations: { "nvidia.com/dynamo-discovery-backend": "etcd" } }), settings)).toBe(false);
+  });
+
+  it("is nothing to do when the Service was never ours (ServiceNotOwned), for the same reason", () => {
+    expect(changesNothing(withCondition(gone, "ServicePublished", { reason: "ServiceNotOwned" }), undefined, settings)).toBe(true);
+  });
+
+  it("is work when the status has no ServicePublished condition", () => {
+    expect(changesNothing(withCondition(gone, "ServicePublished", undefined), undefined, settings)).toBe(false);
+  });
+
+  it("is work while Eligible is not False, though its reason matches", () => {
+    expect(changesNothing(withCondition(gone, "Eligible", { status: "Unknown" }), undefined, settings)).toBe(false);
   });
 
   it("is work while the Service is still being withdrawn", () => {

@@ -16,8 +16,9 @@ export function quantityValue(q: string | number): { num: bigint; den: bigint } 
   const m = QUANTITY.exec(String(q).trim());
   if (!m) return undefined;
   const [, sign, digits, exponent, suffix] = m;
-  const [whole, fraction = ""] = digits!.split(".");
-  let num = BigInt(`${whole || "0"}${fraction}`) * (sign === "-" ? -1n : 1n);
+  const [, fraction = ""] = digits!.split(".");
+  const magnitude = BigInt(digits!.replace(".", ""));
+  let num = sign === "-" ? -magnitude : magnitude;
   let den = 10n ** BigInt(fraction.length);
   if (exponent) {
     const e = Number(exponent.slice(1));

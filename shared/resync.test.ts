@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dueOnTick, resyncCause, resyncReason, slotOf, tickOf } from "./resync.ts";
+import { dueOnTick, resyncCause, resyncReason, slotOf, tickOf, unobserved } from "./resync.ts";
 
 const dpr = (generation: number, observed: number | undefined, uid = "uid-1", deleting = false) => ({
   metadata: { name: "g1", namespace: "n", uid, generation, ...(deleting ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}) },
@@ -15,6 +15,8 @@ describe("resyncReason", () => {
     { name: "an observed object in its slot", d: dpr(2, 2), tick: slot + 10, expected: "Periodic" },
     { name: "an object being deleted", d: dpr(3, 2, "uid-1", true), tick: slot, expected: undefined },
     { name: "an object blocked by a foreign child, outside its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Ready", reason: "ForeignChild" }] } }, tick: slot + 1, expected: "Blocked" },
+    { name: "an object blocked by a foreign child among other conditions, outside its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Accepted" }, { type: "Ready", reason: "ForeignChild" }] } }, tick: slot + 1, expected: "Blocked" },
+    { name: "an object with another condition of reason ForeignChild, outside its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Accepted", reason: "ForeignChild" }] } }, tick: slot + 1, expected: undefined },
     { name: "an object not Ready for another reason, outside its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Ready", reason: "RolloutPending" }] } }, tick: slot + 1, expected: undefined },
   ])("is $expected for $name", ({ d, tick, expected }) => {
     expect(resyncReason(d, tick, 10)).toBe(expected);
@@ -25,6 +27,18 @@ describe("resyncReason", () => {
     const counts = new Map(uids.map((u) => [u, 0]));
     for (let tick = 0; tick < 10; tick++) for (const u of uids) if (resyncReason(dpr(1, 1, u), tick, 10)) counts.set(u, counts.get(u)! + 1);
     expect([...new Set(counts.values())]).toEqual([1]);
+  });
+});
+
+describe("unobserved", () => {
+  it.each([
+    { name: "a new object without status", d: dpr(1, undefined), expected: true },
+    { name: "an edited spec", d: dpr(3, 2), expected: true },
+    { name: "an observed generation", d: dpr(2, 2), expected: false },
+    { name: "an edited spec of an object being deleted", d: dpr(3, 2, "uid-1", true), expected: false },
+    { name: "a new object being deleted", d: dpr(1, undefined, "uid-1", true), expected: false },
+  ])("is $expected for $name", ({ d, expected }) => {
+    expect(unobserved(d)).toBe(expected);
   });
 });
 
@@ -45,6 +59,10 @@ describe("dueOnTick", () => {
       { key: { namespace: "n", name: "periodic" }, reason: "Periodic" },
       { key: { namespace: "n", name: "new" }, reason: "Unobserved" },
     ]);
+  });
+
+  it("keys an object listed without a namespace by the empty namespace", () => {
+    expect(dueOnTick([{ metadata: { name: "g1", generation: 1 } }], tick, 10)).toEqual([{ key: { namespace: "", name: "g1" }, reason: "Unobserved" }]);
   });
 
   it("finds nothing due on an empty page", () => {

@@ -63,12 +63,9 @@ export function sourcesDocument(namespaces: readonly string[], connectionRevisio
     const problem = valueProblem("connectionRevision", connectionRevision);
     if (problem) return { ok: false, message: problem };
   }
-  // Key order is part of the canonical form: version, connectionRevision (when set), sources.
-  const doc = {
-    version: SOURCES_VERSION,
-    ...(connectionRevision === undefined ? {} : { connectionRevision }),
-    sources: sorted.map((namespace) => ({ namespace })),
-  };
+  // Key order is part of the canonical form: version, connectionRevision (when set; JSON.stringify
+  // leaves an undefined one out), sources.
+  const doc = { version: SOURCES_VERSION, connectionRevision, sources: sorted.map((namespace) => ({ namespace })) };
   const text = goEscape(JSON.stringify(doc));
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > MAX_DOCUMENT_BYTES) {

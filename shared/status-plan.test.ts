@@ -116,4 +116,87 @@ describe("planStatus", () => {
     const p = plan({ observed: { ...current, configMap: theirs, role: theirs } });
     expect(p.status.conditions!.find((c) => c.type === "Ready")?.message).toMatch(/^Role g1-pool-relay, ConfigMap g1-pool-relay exist and are not controlled/);
   });
+  it("is Ready, with the Deployment's counts, once the Deployment rolled out and an endpoint is ready behind our Service", () => {
+    const rolled = liveChildren({
+      dprUid: "11111111-2222-3333-4444-555555555555",
+      clusterID: "dc-1",
+      connectionRevision: apply.connectionRevision,
+      sourcesText: apply.sources.text,
+      appliedHash: appliedHashes(desiredChildren(apply)),
+      deploymentStatus: { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 },
+    });
+    const p = plan({ observed: { ...current, deployment: rolled.Deployment, endpointSlices: [{ endpoints: [{ conditions: { ready: true } }] }] } });
+    expect(p).toMatchObject({ reflects: true, status: { replicas: 2, readyReplicas: 2, readyOfDesired: "2/2", serviceEndpoint: "g1-pool-relay.team-a.svc:5561" } });
+    expect(p.status.conditions!.find((c) => c.type === "Ready")).toMatchObject({ status: "True", reason: "Ready", message: "the Relay listens at g1-pool-relay.team-a.svc:5561" });
+  });
+
+  it.each([
+    { kind: "ServiceAccount", key: "serviceAccount" },
+    { kind: "Role", key: "role" },
+    { kind: "RoleBinding", key: "roleBinding" },
+    { kind: "ConfigMap", key: "configMap" },
+    { kind: "Deployment", key: "deployment" },
+  ] as const)("names a foreign $kind in Ready", ({ kind, key }) => {
+    const p = plan({ observed: { ...current, [key]: { metadata: { ownerReferences: [{ uid: "someone-else", controller: true }] } } } });
+    expect(p.status.conditions!.find((c) => c.type === "Ready")).toMatchObject({
+      reason: "ForeignChild",
+      message: `${kind} g1-pool-relay exists and is not controlled by this DynamoPoolRelay; nothing that needs it is applied (delete or rename it)`,
+    });
+  });
+
+  it.each([
+    { kind: "ServiceAccount", key: "serviceAccount" },
+    { kind: "Role", key: "role" },
+    { kind: "RoleBinding", key: "roleBinding" },
+    { kind: "ConfigMap", key: "configMap" },
+    { kind: "Deployment", key: "deployment" },
+    { kind: "Service", key: "service" },
+  ] as const)("does not claim the generation while someone's edit of the $kind is not reverted, and asks for a reconcile on its event", ({ key }) => {
+    const edited = { ...current[key], metadata: { ...current[key].metadata, labels: {} } };
+    const p = plan({ dpr: { ...d, status: { observedGeneration: 2 } }, observed: { ...current, [key]: edited }, fromChild: true });
+    expect(p).toMatchObject({ reflects: false, drift: true, status: { observedGeneration: 2 } });
+    expect(p.status.conditions!.find((c) => c.type === "Ready")?.reason).toBe("Reconciling");
+  });
+
+  it("shows an apply failure stored in the Ready condition wherever Ready is in the list", () => {
+    const observed = { ...current, deployment: undefined };
+    const message = "the API server refused a child: spec.replicas: Invalid value";
+    const conditions = [
+      { type: "Eligible", status: "True" as const, observedGeneration: 3, lastTransitionTime: NOW, reason: "Eligible", message: "e" },
+      { type: "Ready", status: "False" as const, observedGeneration: 3, lastTransitionTime: NOW, reason: "ApplyFailed", message },
+    ];
+    const p = plan({ dpr: { ...d, status: { observedGeneration: 2, conditions } }, observed, fromChild: true });
+    expect(p).toMatchObject({ reflects: false, drift: false });
+    expect(p.status.conditions!.find((c) => c.type === "Ready")).toMatchObject({ reason: "ApplyFailed", message });
+  });
+
+  it("does not take a stored Ready condition of this generation that is not an apply failure as one: the missing child is reconciled", () => {
+    const observed = { ...current, deployment: undefined };
+    const conditions = [{ type: "Ready", status: "False" as const, observedGeneration: 3, lastTransitionTime: NOW, reason: "RolloutPending", message: "no Relay replica of the current Deployment generation is available yet" }];
+    const p = plan({ dpr: { ...d, status: { observedGeneration: 3, conditions } }, observed, fromChild: true });
+    expect(p).toMatchObject({ reflects: false, drift: true });
+    expect(p.status.conditions!.find((c) => c.type === "Ready")).toMatchObject({ reason: "Reconciling", message: "the children do not carry the decision for generation 3 yet" });
+  });
+
+  it("asks for a reconcile when a child event shows a withdrawn Service back, even after an apply of this generation was refused", () => {
+    const withdraw = decide(d, undefined, DEFAULT_OPERATOR_DEFAULTS);
+    const failure = { uid: "11111111-2222-3333-4444-555555555555", generation: 3, message: "spec.replicas: Invalid value" };
+    expect(plan({ decision: withdraw, failure, fromChild: true })).toMatchObject({ reflects: false, drift: true });
+  });
+
+  it("on an invalid spec claims the generation and never asks for a reconcile, whatever the children", () => {
+    const bad = { ...d, spec: { clusterID: "dc-1" } };
+    const reject = decide(bad, dgd(), DEFAULT_OPERATOR_DEFAULTS);
+    expect(reject.action).toBe("reject");
+    const p = plan({ dpr: { ...bad, status: { observedGeneration: 2 } }, decision: reject, observed: { ...current, deployment: undefined }, fromChild: true });
+    expect(p).toMatchObject({ reflects: true, drift: false, status: { observedGeneration: 3 } });
+    expect(p.status.conditions!.find((c) => c.type === "Ready")).toMatchObject({ status: "False", reason: "InvalidSpec" });
+  });
+  it("does not show an apply failure stored for an earlier generation: the new generation's missing child is reconciled", () => {
+    const observed = { ...current, deployment: undefined };
+    const conditions = [{ type: "Ready", status: "False" as const, observedGeneration: 2, lastTransitionTime: NOW, reason: "ApplyFailed", message: "the API server refused a child: spec.replicas: Invalid value" }];
+    const p = plan({ dpr: { ...d, status: { observedGeneration: 2, conditions } }, observed, fromChild: true });
+    expect(p).toMatchObject({ reflects: false, drift: true });
+    expect(p.status.conditions!.find((c) => c.type === "Ready")).toMatchObject({ reason: "Reconciling", message: "the children do not carry the decision for generation 3 yet" });
+  });
 });

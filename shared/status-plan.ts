@@ -75,23 +75,20 @@ export function planStatus(input: StatusPlanInput): StatusPlan {
   const status = computeStatus({
     dpr,
     decision,
-    observed: {
-      ...(observed.deployment ? { deployment: observed.deployment } : {}),
-      ...(observed.service ? { service: observed.service } : {}),
-      endpointSlices: observed.endpointSlices,
-    },
+    observed: { deployment: observed.deployment, service: observed.service, endpointSlices: observed.endpointSlices },
     previous: dpr.status,
     observedGeneration,
     now: input.now,
     reflects,
     foreign: foreignChildren(desired, live, dpr.metadata.uid),
-    ...(failure === undefined ? {} : { applyFailure: failure }),
+    applyFailure: failure,
   });
   return {
     status,
     write: stableJson(status) !== stableJson(dpr.status ?? {}),
     reflects,
-    // A withdrawal undone by a late apply is drift too; a refused apply would only fail again.
-    drift: input.fromChild && decision.action !== "reject" && !reflects && failure === undefined,
+    // A withdrawal undone by a late apply is drift too; a refused apply would only fail again. A
+    // rejected spec leaves the children as they are, so they always reflect it: never drift.
+    drift: input.fromChild && !reflects && failure === undefined,
   };
 }

@@ -2,9 +2,8 @@ import { describe, expect, it } from "vitest";
 import { dgd, dpr } from "../test/builders.ts";
 import { decide } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
-import { ownership } from "./ownership.ts";
 import { renderDeployment } from "./render/deployment.ts";
-import { computeStatus, readyEndpoints, type Observed } from "./status.ts";
+import { computeStatus, readyEndpoints, type Observed, type StatusInput } from "./status.ts";
 
 const UID = "11111111-2222-3333-4444-555555555555";
 const NOW = "2026-02-01T00:00:00Z";
@@ -128,16 +127,203 @@ describe("computeStatus", () => {
   });
 });
 
-describe("ownership", () => {
+const d4 = dpr({ generation: 4 });
+const applyDecision = decide(d4, dgd(), DEFAULT_OPERATOR_DEFAULTS);
+const withdrawDecision = decide(d4, undefined, DEFAULT_OPERATOR_DEFAULTS);
+const NO_DGD = 'DynamoGraphDeployment "g1" does not exist in this namespace';
+/** computeStatus for DynamoPoolRelay team-a/g1 at generation 4 whose DGD is eligible, the children carrying the decision, unless overridden. */
+const compute = (over: Partial<StatusInput> = {}) =>
+  computeStatus({ dpr: d4, decision: applyDecision, observed: { endpointSlices: [] }, previous: undefined, observedGeneration: 4, now: NOW, reflects: true, foreign: [], ...over });
+const messages = (s: ReturnType<typeof computeStatus>) => Object.fromEntries(s.conditions!.map((c) => [c.type, `${c.reason}: ${c.message}`]));
+
+describe("computeStatus, in the words a user reads (kubectl describe)", () => {
+  const inPlace = { deployment: rolledOut, service: ours, endpointSlices: slices(true) };
+  it.each<{ name: string; over: Partial<StatusInput>; expected: Record<string, string> }>([
+    {
+      name: "everything in place, one endpoint",
+      over: { observed: inPlace },
+      expected: {
+        Ready: "Ready: the Relay listens at g1-pool-relay.team-a.svc:5561",
+        Eligible: "Eligible: DynamoGraphDeployment team-a/g1 uses Kubernetes discovery in Pod mode",
+        ServicePublished: "Published: Service g1-pool-relay is published",
+        ListenerAvailable: "EndpointsReady: 1 ready Relay endpoint behind the Service",
+      },
+    },
+    {
+      name: "no children yet",
+      over: {},
+      expected: {
+        Ready: "ServiceNotPublished: Service g1-pool-relay does not exist yet",
+        Eligible: "Eligible: DynamoGraphDeployment team-a/g1 uses Kubernetes discovery in Pod mode",
+        ServicePublished: "ServiceNotFound: Service g1-pool-relay does not exist yet",
+        ListenerAvailable: "NoReadyEndpoints: no ready Relay endpoint behind the Service",
+      },
+    },
+    {
+      name: "a foreign Service",
+      over: { observed: { ...inPlace, service: foreign } },
+      expected: {
+        Ready: "ServiceNotPublished: Service g1-pool-relay exists but is not controlled by this DynamoPoolRelay; it is left untouched",
+        Eligible: "Eligible: DynamoGraphDeployment team-a/g1 uses Kubernetes discovery in Pod mode",
+        ServicePublished: "ServiceNotOwned: Service g1-pool-relay exists but is not controlled by this DynamoPoolRelay; it is left untouched",
+        ListenerAvailable: "EndpointsReady: 1 ready Relay endpoint behind the Service",
+      },
+    },
+    {
+      name: "a Deployment with no replica of its current template available",
+      over: { observed: { ...inPlace, deployment: rollingOnOldPods } },
+      expected: {
+        Ready: "RolloutPending: no Relay replica of the current Deployment generation is available yet",
+        Eligible: "Eligible: DynamoGraphDeployment team-a/g1 uses Kubernetes discovery in Pod mode",
+        ServicePublished: "Published: Service g1-pool-relay is published",
+        ListenerAvailable: "EndpointsReady: 1 ready Relay endpoint behind the Service",
+      },
+    },
+    {
+      name: "no ready endpoint",
+      over: { observed: { ...inPlace, endpointSlices: slices(false) } },
+      expected: {
+        Ready: "ListenerUnavailable: no ready Relay endpoint behind the Service",
+        Eligible: "Eligible: DynamoGraphDeployment team-a/g1 uses Kubernetes discovery in Pod mode",
+        ServicePublished: "Published: Service g1-pool-relay is published",
+        ListenerAvailable: "NoReadyEndpoints: no ready Relay endpoint behind the Service",
+      },
+    },
+    {
+      name: "children that do not carry the decision yet",
+      over: { observed: inPlace, reflects: false },
+      expected: {
+        Ready: "Reconciling: the children do not carry the decision for generation 4 yet",
+        Eligible: "Eligible: DynamoGraphDeployment team-a/g1 uses Kubernetes discovery in Pod mode",
+        ServicePublished: "Published: Service g1-pool-relay is published",
+        ListenerAvailable: "EndpointsReady: 1 ready Relay endpoint behind the Service",
+      },
+    },
+    {
+      name: "an apply the API server refused",
+      over: { observed: inPlace, reflects: false, applyFailure: "the API server refused a child: spec.replicas: Invalid value" },
+      expected: {
+        Ready: "ApplyFailed: the API server refused a child: spec.replicas: Invalid value",
+        Eligible: "Eligible: DynamoGraphDeployment team-a/g1 uses Kubernetes discovery in Pod mode",
+        ServicePublished: "Published: Service g1-pool-relay is published",
+        ListenerAvailable: "EndpointsReady: 1 ready Relay endpoint behind the Service",
+      },
+    },
+    {
+      name: "one foreign child",
+      over: { observed: inPlace, foreign: ["ServiceAccount g1-pool-relay"] },
+      expected: {
+        Ready: "ForeignChild: ServiceAccount g1-pool-relay exists and is not controlled by this DynamoPoolRelay; nothing that needs it is applied (delete or rename it)",
+        Eligible: "Eligible: DynamoGraphDeployment team-a/g1 uses Kubernetes discovery in Pod mode",
+        ServicePublished: "Published: Service g1-pool-relay is published",
+        ListenerAvailable: "EndpointsReady: 1 ready Relay endpoint behind the Service",
+      },
+    },
+    {
+      name: "two foreign children",
+      over: { observed: inPlace, foreign: ["Role g1-pool-relay", "ConfigMap g1-pool-relay"] },
+      expected: {
+        Ready: "ForeignChild: Role g1-pool-relay, ConfigMap g1-pool-relay exist and are not controlled by this DynamoPoolRelay; nothing that needs them is applied (delete or rename them)",
+        Eligible: "Eligible: DynamoGraphDeployment team-a/g1 uses Kubernetes discovery in Pod mode",
+        ServicePublished: "Published: Service g1-pool-relay is published",
+        ListenerAvailable: "EndpointsReady: 1 ready Relay endpoint behind the Service",
+      },
+    },
+    {
+      name: "a withdrawal under way",
+      over: { decision: withdrawDecision, observed: inPlace, reflects: false },
+      expected: {
+        Ready: `NotEligible: ${NO_DGD}`,
+        Eligible: `DGDNotFound: ${NO_DGD}`,
+        ServicePublished: `Withdrawing: Service g1-pool-relay is still published; it is being withdrawn: ${NO_DGD}`,
+        ListenerAvailable: "EndpointsReady: 1 ready Relay endpoint behind the Service",
+      },
+    },
+    {
+      name: "a withdrawal done",
+      over: { decision: withdrawDecision, observed: { ...inPlace, service: undefined } },
+      expected: {
+        Ready: `NotEligible: ${NO_DGD}`,
+        Eligible: `DGDNotFound: ${NO_DGD}`,
+        ServicePublished: `Withdrawn: Service g1-pool-relay is withdrawn: ${NO_DGD}`,
+        ListenerAvailable: "EndpointsReady: 1 ready Relay endpoint behind the Service",
+      },
+    },
+  ])("says why for $name", ({ over, expected }) => {
+    expect(messages(compute(over))).toEqual(expected);
+  });
+
+  it("names the DynamoPoolRelay of an object read without a namespace as in namespace default", () => {
+    const bare = { metadata: { name: "g1", uid: UID, generation: 4 } };
+    const s = compute({ dpr: bare, observed: { deployment: rolledOut, service: ours, endpointSlices: slices(true) } });
+    expect(messages(s)).toMatchObject({
+      Ready: "Ready: the Relay listens at g1-pool-relay.default.svc:5561",
+      Eligible: "Eligible: DynamoGraphDeployment default/g1 uses Kubernetes discovery in Pod mode",
+    });
+    expect(s.serviceEndpoint).toBe("g1-pool-relay.default.svc:5561");
+  });
+
+  it("for an object without generation, waits for generation 1 and gives the conditions no observedGeneration", () => {
+    const s = compute({ dpr: { metadata: { name: "g1", namespace: "team-a", uid: UID } }, reflects: false, observedGeneration: undefined });
+    expect(s.conditions![0]).toStrictEqual({
+      type: "Ready",
+      status: "False",
+      lastTransitionTime: NOW,
+      reason: "Reconciling",
+      message: "the children do not carry the decision for generation 1 yet",
+    });
+  });
+
   it.each([
-    { name: "no Service", svc: undefined, uid: UID, expected: "absent" },
-    { name: "our controller reference", svc: ours, uid: UID, expected: "ours" },
-    { name: "another controller", svc: foreign, uid: UID, expected: "foreign" },
-    { name: "our UID but not as controller", svc: { metadata: { ownerReferences: [{ uid: UID }] } }, uid: UID, expected: "foreign" },
-    { name: "no owner at all", svc: { metadata: {} }, uid: UID, expected: "foreign" },
-    { name: "an owner without UID to compare (offline)", svc: ours, uid: undefined, expected: "foreign" },
-  ])("says $expected for $name", ({ svc, uid, expected }) => {
-    expect(ownership(svc, uid)).toBe(expected);
+    { name: "a Deployment the controller has given no status yet", deployment: { metadata: { generation: 1 } } },
+    { name: "a Deployment status that names no observed generation", deployment: { metadata: {}, status: { replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 } } },
+    { name: "one available pod that is an old one (2 pods, 1 updated)", deployment: { metadata: { generation: 2 }, status: { observedGeneration: 2, replicas: 2, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 } } },
+  ])("waits for the rollout with $name", ({ deployment }) => {
+    expect(cond(compute({ observed: { deployment, service: ours, endpointSlices: slices(true) } }), "Ready")?.reason).toBe("RolloutPending");
+  });
+
+  it("is Ready once one pod beyond the old ones is available, the controller having observed the generation", () => {
+    const deployment = { metadata: { generation: 2 }, status: { observedGeneration: 2, replicas: 2, updatedReplicas: 1, readyReplicas: 2, availableReplicas: 2 } };
+    expect(cond(compute({ observed: { deployment, service: ours, endpointSlices: slices(true) } }), "Ready")?.reason).toBe("Ready");
+  });
+
+  it("writes the whole status of a withdrawal it may not yet claim: no observedGeneration, no endpoint, no sources", () => {
+    expect(compute({ decision: withdrawDecision, observedGeneration: undefined, reflects: false })).toStrictEqual({
+      conditions: [
+        { type: "Ready", status: "False", observedGeneration: 4, lastTransitionTime: NOW, reason: "NotEligible", message: NO_DGD },
+        { type: "Eligible", status: "False", observedGeneration: 4, lastTransitionTime: NOW, reason: "DGDNotFound", message: NO_DGD },
+        { type: "ServicePublished", status: "False", observedGeneration: 4, lastTransitionTime: NOW, reason: "Withdrawn", message: `Service g1-pool-relay is withdrawn: ${NO_DGD}` },
+        { type: "ListenerAvailable", status: "False", observedGeneration: 4, lastTransitionTime: NOW, reason: "NoReadyEndpoints", message: "no ready Relay endpoint behind the Service" },
+      ],
+      replicas: 0,
+      readyReplicas: 0,
+      readyOfDesired: "0/2",
+      labelSelector: "app.kubernetes.io/instance=g1,app.kubernetes.io/name=dynamo-pool-relay",
+    });
+  });
+
+  it("while the children lag, keeps the worker namespaces and revisions the previous status reported, and reports none it never had", () => {
+    const previous = { workerNamespaces: ["team-a-old"], sourcesRevision: "s".repeat(64), connectionRevision: "c".repeat(64) };
+    expect(compute({ previous, reflects: false })).toMatchObject(previous);
+    const fresh = compute({ reflects: false });
+    expect(fresh.labelSelector).toBe("app.kubernetes.io/instance=g1,app.kubernetes.io/name=dynamo-pool-relay");
+    expect(Object.keys(fresh)).not.toContain("workerNamespaces");
+    expect(Object.keys(fresh)).not.toContain("sourcesRevision");
+    expect(Object.keys(fresh)).not.toContain("connectionRevision");
+  });
+
+  it("on an invalid spec replaces the previous Ready condition, keeps the other conditions, and keeps the generation when none is given", () => {
+    const bad = { ...dpr({ generation: 5 }), spec: { clusterID: "dc-1" } };
+    const reject = decide(bad, dgd(), DEFAULT_OPERATOR_DEFAULTS);
+    if (reject.action !== "reject") throw new Error(`expected a reject decision, got ${reject.action}`);
+    const previous = compute({ observed: { deployment: rolledOut, service: ours, endpointSlices: slices(true) } });
+    const s = compute({ dpr: bad, decision: reject, previous, observedGeneration: undefined });
+    expect(s.observedGeneration).toBe(4);
+    expect(s.conditions).toEqual([
+      { type: "Ready", status: "False", observedGeneration: 5, lastTransitionTime: NOW, reason: "InvalidSpec", message: reject.message },
+      ...previous.conditions!.slice(1),
+    ]);
+    expect(s.conditions!.map((c) => c.type)).toEqual(["Ready", "Eligible", "ServicePublished", "ListenerAvailable"]);
   });
 });
 

@@ -22,8 +22,8 @@ export interface ObservedEndpointSlice {
 }
 
 export interface Observed {
-  deployment?: ObservedDeployment;
-  service?: ObservedService;
+  deployment?: ObservedDeployment | undefined;
+  service?: ObservedService | undefined;
   endpointSlices: readonly ObservedEndpointSlice[];
 }
 
@@ -42,8 +42,8 @@ export interface StatusInput {
   observedGeneration: number | undefined;
   /** RFC 3339 time for transitions. */
   now: string;
-  /** Why the API server refused this generation's children, as a sentence. */
-  applyFailure?: string;
+  /** Why the API server refused this generation's children, as a sentence; undefined when it did not. */
+  applyFailure?: string | undefined;
   /** Children (other than the Service) someone else controls, e.g. `ServiceAccount g1-pool-relay`: nothing that needs them is applied. */
   foreign: readonly string[];
   /**
@@ -130,9 +130,11 @@ function readiness(eligible: Verdict, published: Verdict, listening: Verdict, in
  * selector, so both read the same. It depends only on the name, like the Deployment's selector.
  */
 function labelSelector(dgdName: string): string {
-  return Object.entries(selectorLabels(dgdName))
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([key, value]) => `${key}=${value}`)
+  const labels = selectorLabels(dgdName);
+  // Sorted by key: the default sort compares UTF-16 code units, as `<` on strings does.
+  return Object.keys(labels)
+    .sort()
+    .map((key) => `${key}=${labels[key]}`)
     .join(",");
 }
 

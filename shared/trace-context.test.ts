@@ -9,6 +9,7 @@ describe("parseTraceparent", () => {
   it.each<{ name: string; value: string | undefined; want: { traceId: string; parentId: string; flags: string } | undefined }>([
     { name: "a version 00 value", value: VALID, want: { traceId: TRACE, parentId: PARENT, flags: "01" } },
     { name: "surrounding spaces and tabs", value: ` \t${VALID} `, want: { traceId: TRACE, parentId: PARENT, flags: "01" } },
+    { name: "several spaces and tabs after it", value: `${VALID} \t `, want: { traceId: TRACE, parentId: PARENT, flags: "01" } },
     { name: "not sampled", value: `00-${TRACE}-${PARENT}-00`, want: { traceId: TRACE, parentId: PARENT, flags: "00" } },
     { name: "reserved flag bits (sent on as 0, sampled and random kept)", value: `00-${TRACE}-${PARENT}-ff`, want: { traceId: TRACE, parentId: PARENT, flags: "03" } },
     { name: "a later version with a field appended", value: `cc-${TRACE}-${PARENT}-01-what-the-future-holds`, want: { traceId: TRACE, parentId: PARENT, flags: "01" } },
@@ -35,7 +36,9 @@ describe("parseTracestate", () => {
     { name: "members with whitespace and empty members between", value: " rojo=00f067aa0ba902b7 ,\t, congo=t61rcWkgMzE", want: "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE" },
     { name: "a multi-tenant key", value: "fw529a3039@dt=FW4", want: "fw529a3039@dt=FW4" },
     { name: "a value with inner spaces", value: "a=b c", want: "a=b c" },
+    { name: "members with several spaces and tabs around them", value: "rojo=1 \t ,  \tcongo=2", want: "rojo=1,congo=2" },
     { name: "absent", value: undefined, want: undefined },
+    { name: "a member with an empty key", value: "=x", want: undefined },
     { name: "only empty members", value: " , ", want: undefined },
     { name: "an upper-case key", value: "Congo=x", want: undefined },
     { name: "a member without =", value: "congo", want: undefined },
@@ -72,6 +75,20 @@ describe("incomingTrace", () => {
   });
 });
 
+describe("incomingTrace, whole", () => {
+  it("keeps the traceparent received, without its whitespace, and the tracestate when valid", () => {
+    expect(incomingTrace({ traceparent: ` ${VALID}\t `, tracestate: "congo=t61rcWkgMzE" }, {})).toStrictEqual({
+      traceparent: { traceId: TRACE, parentId: PARENT, flags: "01" },
+      raw: VALID,
+      tracestate: "congo=t61rcWkgMzE",
+    });
+  });
+
+  it("carries no tracestate when none is valid", () => {
+    expect(incomingTrace({}, { traceparent: VALID, tracestate: "Congo=x" })).toStrictEqual({ traceparent: { traceId: TRACE, parentId: PARENT, flags: "01" }, raw: VALID });
+  });
+});
+
 describe("continueTrace", () => {
   const incoming = incomingTrace({ traceparent: ` ${VALID}`, tracestate: "congo=t61rcWkgMzE" }, {})!;
 
@@ -95,6 +112,13 @@ describe("continueTrace", () => {
   });
 
   it("sends no tracestate when none came", () => {
-    expect(traceAttributes(continueTrace(incomingTrace({}, { traceparent: VALID })!, "apply", "/src", "e1"))).toEqual({ traceparent: expect.stringMatching(/^00-/) });
+    const span = continueTrace(incomingTrace({}, { traceparent: VALID })!, "apply", "/src", "e1");
+    expect(Object.keys(span)).toEqual(["traceId", "spanId", "parent", "traceparent"]);
+    expect(traceAttributes(span)).toStrictEqual({ traceparent: `00-${TRACE}-${span.spanId}-01` });
+  });
+
+  it("gives invocations whose names differ only in where one part ends different spans", () => {
+    expect(continueTrace(incoming, "apply", "/src", "e1").spanId).not.toBe(continueTrace(incoming, "apply/", "src", "e1").spanId);
+    expect(continueTrace(incoming, "apply", "/src", "e1").spanId).not.toBe(continueTrace(incoming, "apply", "/src", "e", "1").spanId);
   });
 });

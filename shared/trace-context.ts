@@ -46,7 +46,8 @@ export function parseTraceparent(value: string | undefined): TraceParent | undef
   if (value === undefined) return undefined;
   const m = TRACEPARENT.exec(trimOws(value));
   if (!m) return undefined;
-  const [, version = "", traceId = "", parentId = "", flags = "", rest] = m;
+  // The four groups always match when the expression does; only the appended fields may be absent.
+  const [, version, traceId, parentId, flags, rest] = m as unknown as [string, string, string, string, string, string | undefined];
   // ff is forbidden; version 00 has exactly four fields; all-zero ids are invalid.
   if (version === "ff" || (version === "00" && rest !== undefined) || ZERO.test(traceId) || ZERO.test(parentId)) return undefined;
   return { traceId, parentId, flags: (parseInt(flags, 16) & KNOWN_FLAGS).toString(16).padStart(2, "0") };

@@ -26,6 +26,22 @@ const cases = [
     expected: ["team-a-g1"],
   },
   {
+    name: "a workload name without hash next to one with a hash: both generations",
+    input: dgd({ componentNames: { decode: ["g1-decode", "g1-decode-aaaa1111"] } }),
+    expected: ["team-a-g1", "team-a-g1-aaaa1111"],
+  },
+  {
+    name: "a workload name that only begins with the component's name is not taken as a hash",
+    input: dgd({ componentNames: { decode: ["g1-decodes1", "g1-decode-aaaa1111"] } }),
+    expected: ["team-a-g1-aaaa1111"],
+  },
+  {
+    name: "generations sorted byte-wise whatever the order the status shows them in",
+    input: dgd({ components: [{ name: "decode", type: "decode" }, { name: "w", type: "worker", global: true }], componentNames: { decode: ["g1-decode-bbbb2222", "g1-decode-aaaa1111"] } }),
+    expected: ["dynamo", "team-a-g1-aaaa1111", "team-a-g1-bbbb2222"],
+  },
+  { name: "a DGD without a Kubernetes namespace: an empty first part", input: { ...dgd(), metadata: { name: "g1" } }, expected: ["-g1"] },
+  {
     name: "another component's longer name is not taken as a hash",
     input: dgd({ components: [{ name: "decode", type: "decode" }, { name: "decode-big", type: "frontend" }], componentNames: { decode: ["g1-decode-big-aaaa1111"] }, annotations: { [HASH_V2]: "cccc3333" } }),
     expected: ["team-a-g1-cccc3333"],

@@ -20,7 +20,7 @@ function jsonType(value: unknown): string {
   return typeof value;
 }
 
-const OPENAPI_TYPE: Record<string, string> = { int: "integer", number: "integer", string: "string", boolean: "boolean", array: "array", object: "object" };
+const OPENAPI_TYPE: Record<string, string> = { int: "integer", number: "integer", string: "string", boolean: "boolean", array: "array", object: "object", record: "object" };
 
 const quoted = (value: unknown) => JSON.stringify(value);
 

@@ -1,11 +1,13 @@
 /** The API reference (Markdown) the README carries, generated from the same schema as the CRD. */
+import type { z } from "zod";
 import { DynamoPoolRelaySpec, DynamoPoolRelayStatus } from "./dynamo-pool-relay.ts";
 import { toOpenApi, type Schema } from "./openapi.ts";
 
 function typeOf(s: Schema): string {
   if (s["x-kubernetes-int-or-string"]) return "int or string";
   if (s["type"] === "array") return `[]${typeOf((s["items"] ?? {}) as Schema)}`;
-  if (s["type"] === "object" && s["additionalProperties"]) return `map[string]${typeOf(s["additionalProperties"] as Schema)}`;
+  // Only an object (a map) has a schema for its additional properties.
+  if (s["additionalProperties"]) return `map[string]${typeOf(s["additionalProperties"] as Schema)}`;
   if (Array.isArray(s["enum"])) return (s["enum"] as string[]).join(" \\| ");
   return String(s["type"] ?? "object");
 }
@@ -19,24 +21,28 @@ function rows(schema: Schema, prefix: string): string[] {
       .filter(Boolean)
       .join(", ");
     const line = `| \`${path}\` | ${typeOf(s)} | ${notes} | ${String(s["description"] ?? "").replaceAll("|", "\\|")} |`;
-    const nested = s["type"] === "object" && s["properties"] && !s["x-kubernetes-preserve-unknown-fields"] ? rows(s, path) : [];
+    // The fields of an object that keeps unknown fields are not the API's; a schema without
+    // properties has no rows.
+    const nested = s["x-kubernetes-preserve-unknown-fields"] ? [] : rows(s, path);
     return [line, ...nested];
   });
 }
 
-export function apiReference(): string {
-  const table = (title: string, schema: Schema, prefix: string) => [
-    `#### ${title}`,
+/** The Markdown lines of one table: a heading, the schema's description, a row per field (nested fields dotted). */
+export function referenceTable(prefix: string, schema: z.ZodType): string[] {
+  const openApi = toOpenApi(schema);
+  return [
+    `#### ${prefix}`,
     "",
-    String(schema["description"] ?? ""),
+    String(openApi["description"] ?? ""),
     "",
     "| Field | Type | | Description |",
     "|---|---|---|---|",
-    ...rows(schema, prefix),
+    ...rows(openApi, prefix),
     "",
   ];
-  return [
-    ...table("spec", toOpenApi(DynamoPoolRelaySpec), "spec"),
-    ...table("status", toOpenApi(DynamoPoolRelayStatus), "status"),
-  ].join("\n");
+}
+
+export function apiReference(): string {
+  return [...referenceTable("spec", DynamoPoolRelaySpec), ...referenceTable("status", DynamoPoolRelayStatus)].join("\n");
 }

@@ -66,7 +66,8 @@ export function components(dgd: DynamoGraphDeployment): Component[] {
     annotations: c.podTemplate?.metadata?.annotations ?? {},
   }));
   const fromMap = Object.entries(spec.services ?? {})
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    // By name; the names of a map's entries are distinct, so never equal.
+    .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([name, s]) => ({
       name,
       type: s?.componentType,

@@ -16,7 +16,7 @@ function structural(node: unknown): unknown {
   for (const [key, value] of Object.entries(node as Schema)) out[key] = structural(value);
   if (out["additionalProperties"] === false) delete out["additionalProperties"];
   const extra = out["additionalProperties"];
-  if (extra !== undefined && typeof extra === "object" && Object.keys(extra as Schema).length === 0) {
+  if (typeof extra === "object" && Object.keys(extra as Schema).length === 0) {
     delete out["additionalProperties"];
     out["x-kubernetes-preserve-unknown-fields"] = true;
   }
@@ -27,7 +27,6 @@ function structural(node: unknown): unknown {
 }
 
 export function toOpenApi(schema: z.ZodType): Schema {
-  const json = z.toJSONSchema(schema, { target: "openapi-3.0", io: "input", unrepresentable: "throw" }) as Schema;
-  delete json["$schema"];
-  return structural(json) as Schema;
+  // The openapi-3.0 target writes no $schema, which a CRD's schema must not have.
+  return structural(z.toJSONSchema(schema, { target: "openapi-3.0", io: "input", unrepresentable: "throw" })) as Schema;
 }

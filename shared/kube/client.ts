@@ -48,9 +48,10 @@ export const systemClock: Clock = {
   now: () => performance.now(),
   sleep: (ms, signal) =>
     new Promise((resolve) => {
+      // `done` removes itself from the signal, whichever comes first.
       const done = () => (clearTimeout(timer), signal?.removeEventListener("abort", done), resolve());
       const timer = setTimeout(done, ms);
-      signal?.addEventListener("abort", done, { once: true });
+      signal?.addEventListener("abort", done);
     }),
 };
 
@@ -168,7 +169,8 @@ export class KubeClient {
     if (this.options.signal?.aborted || timeout <= 0) throw deadlineExceeded(what, "unsent");
     if (method === "GET") this.stats.reads++;
     else this.stats.writes++;
-    const payload = body === undefined ? undefined : JSON.stringify(body);
+    // No body, no payload: JSON.stringify(undefined) is undefined.
+    const payload = JSON.stringify(body) as string | undefined;
     const headers: Record<string, string | number> = {
       ...(base.headers as Record<string, string>),
       Accept: accept,
@@ -178,10 +180,8 @@ export class KubeClient {
     const { lib, agent } = this.transport(url, base);
     const signal = this.options.signal;
     return new Promise((resolve, reject) => {
-      let settled = false;
+      // The first outcome wins: a promise settles once, and the cleanup can run again harmlessly.
       const settle = (f: () => void) => {
-        if (settled) return;
-        settled = true;
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
         f();
@@ -216,7 +216,8 @@ export class KubeClient {
       const cutByDeadline = timeout < REQUEST_TIMEOUT_MS;
       const timer = setTimeout(() => fail(cutByDeadline ? deadlineExceeded(what, "cut") : new ApiError(0, "Timeout", `${what}: no complete answer within ${timeout} ms`)), timeout);
       const onAbort = () => fail(deadlineExceeded(what, "cut"));
-      signal?.addEventListener("abort", onAbort, { once: true });
+      // settle() removes it.
+      signal?.addEventListener("abort", onAbort);
       req.on("error", (err) => fail(err instanceof ApiError ? err : networkError(what, err.message)));
       req.end(payload);
     });
@@ -384,5 +385,6 @@ function networkError(what: string, message: string): ApiError {
 /** Seconds to wait before retrying a throttled (429) or unavailable (503) answer, when the server said. */
 export function retryAfter(status: number, header: string | undefined): number | undefined {
   if ((status !== 429 && status !== 503) || header === undefined || !/^\d+$/.test(header.trim())) return undefined;
-  return Number(header.trim());
+  // Number() ignores the surrounding whitespace trim() removes.
+  return Number(header);
 }

@@ -9,19 +9,21 @@ const pick = (env: Record<string, string | undefined>, name: string) => env[name
 
 export function proxyFromEnv(target: URL, env: Record<string, string | undefined>): string | undefined {
   const proxy = pick(env, target.protocol === "https:" ? "HTTPS_PROXY" : "HTTP_PROXY");
-  if (!proxy) return undefined;
-  return bypassed(target, pick(env, "NO_PROXY") ?? "") ? undefined : proxy;
+  return bypassed(target, pick(env, "NO_PROXY")) ? undefined : proxy;
 }
 
-function bypassed(target: URL, noProxy: string): boolean {
-  const host = target.hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+function bypassed(target: URL, noProxy: string | undefined): boolean {
+  // An IPv6 hostname is the only one in brackets, and always whole: "[fd00::1]".
+  const host = (target.hostname.startsWith("[") ? target.hostname.slice(1, -1) : target.hostname).toLowerCase();
   const port = target.port || (target.protocol === "https:" ? "443" : "80");
   if (host === "localhost" || isLoopback(host)) return true;
-  return noProxy
-    .split(",")
-    .map((e) => e.trim().toLowerCase())
-    .filter(Boolean)
-    .some((entry) => entry === "*" || matches(host, port, entry));
+  return (
+    noProxy
+      ?.split(",")
+      .map((e) => e.trim().toLowerCase())
+      .filter(Boolean)
+      .some((entry) => entry === "*" || matches(host, port, entry)) ?? false
+  );
 }
 
 function matches(host: string, port: string, entry: string): boolean {
@@ -35,10 +37,12 @@ function matches(host: string, port: string, entry: string): boolean {
 }
 
 function splitEntry(entry: string): { name: string; entryPort?: string } {
-  const v6 = /^\[(.*)\](?::(\d+))?$/.exec(entry);
-  if (v6) return { name: v6[1]!, ...(v6[2] ? { entryPort: v6[2] } : {}) };
+  // Go's net.SplitHostPort: brackets only with a port ("[fd00::1]:443"), one colon otherwise. A port
+  // that is no number matches no request, so it needs no check.
+  const v6 = /^\[(.*)\]:(\d+)$/.exec(entry);
+  if (v6) return { name: v6[1]!, entryPort: v6[2]! };
   const colon = entry.lastIndexOf(":");
-  if (colon > 0 && entry.indexOf(":") === colon && /^\d+$/.test(entry.slice(colon + 1))) {
+  if (colon > 0 && entry.indexOf(":") === colon) {
     return { name: entry.slice(0, colon), entryPort: entry.slice(colon + 1) };
   }
   return { name: entry };
@@ -46,15 +50,14 @@ function splitEntry(entry: string): { name: string; entryPort?: string } {
 
 function inCidr(host: string, cidr: string): boolean {
   const family = isIP(host);
-  const [net, bits] = cidr.split("/");
-  if (!family || !net || isIP(net) !== family || !/^\d+$/.test(bits ?? "")) return false;
+  const slash = cidr.indexOf("/");
+  const net = cidr.slice(0, slash);
+  const bits = cidr.slice(slash + 1);
+  // As Go's net.ParseCIDR: an address of the host's family, a decimal prefix no longer than the address.
+  if (!family || isIP(net) !== family || !/^\d+$/.test(bits) || Number(bits) > (family === 4 ? 32 : 128)) return false;
   const type = family === 4 ? "ipv4" : "ipv6";
   const list = new BlockList();
-  try {
-    list.addSubnet(net, Number(bits), type);
-  } catch {
-    return false;
-  }
+  list.addSubnet(net, Number(bits), type);
   return list.check(host, type);
 }
 

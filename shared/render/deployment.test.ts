@@ -61,6 +61,17 @@ describe("the Relay Deployment's identity", () => {
     });
   });
 
+  it("goes in the namespace default, and names its runtime namespace after it, when the DynamoPoolRelay has none (an offline render)", () => {
+    const d = deployment({}, DEFAULT_OPERATOR_DEFAULTS, { namespace: undefined });
+    expect(d.metadata.namespace).toBe("default");
+    expect(d.spec.template.spec.containers[0].env).toContainEqual({ name: "DYN_NAMESPACE", value: "pool-relay-default-g1" });
+  });
+
+  it("carries no ownerReference when the DynamoPoolRelay has no UID to point at (an offline render)", () => {
+    const d = deployment({}, DEFAULT_OPERATOR_DEFAULTS, { uid: undefined });
+    expect(d.metadata).toEqual({ name: "g1-pool-relay", namespace: "team-a", labels: PRODUCT_LABELS });
+  });
+
   it("selects its pods by name and instance only (a Deployment's selector can never change), and labels them for Kubernetes discovery", () => {
     const d = deployment();
     expect(d.spec.selector).toEqual({ matchLabels: SELECTOR });

@@ -1,0 +1,73 @@
+// The README's API reference tables, generated for small hand-written zod schemas. Each expected
+// line is written out as the README shows a field: path, type, notes, description.
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { referenceTable } from "./docs.ts";
+
+const HEADER = ["| Field | Type | | Description |", "|---|---|---|---|"];
+
+describe("referenceTable", () => {
+  it("writes a heading, the description and a row per field: type, required, default and description", () => {
+    const schema = z
+      .object({
+        image: z.string().meta({ description: "The image." }),
+        replicas: z.int().default(2).meta({ description: "How many." }),
+        mode: z.enum(["A", "B"]).optional(),
+        note: z.string().meta({ description: "Either a | b." }).optional(),
+        both: z.string().meta({ description: "Required, and defaulted by the API server.", default: "x" }),
+      })
+      .meta({ description: "What the user wants." });
+    expect(referenceTable("spec", schema)).toEqual([
+      "#### spec",
+      "",
+      "What the user wants.",
+      "",
+      ...HEADER,
+      "| `spec.image` | string | required | The image. |",
+      "| `spec.replicas` | integer | default 2 | How many. |",
+      "| `spec.mode` | A \\| B |  |  |",
+      "| `spec.note` | string |  | Either a \\| b. |",
+      '| `spec.both` | string | required, default "x" | Required, and defaulted by the API server. |',
+      "",
+    ]);
+  });
+
+  it("names lists, maps, int-or-strings and untyped fields as the README does", () => {
+    const schema = z.object({
+      tags: z.array(z.string()).optional(),
+      matrix: z.array(z.array(z.int())).optional(),
+      labels: z.record(z.string(), z.string()).optional(),
+      quantities: z.record(z.string(), z.union([z.int(), z.string()]).meta({ "x-kubernetes-int-or-string": true })).optional(),
+      size: z.union([z.int(), z.string()]).meta({ "x-kubernetes-int-or-string": true }).optional(),
+      anything: z.unknown().optional(),
+    });
+    expect(referenceTable("status", schema)).toEqual([
+      "#### status",
+      "",
+      "",
+      "",
+      ...HEADER,
+      "| `status.tags` | []string |  |  |",
+      "| `status.matrix` | [][]integer |  |  |",
+      "| `status.labels` | map[string]string |  |  |",
+      "| `status.quantities` | map[string]int or string |  |  |",
+      "| `status.size` | int or string |  |  |",
+      "| `status.anything` | object |  |  |",
+      "",
+    ]);
+  });
+
+  it("lists the fields of a nested object under its dotted path, but not those of an object that keeps unknown fields", () => {
+    const schema = z.object({
+      resources: z.object({ limits: z.object({ cpu: z.string().meta({ description: "CPU." }) }) }).meta({ description: "Resources." }),
+      affinity: z.looseObject({ nodeAffinity: z.string().optional() }).optional().meta({ description: "Passed through." }),
+    });
+    expect(referenceTable("spec", schema).slice(6)).toEqual([
+      "| `spec.resources` | object | required | Resources. |",
+      "| `spec.resources.limits` | object | required |  |",
+      "| `spec.resources.limits.cpu` | string | required | CPU. |",
+      "| `spec.affinity` | object |  | Passed through. |",
+      "",
+    ]);
+  });
+});
