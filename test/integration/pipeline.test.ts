@@ -1,6 +1,7 @@
 // The product end to end on the real Knative Eventing: objects change, the ApiServerSource and the
 // DynamoPoolRelay watch send the events, the Broker's Triggers route them to the functions (run
 // from their bundles as their ServiceAccounts, RBAC on), replies go back through the Broker.
+import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
@@ -27,6 +28,8 @@ describe("publish", () => {
     expect(dpr.status?.["workerNamespaces"]).toEqual([`${ns}-g1`]);
     expect(condition(dpr, "Eligible")).toMatchObject({ status: "True", reason: "Eligible" });
     expect(condition(dpr, "ServicePublished")).toMatchObject({ status: "True", reason: "Published" });
+    // The revision the Relay reports as applied is the SHA-256 of the file it reads: the ConfigMap's bytes.
+    expect(dpr.status?.["sourcesRevision"]).toBe(createHash("sha256").update(objs["ConfigMap"].data["sources.json"], "utf8").digest("hex"));
     const doc = JSON.parse(objs["ConfigMap"].data["sources.json"]);
     expect(doc).toEqual({ version: 1, connectionRevision: dpr.status?.["connectionRevision"], sources: [{ namespace: `${ns}-g1` }] });
     const env = objs["Deployment"].spec.template.spec.containers[0].env;
@@ -78,6 +81,7 @@ describe("rollouts", () => {
     expect(after["Deployment"].metadata.generation).toBe(before["Deployment"].metadata.generation);
     expect(after["Deployment"].spec.template).toEqual(before["Deployment"].spec.template);
     expect(dpr.status!["sourcesRevision"]).not.toBe(statusBefore["sourcesRevision"]);
+    expect(dpr.status!["sourcesRevision"]).toBe(createHash("sha256").update(after["ConfigMap"].data["sources.json"], "utf8").digest("hex"));
     expect(dpr.status!["workerNamespaces"]).toEqual([`${ns}-g1-aaaa1111`, `${ns}-g1-bbbb2222`]);
     expect(dpr.status!["connectionRevision"]).toBe(statusBefore["connectionRevision"]);
   });
