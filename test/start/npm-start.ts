@@ -1,10 +1,11 @@
 // A real `npm start` (or `poolrelay` command) in its own process group, with its own state folder,
 // as the start suite runs them.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { onTestFinished } from "vitest";
 
 export const root = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -27,9 +28,11 @@ export async function until<T>(what: string, probe: () => T | undefined, timeout
   }
 }
 
-/** An environment with its own state folder (XDG_CACHE_HOME) and the binaries from the usual cache. */
+/** An environment with its own state folder (XDG_CACHE_HOME) and the binaries from the usual cache; call it inside a test. */
 export function isolatedEnv(): { env: NodeJS.ProcessEnv; cacheHome: string } {
   const cacheHome = mkdtempSync(join(tmpdir(), "poolrelay-start-"));
+  // Only state files live here (the binaries stay in the usual cache): gone with the test.
+  onTestFinished(() => rmSync(cacheHome, { recursive: true, force: true }));
   const env = {
     ...process.env,
     XDG_CACHE_HOME: cacheHome,
