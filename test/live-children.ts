@@ -30,7 +30,8 @@ export function appliedHashes(sent: readonly KubeObject[]): Record<string, strin
 }
 
 const CREATED = "2026-01-01T00:00:00Z";
-const LABELS = {
+/** The labels every child of DynamoPoolRelay team-a/g1 carries, written out (the renderer's tests compare with them too). */
+export const LABELS = {
   "app.kubernetes.io/name": "dynamo-pool-relay",
   "app.kubernetes.io/instance": "g1",
   "app.kubernetes.io/component": "pool-relay",
@@ -38,8 +39,10 @@ const LABELS = {
   "app.kubernetes.io/part-of": "dynamo",
   "nvidia.com/dynamo-graph-deployment-name": "g1",
 };
-const DISCOVERY = { "nvidia.com/dynamo-discovery-backend": "kubernetes", "nvidia.com/dynamo-discovery-enabled": "true" };
-const SELECTOR = { "app.kubernetes.io/name": "dynamo-pool-relay", "app.kubernetes.io/instance": "g1" };
+/** The discovery labels of the Relay pods. */
+export const DISCOVERY = { "nvidia.com/dynamo-discovery-backend": "kubernetes", "nvidia.com/dynamo-discovery-enabled": "true" };
+/** The Relay pods' selector. */
+export const SELECTOR = { "app.kubernetes.io/name": "dynamo-pool-relay", "app.kubernetes.io/instance": "g1" };
 
 function metadata(input: LiveInput, kind: string, apiVersion: string, n: number, fieldsV1: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   const labels = (extra["labels"] as Record<string, string> | undefined) ?? LABELS;

@@ -13,6 +13,7 @@ import type { KubeObject } from "../../shared/kube/client.ts";
 import { FakeKube } from "../../test/unit/fake-kube.ts";
 import type { Context } from "../runtime/handler.ts";
 import { apply, FIELD_MANAGER } from "./handler.ts";
+import { appliedHashes, liveChildren } from "../../test/live-children.ts";
 
 const NOW = "2026-03-01T00:00:00Z";
 const config = parseConfig({});
@@ -37,7 +38,13 @@ const context = (kube: FakeKube): Context => ({ kube: kube.client, config, now: 
 /** The children as the API server holds them after an apply of the current decision (controlled by the DynamoPoolRelay). */
 function current(): Record<string, KubeObject> {
   const decision = decide(dpr, dgd(), config.defaults) as Extract<Decision, { action: "apply" }>;
-  return Object.fromEntries(desiredChildren(decision).map((c, i) => [c.kind, { ...c, metadata: { ...c.metadata, resourceVersion: String(20 + i) } }]));
+  return liveChildren({
+    dprUid: DPR_UID,
+    clusterID: "c",
+    connectionRevision: decision.connectionRevision,
+    sourcesText: decision.sources.text,
+    appliedHash: appliedHashes(desiredChildren(decision)),
+  }) as Record<string, KubeObject>;
 }
 const foreign = (kind: string, apiVersion: string): KubeObject => ({
   apiVersion, kind, metadata: { name: "g1-pool-relay", namespace: "team-a", uid: `foreign-${kind}`, ownerReferences: [{ uid: "someone-else", controller: true }] },

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { KubeClient, connect } from "./client.ts";
 import { ApiError } from "./errors.ts";
+import { rejectedWith } from "../../test/kube-support.ts";
 
 // A self-signed test certificate for 127.0.0.1 and kube.invalid, valid 2000-2100; its key guards nothing.
 const CERT = `-----BEGIN CERTIFICATE-----
@@ -111,11 +112,7 @@ ${currentContext ? `current-context: ${currentContext}` : ""}
   return file;
 }
 
-async function failure(p: Promise<unknown>): Promise<Error> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(Error);
-  return err as Error;
-}
+const failure = (p: Promise<unknown>) => rejectedWith(p, Error);
 
 describe("connect", () => {
   it("trusts an https API server's certificate through the kubeconfig's CA, and sends the user's token", async () => {

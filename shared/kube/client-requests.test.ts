@@ -5,6 +5,7 @@ import { createServer, type AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { KubeClient, retryAfter, type KubeObject } from "./client.ts";
 import { ApiError } from "./errors.ts";
+import { plain, rejectedWith } from "../../test/kube-support.ts";
 
 interface Seen {
   method: string;
@@ -43,15 +44,10 @@ async function serve(answer: (req: Seen) => Answer = () => ({ body: {} })): Prom
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
 }
 
-const plain = (server: string) => ({ server, httpsOptions: async () => ({}) });
 const lines = (seen: Seen[]) => seen.map((s) => `${s.method} ${s.url}`);
 const status = (code: number, reason: string, message: string): Answer => ({ status: code, body: { kind: "Status", apiVersion: "v1", status: "Failure", reason, message, code } });
 
-async function failure(p: Promise<unknown>): Promise<ApiError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(ApiError);
-  return err as ApiError;
-}
+const failure = (p: Promise<unknown>) => rejectedWith(p, ApiError);
 
 const configMap: KubeObject = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "b", namespace: "a" }, data: { k: "é" } };
 

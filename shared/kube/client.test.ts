@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { KubeClient, connect, systemClock, type Clock } from "./client.ts";
 import { ApiError } from "./errors.ts";
+import { plain, rejectedWith } from "../../test/kube-support.ts";
 
 const servers: http.Server[] = [];
 afterEach(async () => {
@@ -28,7 +29,6 @@ async function serve(handler: http.RequestListener): Promise<{ url: string; port
   return { url: `http://127.0.0.1:${port}`, port, seen };
 }
 
-const plain = (server: string) => ({ server, httpsOptions: async () => ({}) });
 
 /** A clock that stands still and records the sleeps asked of it. */
 function stillClock(): Clock & { slept: number[] } {
@@ -36,11 +36,7 @@ function stillClock(): Clock & { slept: number[] } {
   return { slept, now: () => 0, sleep: async (ms) => void slept.push(ms) };
 }
 
-async function failure(p: Promise<unknown>): Promise<ApiError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(ApiError);
-  return err as ApiError;
-}
+const failure = (p: Promise<unknown>) => rejectedWith(p, ApiError);
 
 describe("a request always settles", () => {
   it("fails with a network error when the connection is reset mid-body", async () => {

@@ -3,6 +3,7 @@
 // ConfigMap. Every expected value is written out here, not read back from the renderer.
 import { describe, expect, it } from "vitest";
 import { dgd } from "../../test/builders.ts";
+import { DISCOVERY, LABELS } from "../../test/live-children.ts";
 import { decide } from "../decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "../eligibility.ts";
 import { renderChildren, type KubeObject } from "./index.ts";
@@ -31,14 +32,6 @@ function child(kind: string, objects = children()): KubeObject {
   return found[0]!;
 }
 
-const LABELS = {
-  "app.kubernetes.io/name": "dynamo-pool-relay",
-  "app.kubernetes.io/instance": "g1",
-  "app.kubernetes.io/component": "pool-relay",
-  "app.kubernetes.io/managed-by": "dynamo-pool-relay",
-  "app.kubernetes.io/part-of": "dynamo",
-  "nvidia.com/dynamo-graph-deployment-name": "g1",
-};
 const OWNER = [{ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", name: "g1", uid: UID, controller: true, blockOwnerDeletion: true }];
 const META = { name: "g1-pool-relay", namespace: "team-a", labels: LABELS, ownerReferences: OWNER };
 
@@ -48,7 +41,7 @@ describe("the Service", () => {
     expect(svc.apiVersion).toBe("v1");
     expect(svc.metadata).toEqual({
       ...META,
-      labels: { ...LABELS, "nvidia.com/dynamo-discovery-backend": "kubernetes", "nvidia.com/dynamo-discovery-enabled": "true" },
+      labels: { ...LABELS, ...DISCOVERY },
     });
   });
 

@@ -3,6 +3,7 @@
 // renderer or the constants it is built from, so a changed port, probe, label or default fails.
 import { describe, expect, it } from "vitest";
 import { dgd } from "../../test/builders.ts";
+import { DISCOVERY, LABELS, SELECTOR } from "../../test/live-children.ts";
 import { decide, type DecisionSettings } from "../decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "../eligibility.ts";
 import { renderDeployment } from "./deployment.ts";
@@ -38,15 +39,6 @@ const container = (spec: Record<string, unknown> = {}) => {
   return containers[0];
 };
 
-const PRODUCT_LABELS = {
-  "app.kubernetes.io/name": "dynamo-pool-relay",
-  "app.kubernetes.io/instance": "g1",
-  "app.kubernetes.io/component": "pool-relay",
-  "app.kubernetes.io/managed-by": "dynamo-pool-relay",
-  "app.kubernetes.io/part-of": "dynamo",
-  "nvidia.com/dynamo-graph-deployment-name": "g1",
-};
-const SELECTOR = { "app.kubernetes.io/name": "dynamo-pool-relay", "app.kubernetes.io/instance": "g1" };
 
 describe("the Relay Deployment's identity", () => {
   it("is apps/v1 Deployment <dgd>-pool-relay in the DynamoPoolRelay's namespace, with the product labels and a controller reference", () => {
@@ -56,7 +48,7 @@ describe("the Relay Deployment's identity", () => {
     expect(d.metadata).toEqual({
       name: "g1-pool-relay",
       namespace: "team-a",
-      labels: PRODUCT_LABELS,
+      labels: LABELS,
       ownerReferences: [{ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", name: "g1", uid: UID, controller: true, blockOwnerDeletion: true }],
     });
   });
@@ -69,14 +61,14 @@ describe("the Relay Deployment's identity", () => {
 
   it("carries no ownerReference when the DynamoPoolRelay has no UID to point at (an offline render)", () => {
     const d = deployment({}, DEFAULT_OPERATOR_DEFAULTS, { uid: undefined });
-    expect(d.metadata).toEqual({ name: "g1-pool-relay", namespace: "team-a", labels: PRODUCT_LABELS });
+    expect(d.metadata).toEqual({ name: "g1-pool-relay", namespace: "team-a", labels: LABELS });
   });
 
   it("selects its pods by name and instance only (a Deployment's selector can never change), and labels them for Kubernetes discovery", () => {
     const d = deployment();
     expect(d.spec.selector).toEqual({ matchLabels: SELECTOR });
     expect(d.spec.template.metadata).toEqual({
-      labels: { ...PRODUCT_LABELS, "nvidia.com/dynamo-discovery-backend": "kubernetes", "nvidia.com/dynamo-discovery-enabled": "true" },
+      labels: { ...LABELS, ...DISCOVERY },
     });
   });
 
