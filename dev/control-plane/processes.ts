@@ -42,11 +42,18 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 /** SIGTERM each group, then SIGKILL whatever is left after `graceMs`. */
+/** Waits until none of the processes is alive, or the time is up. */
+async function gone(pids: readonly number[], ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+}
+
+/** SIGTERM, then SIGKILL after the grace period; resolves once they are gone (seen: a process of a loaded machine still alive when `cluster down` returned). */
 export async function stopGroups(pids: readonly number[], graceMs = 2000): Promise<void> {
   for (const pid of pids) signalGroup(pid, "SIGTERM");
-  const deadline = Date.now() + graceMs;
-  while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  await gone(pids, graceMs);
   for (const pid of pids) if (alive(pid)) signalGroup(pid, "SIGKILL");
+  await gone(pids, graceMs);
 }
 
 /** Synchronous best effort for process exit handlers, where nothing async runs. */
