@@ -2,10 +2,12 @@
  * The one Kubernetes adapter: every read and write the product makes goes through here, counted,
  * with server-side apply, UID-preconditioned deletes and optimistic-concurrency status writes.
  * It speaks HTTP itself (node:http/https) so it controls content types, preconditions, deadlines
- * and connection reuse; @kubernetes/client-node is used only to load credentials, when first needed.
+ * and connection reuse; @kubernetes/client-node is used only to load credentials our loader
+ * (./credentials.ts) does not, when first needed.
  */
 import http from "node:http";
 import https from "node:https";
+import { simpleCredentials, type SimpleCredentials } from "./credentials.ts";
 import { ApiError } from "./errors.ts";
 import { proxyFromEnv } from "./proxy-env.ts";
 import { collectionPath, knownResource, objectPath, splitApiVersion, type Resource } from "./resources.ts";
@@ -64,8 +66,34 @@ const MAX_RETRY_AFTER_MS = 30_000;
 
 const agents = { "https:": new https.Agent({ keepAlive: true, maxSockets: 16 }), "http:": new http.Agent({ keepAlive: true, maxSockets: 16 }) };
 
-/** Loads credentials from a kubeconfig file, or from the default chain (KUBECONFIG, ~/.kube/config, in-cluster). */
+/**
+ * Loads credentials from a kubeconfig file, or from the default chain (KUBECONFIG, ~/.kube/config,
+ * in-cluster; read from process.env, as client-node does). `env` holds the proxy settings.
+ */
 export async function connect(kubeconfig?: string, env: Record<string, string | undefined> = process.env): Promise<Connection> {
+  const simple = await simpleCredentials(kubeconfig, process.env);
+  return simple ? simpleConnection(simple, env) : clientNodeConnection(kubeconfig, env);
+}
+
+/** A connection from credentials read without client-node (./credentials.ts). */
+export async function simpleConnection(c: SimpleCredentials, env: Record<string, string | undefined>): Promise<Connection> {
+  const agent = await envProxyAgent(new URL(c.server), env);
+  const tls: https.RequestOptions = {
+    ...(c.ca ? { ca: c.ca } : {}),
+    ...(c.cert ? { cert: c.cert } : {}),
+    ...(c.key ? { key: c.key } : {}),
+    ...(c.skipTLSVerify ? { rejectUnauthorized: false } : {}),
+    ...(c.servername ? { servername: c.servername } : {}),
+  };
+  return {
+    server: c.server,
+    ...(agent ? { agent } : {}),
+    httpsOptions: async () => ({ ...tls, headers: c.token ? { Authorization: `Bearer ${c.token()}` } : {} }),
+  };
+}
+
+/** A connection whose credentials client-node loads: exec plugins, auth providers, proxy-url and the rest. */
+export async function clientNodeConnection(kubeconfig: string | undefined, env: Record<string, string | undefined>): Promise<Connection> {
   // The config module alone: the package index would also load every generated API client.
   const { KubeConfig } = await import("@kubernetes/client-node/dist/config.js");
   let kc = new KubeConfig();
