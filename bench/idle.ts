@@ -1,0 +1,50 @@
+// npm run bench:idle: the pod-seconds an idle hour costs each function, computed (bench/idle-model.ts)
+// from knative/services.yaml and the resync PingSource, next to what Knative's default stable
+// window would cost, for no DynamoPoolRelay and for 1,000. Prints a Markdown table.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parseAllDocuments } from "yaml";
+import { idleCost, periodicWakeChance, scaling, ticksPerHour, type IdleCost } from "./idle-model.ts";
+
+const knative = fileURLToPath(new URL("../knative/", import.meta.url));
+interface Doc {
+  kind: string;
+  metadata: { name: string };
+  spec: { schedule?: string; template?: { metadata?: { annotations?: Record<string, string> }; spec: { containers: { env?: { name: string; value?: string }[] }[] } } };
+}
+const docs = (file: string) => parseAllDocuments(readFileSync(`${knative}${file}`, "utf8")).map((d) => d.toJS() as Doc).filter(Boolean);
+const services = docs("services.yaml").filter((d) => d.kind === "Service");
+const ping = docs("pingsource.yaml").find((d) => d.kind === "PingSource")!;
+const ticks = ticksPerHour(ping.spec.schedule!);
+const eligibilityEnv = services.find((s) => s.metadata.name === "poolrelay-eligibility")!.spec.template!.spec.containers[0]!.env ?? [];
+const slots = Number(eligibilityEnv.find((e) => e.name === "RESYNC_SLOTS")!.value);
+/** A wake-up's own work: one resync tick or reconcile takes well under this (see `npm run bench`). */
+const BUSY_SECONDS = 1;
+
+/** Wake-ups an idle hour brings each function: the tick, and the periodic reconciles it asks for. */
+function wakes(name: string, objects: number): number {
+  if (name === "poolrelay-eligibility") return ticks;
+  if (name === "poolrelay-apply" || name === "poolrelay-status") return ticks * periodicWakeChance(objects, slots);
+  return 0;
+}
+
+const range = (c: IdleCost) => (c.podSeconds[0] === c.podSeconds[1] ? `${Math.round(c.podSeconds[0])}` : `${Math.round(c.podSeconds[0])}–${Math.round(c.podSeconds[1])}`);
+const rows: string[] = [];
+const totals = { ours: [0, 0], defaults: [0, 0] };
+for (const objects of [0, 1000]) {
+  for (const s of services) {
+    const annotations = s.spec.template?.metadata?.annotations ?? {};
+    const n = wakes(s.metadata.name, objects);
+    const ours = idleCost(scaling(annotations), n, BUSY_SECONDS);
+    const defaults = idleCost(scaling({}), n, BUSY_SECONDS);
+    if (objects === 1000) {
+      ours.podSeconds.forEach((v, i) => (totals.ours[i]! += v));
+      defaults.podSeconds.forEach((v, i) => (totals.defaults[i]! += v));
+    }
+    rows.push(`| ${objects} | ${s.metadata.name.replace("poolrelay-", "")} | ${annotations["autoscaling.knative.dev/window"] ?? "60s (default)"} | ${n.toFixed(1)} | ${range(ours)} | ${range(defaults)} |`);
+  }
+}
+console.log(`resync: "${ping.spec.schedule}" (${ticks} ticks an hour), ${slots} slots; a wake-up busy ${BUSY_SECONDS} s; grace 0–30 s, drain 30 s\n`);
+console.log("| DynamoPoolRelays | function | window | wake-ups per idle hour | pod-seconds per idle hour | with the default 60 s window |\n|---|---|---|---|---|---|");
+console.log(rows.join("\n"));
+console.log(`\n1,000 DynamoPoolRelays, all functions: ${totals.ours.map(Math.round).join("–")} pod-seconds an idle hour (default window: ${totals.defaults.map(Math.round).join("–")})`);
