@@ -2,10 +2,10 @@
  * Event classification: which events each function handles, and which DynamoPoolRelay an event is
  * about. Input a function cannot handle is a permanent failure, with the HTTP status to answer.
  */
-import type { ZodType } from "zod";
 import type { CloudEvent } from "./cloudevent.ts";
 import { MAX_DGD_NAME_LENGTH, canPair } from "./names.ts";
 import { APISERVER_TYPES, ApiServerObject, DATA_SCHEMAS, EventType, ReconcileData, RejectedData, SourceEventType, childOwnerKey, parseData, type DprKey } from "./events.ts";
+import type * as z from "./zod.ts";
 
 export type Classified<T> = { ok: true; value: T } | { ok: false; status: 400 | 422; error: string };
 
@@ -78,7 +78,7 @@ export function classifyForStatus(event: CloudEvent): Classified<StatusInput> {
     return { ok: true, value: { key: { namespace, name }, fromChild: false, ...failure } };
   }
   if ((REPORTS as readonly string[]).includes(event.type)) {
-    const schema: ZodType<DprKey> = DATA_SCHEMAS[event.type as Report];
+    const schema: z.ZodMiniType<DprKey> = DATA_SCHEMAS[event.type as Report];
     const report = data(event, (e) => parseData(e, schema));
     return report.ok ? { ok: true, value: { key: { namespace: report.value.namespace, name: report.value.name }, fromChild: false } } : report;
   }

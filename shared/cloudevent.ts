@@ -6,7 +6,7 @@
  * filled-in default. The functions parse with this, not the SDK, which also keeps the SDK out of
  * their bundles and cold start.
  */
-import { z } from "zod";
+import * as z from "./zod.ts";
 
 export interface CloudEvent {
   specversion: "1.0";
@@ -30,13 +30,16 @@ const CORE = ["specversion", "id", "type", "source", "subject", "time", "datacon
 
 const Attributes = z.object({
   specversion: z.literal("1.0", { error: (issue) => `specversion must be "1.0", got ${JSON.stringify(issue.input)}` }),
-  id: z.string({ error: "id is required" }).min(1, "id must not be empty"),
-  type: z.string({ error: "type is required" }).min(1, "type must not be empty"),
-  source: z.string({ error: "source is required" }).min(1, "source must not be empty"),
-  subject: z.string().min(1, "subject must not be empty when present").optional(),
-  time: z.string().regex(RFC3339, { abort: true, error: (issue) => `time must be an RFC 3339 timestamp, got ${JSON.stringify(issue.input)}` }).refine((t) => !Number.isNaN(Date.parse(t)), "time must be a valid date").optional(),
-  datacontenttype: z.string().min(1, "datacontenttype must not be empty when present").optional(),
-  dataschema: z.string().min(1, "dataschema must not be empty when present").optional(),
+  id: z.string({ error: "id is required" }).check(z.minLength(1, "id must not be empty")),
+  type: z.string({ error: "type is required" }).check(z.minLength(1, "type must not be empty")),
+  source: z.string({ error: "source is required" }).check(z.minLength(1, "source must not be empty")),
+  subject: z.optional(z.string().check(z.minLength(1, "subject must not be empty when present"))),
+  time: z.optional(z.string().check(
+    z.regex(RFC3339, { abort: true, error: (issue) => `time must be an RFC 3339 timestamp, got ${JSON.stringify(issue.input)}` }),
+    z.refine((t) => !Number.isNaN(Date.parse(t)), "time must be a valid date"),
+  )),
+  datacontenttype: z.optional(z.string().check(z.minLength(1, "datacontenttype must not be empty when present"))),
+  dataschema: z.optional(z.string().check(z.minLength(1, "dataschema must not be empty when present"))),
 });
 
 function isJson(contentType: string | undefined): boolean {

@@ -2,10 +2,10 @@
  * Function configuration, parsed from an environment given as a parameter, with one error listing
  * every bad variable.
  */
-import { z } from "zod";
 import type { DecisionSettings } from "./decide.ts";
 import { DISCOVERY_BACKENDS } from "./eligibility.ts";
 import { DEFAULT_RELAY_COMMAND } from "./relay-env.ts";
+import * as z from "./zod.ts";
 
 export interface Config {
   /** What decide() takes. The Relay command is required here: the functions decide with what is configured, never with decide()'s fallback. */
@@ -28,31 +28,35 @@ export interface Config {
  * element such as "python3 -m dynamo.kv_dc_relay" is a mistake that would only show as a pod that
  * cannot start.
  */
-const RelayCommand = z
-  .string()
-  .transform((text, ctx) => {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      ctx.addIssue({ code: "custom", message: `must be a JSON array of strings, such as ${JSON.stringify(DEFAULT_RELAY_COMMAND)}; got ${JSON.stringify(text)}` });
-      return z.NEVER;
-    }
-  })
-  .pipe(
-    z
-      .array(z.string().min(1), { error: `must be a JSON array of strings, such as ${JSON.stringify(DEFAULT_RELAY_COMMAND)}` })
-      .min(1, "must name at least the executable")
-      .refine((command) => !/\s/.test(command[0] ?? ""), "the executable (the first element) contains whitespace; give each argument as its own element"),
-  );
+const RelayCommand = z.pipe(
+  z.pipe(
+    z.string(),
+    z.transform((text: string, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        // zod/mini hands a transform the parse payload, which has no addIssue.
+        ctx.issues.push({ code: "custom", message: `must be a JSON array of strings, such as ${JSON.stringify(DEFAULT_RELAY_COMMAND)}; got ${JSON.stringify(text)}`, input: text });
+        return z.NEVER;
+      }
+    }),
+  ),
+  z
+    .array(z.string().check(z.minLength(1)), { error: `must be a JSON array of strings, such as ${JSON.stringify(DEFAULT_RELAY_COMMAND)}` })
+    .check(
+      z.minLength(1, "must name at least the executable"),
+      z.refine((command) => !/\s/.test(command[0] ?? ""), "the executable (the first element) contains whitespace; give each argument as its own element"),
+    ),
+);
 
 const Env = z.object({
-  DEFAULT_DISCOVERY_BACKEND: z.enum(DISCOVERY_BACKENDS).default("kubernetes"),
-  RESYNC_PERIOD_SECONDS: z.coerce.number().int().min(1).max(86400).default(60),
-  RESYNC_SLOTS: z.coerce.number().int().min(1).max(1440).default(10),
-  K_SINK: z.url().optional(),
-  DGD_API_VERSION: z.enum(["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]).default("nvidia.com/v1beta1"),
-  INVOCATION_DEADLINE_SECONDS: z.coerce.number().min(0.1).max(3600).default(20),
-  RELAY_COMMAND: RelayCommand.optional(),
+  DEFAULT_DISCOVERY_BACKEND: z._default(z.enum(DISCOVERY_BACKENDS), "kubernetes"),
+  RESYNC_PERIOD_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(86400)), 60),
+  RESYNC_SLOTS: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(1440)), 10),
+  K_SINK: z.optional(z.url()),
+  DGD_API_VERSION: z._default(z.enum(["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]), "nvidia.com/v1beta1"),
+  INVOCATION_DEADLINE_SECONDS: z._default(z.coerce.number().check(z.minimum(0.1), z.maximum(3600)), 20),
+  RELAY_COMMAND: z.optional(RelayCommand),
 });
 
 export function parseConfig(env: Record<string, string | undefined>): Config {

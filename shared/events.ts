@@ -3,10 +3,10 @@
  * the product's own events. Builders take id and time as parameters; the shell supplies them.
  */
 import { createHash } from "node:crypto";
-import { z } from "zod";
 import type { CloudEvent, Parsed } from "./cloudevent.ts";
 import { formatIssues } from "./issues.ts";
 import { DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_INSTANCE, LABEL_MANAGED_BY, MAX_DGD_NAME_LENGTH, PRODUCT, canPair } from "./names.ts";
+import * as z from "./zod.ts";
 
 /** Types the product emits: reverse-DNS, versioned. */
 export const EventType = {
@@ -30,9 +30,9 @@ export const APISERVER_TYPES: readonly string[] = [SourceEventType.Add, SourceEv
 // must never become a path the API server would read differently.
 const NAMESPACE_RULE = "must be a namespace name (a DNS-1123 label of at most 63 characters)";
 const OBJECT_RULE = "must be an object name (a DNS-1123 subdomain of at most 253 characters)";
-const namespaceName = z.string().max(63, NAMESPACE_RULE).regex(DNS1123_LABEL, NAMESPACE_RULE);
-const objectName = z.string().max(253, OBJECT_RULE).regex(DNS1123_SUBDOMAIN, OBJECT_RULE);
-const dprName = z.string().refine(canPair, `must be a DynamoPoolRelay name (a DNS-1035 label of at most ${MAX_DGD_NAME_LENGTH} characters)`);
+const namespaceName = z.string().check(z.maxLength(63, NAMESPACE_RULE), z.regex(DNS1123_LABEL, NAMESPACE_RULE));
+const objectName = z.string().check(z.maxLength(253, OBJECT_RULE), z.regex(DNS1123_SUBDOMAIN, OBJECT_RULE));
+const dprName = z.string().check(z.refine(canPair, `must be a DynamoPoolRelay name (a DNS-1035 label of at most ${MAX_DGD_NAME_LENGTH} characters)`));
 
 /** Identifies one DynamoPoolRelay. */
 export const DprKey = z.object({ namespace: namespaceName, name: dprName });
@@ -40,24 +40,24 @@ export type DprKey = z.infer<typeof DprKey>;
 
 export const ReconcileCause = z.enum(["DGDChanged", "DPRChanged", "Resync", "Drift"]);
 
-export const ReconcileData = DprKey.extend({
+export const ReconcileData = z.extend(DprKey, {
   cause: ReconcileCause,
 });
 export type ReconcileData = z.infer<typeof ReconcileData>;
 
-const Outcome = DprKey.extend({
-  uid: z.string().min(1),
-  generation: z.int().min(1),
+const Outcome = z.extend(DprKey, {
+  uid: z.string().check(z.minLength(1)),
+  generation: z.int().check(z.minimum(1)),
 });
 
-export const AppliedData = Outcome.extend({
+export const AppliedData = z.extend(Outcome, {
   applied: z.array(z.string()),
   unchanged: z.array(z.string()),
   skipped: z.array(z.object({ kind: z.string(), reason: z.string() })),
 });
 export type AppliedData = z.infer<typeof AppliedData>;
 
-export const WithdrawnData = Outcome.extend({
+export const WithdrawnData = z.extend(Outcome, {
   reason: z.string(),
   message: z.string(),
   service: z.enum(["deleted", "absent", "notOwned"]),
@@ -65,17 +65,17 @@ export const WithdrawnData = Outcome.extend({
 export type WithdrawnData = z.infer<typeof WithdrawnData>;
 
 /** InvalidSpec: the core rejected the spec. ApplyFailed: the API server refused a child (e.g. an invalid toleration). */
-export const RejectedData = Outcome.extend({ reason: z.enum(["InvalidSpec", "ApplyFailed"]), message: z.string() });
+export const RejectedData = z.extend(Outcome, { reason: z.enum(["InvalidSpec", "ApplyFailed"]), message: z.string() });
 export type RejectedData = z.infer<typeof RejectedData>;
 
 /** The object an ApiServerSource (Resource mode) sends: only its identity is used, as a hint. */
 export const ApiServerObject = z.looseObject({
-  apiVersion: z.string().min(1),
-  kind: z.string().min(1),
+  apiVersion: z.string().check(z.minLength(1)),
+  kind: z.string().check(z.minLength(1)),
   metadata: z.looseObject({
     name: objectName,
     namespace: namespaceName,
-    labels: z.record(z.string(), z.string()).optional(),
+    labels: z.optional(z.record(z.string(), z.string())),
   }),
 });
 
@@ -86,7 +86,7 @@ export const DATA_SCHEMAS = {
   [EventType.Rejected]: RejectedData,
 } as const;
 
-export function parseData<T>(event: CloudEvent, schema: z.ZodType<T>): Parsed<T> {
+export function parseData<T>(event: CloudEvent, schema: z.ZodMiniType<T>): Parsed<T> {
   const r = schema.safeParse(event.data);
   return r.success ? { ok: true, value: r.data } : { ok: false, error: formatIssues(r.error, `the data of ${event.type} event ${event.id}`) };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import { dotPath, formatIssues } from "./issues.ts";
+import * as z from "./zod.ts";
 
 describe("dotPath", () => {
   it.each<{ name: string; path: PropertyKey[]; want: string }>([
@@ -16,7 +16,7 @@ describe("dotPath", () => {
 });
 
 describe("formatIssues", () => {
-  const Spec = z.object({ name: z.string({ error: "must be a string" }), items: z.array(z.object({ key: z.string().min(1, "must not be empty") })) });
+  const Spec = z.object({ name: z.string({ error: "must be a string" }), items: z.array(z.object({ key: z.string().check(z.minLength(1, "must not be empty")) })) });
 
   it("names every issue with its path, in one message", () => {
     const r = Spec.safeParse({ name: 1, items: [{ key: "a" }, { key: "" }] });

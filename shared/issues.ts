@@ -2,7 +2,7 @@
  * zod issues as one readable message: every problem, each with its dotted field path, so a user
  * fixes them all in one go.
  */
-import type { z } from "zod";
+import type * as z from "./zod.ts";
 
 export function dotPath(path: readonly PropertyKey[]): string {
   return path.reduce<string>((acc, key) => {
@@ -11,7 +11,7 @@ export function dotPath(path: readonly PropertyKey[]): string {
   }, "");
 }
 
-export function formatIssues(error: z.ZodError, subject: string): string {
+export function formatIssues(error: z.core.$ZodError, subject: string): string {
   const parts = error.issues.map((issue) => {
     const path = dotPath(issue.path);
     return path === "" ? issue.message : `${path}: ${issue.message}`;

@@ -3,11 +3,11 @@
 // test/integration/crd.test.ts checks against a real one; a few generic zod schemas cover the
 // validator's messages the DynamoPoolRelay schema has no field for.
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "../zod.ts";
 import { admissionMessage } from "./admission.ts";
 import { DynamoPoolRelay } from "./dynamo-pool-relay.ts";
 
-function answer(schema: z.ZodType, input: unknown, name: string): string {
+function answer(schema: z.ZodMiniType, input: unknown, name: string): string {
   const r = schema.safeParse(input, { reportInput: true });
   if (r.success) throw new Error(`${JSON.stringify(input)} was accepted`);
   return admissionMessage(r.error, name);
@@ -78,27 +78,27 @@ describe("admissionMessage for a DynamoPoolRelay", () => {
 
 describe("admissionMessage for other schema failures", () => {
   it.each([
-    { name: "a pattern checked before the length in the schema", schema: z.string().regex(/^a/).max(2), input: "bbb", expected: "<nil>: Too long: may not be more than 2 bytes" },
-    { name: "a pattern checked before the minimum length", schema: z.string().regex(/^a/).min(2), input: "b", expected: '<nil>: Invalid value: "b": <nil> in body should be at least 2 chars long' },
-    { name: "a pattern with flags, by its source alone as the CRD states it", schema: z.string().regex(/^[a-z]+$/i), input: "1", expected: "<nil>: Invalid value: \"1\": <nil> in body should match '^[a-z]+$'" },
-    { name: "two failing patterns, by the first", schema: z.string().regex(/^a/).regex(/b$/), input: "x", expected: "<nil>: Invalid value: \"x\": <nil> in body should match '^a'" },
+    { name: "a pattern checked before the length in the schema", schema: z.string().check(z.regex(/^a/), z.maxLength(2)), input: "bbb", expected: "<nil>: Too long: may not be more than 2 bytes" },
+    { name: "a pattern checked before the minimum length", schema: z.string().check(z.regex(/^a/), z.minLength(2)), input: "b", expected: '<nil>: Invalid value: "b": <nil> in body should be at least 2 chars long' },
+    { name: "a pattern with flags, by its source alone as the CRD states it", schema: z.string().check(z.regex(/^[a-z]+$/i)), input: "1", expected: "<nil>: Invalid value: \"1\": <nil> in body should match '^[a-z]+$'" },
+    { name: "two failing patterns, by the first", schema: z.string().check(z.regex(/^a/), z.regex(/b$/)), input: "x", expected: "<nil>: Invalid value: \"x\": <nil> in body should match '^a'" },
     {
       name: "every failure of a number, which the string order does not apply to",
-      schema: z.number().max(3).multipleOf(2),
+      schema: z.number().check(z.maximum(3), z.multipleOf(2)),
       input: 5,
       expected: "[<nil>: Invalid value: 5: <nil> in body should be less than or equal to 3, <nil>: Invalid value: Invalid number: must be a multiple of 2]",
     },
     {
       name: "a refinement that is no CEL rule along with the schema's other failures",
-      schema: z.object({ a: z.string(), b: z.string().refine((v) => v === "b", "b must be b") }),
+      schema: z.object({ a: z.string(), b: z.string().check(z.refine((v) => v === "b", "b must be b")) }),
       input: { a: 1, b: "x" },
       expected: '[a: Invalid value: "integer": a in body must be of type string: "integer", b: Invalid value: b must be b]',
     },
-    { name: "too few items", schema: z.object({ l: z.array(z.string()).min(2) }), input: { l: ["a"] }, expected: "l: Invalid value: 1: l in body should have at least 2 items" },
+    { name: "too few items", schema: z.object({ l: z.array(z.string()).check(z.minLength(2)) }), input: { l: ["a"] }, expected: "l: Invalid value: 1: l in body should have at least 2 items" },
     { name: "a string format other than a pattern", schema: z.email(), input: "nope", expected: '<nil>: Invalid value: "nope": Invalid email address' },
     { name: "any other failure", schema: z.strictObject({ a: z.string() }), input: { a: "x", b: 1 }, expected: '<nil>: Invalid value: Unrecognized key: "b"' },
-    { name: "a number over the maximum", schema: z.number().max(3), input: 4, expected: "<nil>: Invalid value: 4: <nil> in body should be less than or equal to 3" },
-    { name: "a number under the minimum", schema: z.number().min(3), input: 2.5, expected: "<nil>: Invalid value: 2.5: <nil> in body should be greater than or equal to 3" },
+    { name: "a number over the maximum", schema: z.number().check(z.maximum(3)), input: 4, expected: "<nil>: Invalid value: 4: <nil> in body should be less than or equal to 3" },
+    { name: "a number under the minimum", schema: z.number().check(z.minimum(3)), input: 2.5, expected: "<nil>: Invalid value: 2.5: <nil> in body should be greater than or equal to 3" },
     { name: "a non-integer number for a string", schema: z.string(), input: 1.5, expected: '<nil>: Invalid value: "number": <nil> in body must be of type string: "number"' },
     { name: "an integer for a boolean", schema: z.boolean(), input: 2, expected: '<nil>: Invalid value: "integer": <nil> in body must be of type boolean: "integer"' },
   ])("answers $name", ({ schema, input, expected }) => {
@@ -106,7 +106,7 @@ describe("admissionMessage for other schema failures", () => {
   });
 
   it("keeps each field's own first string failure and every other failure, in order", () => {
-    const schema = z.object({ a: z.string().regex(/^a/).max(2), b: z.int(), c: z.string().min(2).regex(/^c/) });
+    const schema = z.object({ a: z.string().check(z.regex(/^a/), z.maxLength(2)), b: z.int(), c: z.string().check(z.minLength(2), z.regex(/^c/)) });
     expect(answer(schema, { a: "bbb", b: "1", c: "x" }, "x")).toBe(
       'DynamoPoolRelay.nvidia.com "x" is invalid: [a: Too long: may not be more than 2 bytes, b: Invalid value: "string": b in body must be of type integer: "string", c: Invalid value: "x": c in body should be at least 2 chars long]',
     );

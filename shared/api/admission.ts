@@ -5,7 +5,7 @@
  * (test/integration/crd.test.ts pins the same strings). Its extra notes are left out: "some
  * validation rules were not checked" and the scale subresource's second copy of a replicas error.
  */
-import type { z } from "zod";
+import type * as z from "../zod.ts";
 import { dotPath } from "../issues.ts";
 
 /** Marks an issue raised by a refinement that the CRD states as a CEL rule with this very message. */
@@ -77,7 +77,7 @@ const isCel = (issue: Issue) => issue.code === "custom" && (issue.params as { ce
  * messages quote the refused values. Like the API server, CEL rules are reported only when the
  * object passed the schema.
  */
-export function admissionMessage(error: z.ZodError, name: string): string {
+export function admissionMessage(error: z.core.$ZodError, name: string): string {
   const issues = error.issues as Issue[];
   const schema = firstStringFailure(issues.filter((i) => !isCel(i)));
   const messages = (schema.length > 0 ? schema : issues).map(fieldMessage);

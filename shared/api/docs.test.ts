@@ -1,7 +1,7 @@
 // The README's API reference tables, generated for small hand-written zod schemas. Each expected
 // line is written out as the README shows a field: path, type, notes, description.
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "../zod.ts";
 import { referenceTable } from "./docs.ts";
 
 const HEADER = ["| Field | Type | | Description |", "|---|---|---|---|"];
@@ -10,13 +10,13 @@ describe("referenceTable", () => {
   it("writes a heading, the description and a row per field: type, required, default and description", () => {
     const schema = z
       .object({
-        image: z.string().meta({ description: "The image." }),
-        replicas: z.int().default(2).meta({ description: "How many." }),
-        mode: z.enum(["A", "B"]).optional(),
-        note: z.string().meta({ description: "Either a | b." }).optional(),
-        both: z.string().meta({ description: "Required, and defaulted by the API server.", default: "x" }),
+        image: z.string().check(z.meta({ description: "The image." })),
+        replicas: z._default(z.int(), 2).check(z.meta({ description: "How many." })),
+        mode: z.optional(z.enum(["A", "B"])),
+        note: z.optional(z.string().check(z.meta({ description: "Either a | b." }))),
+        both: z.string().check(z.meta({ description: "Required, and defaulted by the API server.", default: "x" })),
       })
-      .meta({ description: "What the user wants." });
+      .check(z.meta({ description: "What the user wants." }));
     expect(referenceTable("spec", schema)).toEqual([
       "#### spec",
       "",
@@ -34,12 +34,12 @@ describe("referenceTable", () => {
 
   it("names lists, maps, int-or-strings and untyped fields as the README does", () => {
     const schema = z.object({
-      tags: z.array(z.string()).optional(),
-      matrix: z.array(z.array(z.int())).optional(),
-      labels: z.record(z.string(), z.string()).optional(),
-      quantities: z.record(z.string(), z.union([z.int(), z.string()]).meta({ "x-kubernetes-int-or-string": true })).optional(),
-      size: z.union([z.int(), z.string()]).meta({ "x-kubernetes-int-or-string": true }).optional(),
-      anything: z.unknown().optional(),
+      tags: z.optional(z.array(z.string())),
+      matrix: z.optional(z.array(z.array(z.int()))),
+      labels: z.optional(z.record(z.string(), z.string())),
+      quantities: z.optional(z.record(z.string(), z.union([z.int(), z.string()]).check(z.meta({ "x-kubernetes-int-or-string": true })))),
+      size: z.optional(z.union([z.int(), z.string()]).check(z.meta({ "x-kubernetes-int-or-string": true }))),
+      anything: z.optional(z.unknown()),
     });
     expect(referenceTable("status", schema)).toEqual([
       "#### status",
@@ -59,8 +59,8 @@ describe("referenceTable", () => {
 
   it("lists the fields of a nested object under its dotted path, but not those of an object that keeps unknown fields", () => {
     const schema = z.object({
-      resources: z.object({ limits: z.object({ cpu: z.string().meta({ description: "CPU." }) }) }).meta({ description: "Resources." }),
-      affinity: z.looseObject({ nodeAffinity: z.string().optional() }).optional().meta({ description: "Passed through." }),
+      resources: z.object({ limits: z.object({ cpu: z.string().check(z.meta({ description: "CPU." })) }) }).check(z.meta({ description: "Resources." })),
+      affinity: z.optional(z.looseObject({ nodeAffinity: z.optional(z.string()) })).check(z.meta({ description: "Passed through." })),
     });
     expect(referenceTable("spec", schema).slice(6)).toEqual([
       "| `spec.resources` | object | required | Resources. |",

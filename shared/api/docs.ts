@@ -1,5 +1,5 @@
 /** The API reference (Markdown) the README carries, generated from the same schema as the CRD. */
-import type { z } from "zod";
+import type * as z from "../zod.ts";
 import { DynamoPoolRelaySpec, DynamoPoolRelayStatus } from "./dynamo-pool-relay.ts";
 import { toOpenApi, type Schema } from "./openapi.ts";
 
@@ -29,7 +29,7 @@ function rows(schema: Schema, prefix: string): string[] {
 }
 
 /** The Markdown lines of one table: a heading, the schema's description, a row per field (nested fields dotted). */
-export function referenceTable(prefix: string, schema: z.ZodType): string[] {
+export function referenceTable(prefix: string, schema: z.core.$ZodType): string[] {
   const openApi = toOpenApi(schema);
   return [
     `#### ${prefix}`,

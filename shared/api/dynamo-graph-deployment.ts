@@ -3,42 +3,42 @@
  * components in spec.components[], v1alpha1 maps them in spec.services{}. Everything else passes
  * through untouched; the Dynamo operator owns that schema.
  */
-import { z } from "zod";
+import * as z from "../zod.ts";
 import { ObjectMeta } from "./kubernetes.ts";
 
 const Annotations = z.record(z.string(), z.string());
 
 const V1beta1Component = z.looseObject({
-  name: z.string().min(1),
-  type: z.string().optional(),
-  globalDynamoNamespace: z.boolean().optional(),
-  podTemplate: z.looseObject({
-    metadata: z.looseObject({ annotations: Annotations.optional() }).optional(),
-  }).optional(),
+  name: z.string().check(z.minLength(1)),
+  type: z.optional(z.string()),
+  globalDynamoNamespace: z.optional(z.boolean()),
+  podTemplate: z.optional(z.looseObject({
+    metadata: z.optional(z.looseObject({ annotations: z.optional(Annotations) })),
+  })),
 });
 
 const V1alpha1Service = z.looseObject({
-  componentType: z.string().optional(),
-  subComponentType: z.string().optional(),
-  globalDynamoNamespace: z.boolean().optional(),
-  annotations: Annotations.optional(),
+  componentType: z.optional(z.string()),
+  subComponentType: z.optional(z.string()),
+  globalDynamoNamespace: z.optional(z.boolean()),
+  annotations: z.optional(Annotations),
 });
 
 const ComponentStatus = z.looseObject({
-  componentNames: z.array(z.string()).optional(),
+  componentNames: z.optional(z.array(z.string())),
 });
 
 export const DynamoGraphDeployment = z.looseObject({
   apiVersion: z.enum(["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]),
   kind: z.literal("DynamoGraphDeployment"),
   metadata: ObjectMeta,
-  spec: z.looseObject({
-    components: z.array(V1beta1Component).optional(),
-    services: z.record(z.string(), V1alpha1Service.nullable()).optional(),
-  }).optional(),
-  status: z.looseObject({
-    components: z.record(z.string(), ComponentStatus).optional(),
-  }).optional(),
+  spec: z.optional(z.looseObject({
+    components: z.optional(z.array(V1beta1Component)),
+    services: z.optional(z.record(z.string(), z.nullable(V1alpha1Service))),
+  })),
+  status: z.optional(z.looseObject({
+    components: z.optional(z.record(z.string(), ComponentStatus)),
+  })),
 });
 export type DynamoGraphDeployment = z.infer<typeof DynamoGraphDeployment>;
 

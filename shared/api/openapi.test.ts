@@ -2,7 +2,7 @@
 // wants a CRD's structural schema (no additionalProperties: false, x-kubernetes-preserve-unknown-fields
 // for objects that keep unknown fields, int-or-string as anyOf integer/string, no JSON-number bounds).
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "../zod.ts";
 import { toOpenApi } from "./openapi.ts";
 
 const cases = [
@@ -14,7 +14,7 @@ const cases = [
   },
   {
     name: "an object that keeps unknown fields as x-kubernetes-preserve-unknown-fields",
-    schema: z.looseObject({ a: z.string().optional() }).meta({ description: "Passed through." }),
+    schema: z.looseObject({ a: z.optional(z.string()) }).check(z.meta({ description: "Passed through." })),
     expected: { type: "object", description: "Passed through.", properties: { a: { type: "string" } }, "x-kubernetes-preserve-unknown-fields": true },
   },
   {
@@ -29,21 +29,21 @@ const cases = [
   },
   {
     name: "an int-or-string as anyOf integer, string, whatever the union's own members",
-    schema: z.union([z.number(), z.string()]).meta({ description: "A quantity.", "x-kubernetes-int-or-string": true }),
+    schema: z.union([z.number(), z.string()]).check(z.meta({ description: "A quantity.", "x-kubernetes-int-or-string": true })),
     expected: { description: "A quantity.", "x-kubernetes-int-or-string": true, anyOf: [{ type: "integer" }, { type: "string" }] },
   },
   { name: "an integer without the bounds of a safe JSON number", schema: z.int(), expected: { type: "integer" } },
-  { name: "an integer with its own lower bound and no upper one", schema: z.int().min(-5), expected: { type: "integer", minimum: -5 } },
-  { name: "an integer with its own upper bound and no lower one", schema: z.int().max(10), expected: { type: "integer", maximum: 10 } },
-  { name: "an integer with both its own bounds", schema: z.int().min(0).max(10), expected: { type: "integer", minimum: 0, maximum: 10 } },
+  { name: "an integer with its own lower bound and no upper one", schema: z.int().check(z.minimum(-5)), expected: { type: "integer", minimum: -5 } },
+  { name: "an integer with its own upper bound and no lower one", schema: z.int().check(z.maximum(10)), expected: { type: "integer", maximum: 10 } },
+  { name: "an integer with both its own bounds", schema: z.int().check(z.minimum(0), z.maximum(10)), expected: { type: "integer", minimum: 0, maximum: 10 } },
   {
     name: "a nullable field defaulting to null",
-    schema: z.string().nullable().default(null),
+    schema: z._default(z.nullable(z.string()), null),
     expected: { type: "string", nullable: true, default: null },
   },
   {
     name: "the same rewrites inside arrays and nested objects, with arrays kept in order",
-    schema: z.strictObject({ list: z.array(z.looseObject({})), n: z.int().optional(), e: z.enum(["B", "A"]) }),
+    schema: z.strictObject({ list: z.array(z.looseObject({})), n: z.optional(z.int()), e: z.enum(["B", "A"]) }),
     expected: {
       type: "object",
       properties: {

@@ -3,7 +3,7 @@
  * OpenAPI 3.0; this pass rewrites what Kubernetes spells differently (unknown fields, int-or-string)
  * and drops what it forbids (additionalProperties: false, JSON-number bounds of z.int()).
  */
-import { z } from "zod";
+import * as z from "../zod.ts";
 
 export type Schema = { [key: string]: unknown };
 
@@ -26,7 +26,7 @@ function structural(node: unknown): unknown {
   return out;
 }
 
-export function toOpenApi(schema: z.ZodType): Schema {
+export function toOpenApi(schema: z.core.$ZodType): Schema {
   // The openapi-3.0 target writes no $schema, which a CRD's schema must not have.
   return structural(z.toJSONSchema(schema, { target: "openapi-3.0", io: "input", unrepresentable: "throw" })) as Schema;
 }

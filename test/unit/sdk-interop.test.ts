@@ -247,14 +247,26 @@ describe("why the functions keep their own parser: the SDK's readers are lenient
 });
 
 describe("cold start", () => {
-  it("keeps the SDK out of every function's bundle: only the CLI loads it", async () => {
-    const result = await build({
+  const bundle = () =>
+    build({
       entryPoints: ["apply", "dead-letter", "eligibility", "status"].map((f) => new URL(`../../functions/${f}/index.ts`, import.meta.url).pathname),
       bundle: true, splitting: true, format: "esm", platform: "node", write: false, metafile: true, outdir: tmpdir(), logLevel: "silent",
       external: ["@google-cloud/functions-framework"],
     });
-    const inputs = Object.keys(result.metafile.inputs);
+
+  it("keeps the SDK out of every function's bundle: only the CLI loads it", async () => {
+    const inputs = Object.keys((await bundle()).metafile.inputs);
     expect(inputs.some((i) => i.includes("node_modules/zod/"))).toBe(true);
     expect(inputs.filter((i) => i.includes("node_modules/cloudevents/"))).toEqual([]);
+  });
+
+  it("bundles zod/mini with its English messages only, not full zod", async () => {
+    // What the output holds: the bundler reaches every locale, and keeps only those in use.
+    const zod = Object.values((await bundle()).metafile.outputs)
+      .flatMap((o) => Object.entries(o.inputs))
+      .filter(([i, { bytesInOutput }]) => i.includes("node_modules/zod/") && bytesInOutput > 0)
+      .map(([i]) => i);
+    expect(zod.some((i) => i.includes("/v4/mini/"))).toBe(true);
+    expect(zod.filter((i) => i.includes("/v4/classic/") || (i.includes("/locales/") && !i.endsWith("/en.js")))).toEqual([]);
   });
 });
