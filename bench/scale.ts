@@ -1,0 +1,161 @@
+// npm run bench:scale: the product's API cost at scale, on the local control plane (profile api) with
+// the bundled functions as real processes (admin credentials; the sink of their replies is a local
+// server that answers as the Broker's ingress does). Prints:
+//   1. the API server taking SCALE_DPRS (default 10,000) DynamoPoolRelays with server-side apply,
+//      and their status writes (its own rate here, 32 requests at once);
+//   2. one resync tick of eligibility over them: API requests, pages, reconcile requests emitted,
+//      wall time, peak RSS;
+//   3. one converged pair reconciled again as a periodic resync does (apply, then status on its
+//      report): API requests each;
+//   4. from those, the requests an idle hour puts on the API server per 1,000 DynamoPoolRelays.
+// SCALE_NODE_OPTIONS goes to the functions as NODE_OPTIONS (e.g. a heap limit).
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { startControlPlane } from "../dev/control-plane/index.ts";
+import { freePort } from "../dev/control-plane/ports.ts";
+import { fromHttp, toBinary, type CloudEvent } from "../shared/cloudevent.ts";
+import { settleBounded } from "../shared/concurrency.ts";
+import { EventType, productEvent, SourceEventType } from "../shared/events.ts";
+import type { KubeObject } from "../shared/kube/client.ts";
+import { ticksPerHour } from "./idle-model.ts";
+
+const root = fileURLToPath(new URL("../", import.meta.url));
+const DPRS = Number(process.env["SCALE_DPRS"] ?? 10_000);
+const PER_NAMESPACE = 100;
+const SLOTS = 6;
+const PERIOD_SECONDS = 300;
+const MANAGER = "dynamo-pool-relay/bench";
+const now = () => new Date().toISOString();
+
+const cp = await startControlPlane({ profile: "api", ownerPid: process.pid, log: () => {} });
+const admin = cp.client;
+try {
+  // 1. The objects, as fast as the API server takes them.
+  const namespaces = Array.from({ length: Math.ceil(DPRS / PER_NAMESPACE) }, (_, i) => `scale-${i}`);
+  for (const name of namespaces) await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name } }, MANAGER);
+  const keys = Array.from({ length: DPRS }, (_, i) => ({ namespace: namespaces[Math.floor(i / PER_NAMESPACE)]!, name: `g${i % PER_NAMESPACE}` }));
+  let t = performance.now();
+  const created = await settleBounded(keys, 32, async ({ namespace, name }) => {
+    const dpr = await admin.apply<KubeObject>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace, name }, spec: { image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.0", clusterID: "bench" } }, MANAGER);
+    // Converged, as a steady-state cluster's are: the tick asks only for the periodic slot.
+    await admin.replaceStatus({ ...dpr, status: { observedGeneration: 1 } });
+  });
+  const createMs = performance.now() - t;
+  if (created.failures.length) throw new Error(`${created.failures.length} DynamoPoolRelays not created: ${String(created.failures[0]!.error)}`);
+
+  // 2. One resync tick, through the bundled eligibility function.
+  const sink = await replySink();
+  const eligibility = await serve("eligibility", { K_SINK: sink.url, RESYNC_PERIOD_SECONDS: String(PERIOD_SECONDS), RESYNC_SLOTS: String(SLOTS) });
+  const rssBefore = memory(eligibility.child, "VmRSS");
+  t = performance.now();
+  const tick = await eligibility.send({ specversion: "1.0", id: "tick-1", source: "/bench/ping", type: SourceEventType.Ping, time: now(), datacontenttype: "application/json", data: { resync: true }, extensions: {} });
+  const tickMs = performance.now() - t;
+  const tickLog = await eligibility.logged("tick-1");
+  const peakMb = memory(eligibility.child, "VmHWM");
+
+  // 3. A converged pair, reconciled again as a periodic resync does.
+  await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "pair" } }, MANAGER);
+  await admin.apply({ apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { namespace: "pair", name: "g1" }, spec: { backendFramework: "vllm", components: [{ name: "Frontend", type: "frontend" }, { name: "decode", type: "decode", replicas: 1 }] } }, MANAGER);
+  await admin.apply({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace: "pair", name: "g1" }, spec: { image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.0", clusterID: "bench" } }, MANAGER);
+  const apply = await serve("apply", {});
+  const status = await serve("status", {});
+  let round: { apply: Logged; status: Logged } | undefined;
+  for (let i = 0; i < 5; i++) {
+    const reconcile = productEvent(EventType.Reconcile, { namespace: "pair", name: "g1", cause: "Resync" }, { source: "/bench", cause: `resync-${i}`, time: now() });
+    const report = await apply.send(reconcile);
+    const applied = await apply.logged(reconcile.id);
+    if (!report) throw new Error(`apply answered without a report: ${JSON.stringify(applied)}`);
+    await status.send(report);
+    round = { apply: applied, status: await status.logged(report.id) };
+    if (round.apply.writes === 0 && round.status.writes === 0) break;
+  }
+  for (const f of [eligibility, apply, status]) f.child.kill("SIGKILL");
+  sink.server.close();
+
+  // 4. An idle hour per 1,000 DynamoPoolRelays: every tick lists them and reconciles one slot.
+  const ticks = ticksPerHour("*/5 * * * *");
+  const perReconcile = round!.apply.reads + round!.apply.writes + round!.status.reads + round!.status.writes;
+  const idlePerHour = ticks * (Math.ceil(1000 / 500) + (1000 / SLOTS) * perReconcile);
+
+  console.log(`\n${DPRS.toLocaleString("en")} DynamoPoolRelays in ${namespaces.length} namespaces (profile api, 32 requests at once)\n`);
+  console.log("| | |\n|---|---|");
+  console.log(`| server-side apply + status write of each (the API server's own rate) | ${(createMs / 1000).toFixed(1)} s, ${Math.round((DPRS * 2) / (createMs / 1000))} requests/s |`);
+  console.log(`| resync tick: API requests (LIST pages of 500) | ${tickLog.reads + tickLog.writes} (${tickLog["pages"]} pages) |`);
+  console.log(`| resync tick: reconcile requests emitted (one slot of ${SLOTS}) | ${tickLog["emitted"]} of ${tickLog["listed"]} listed, ${sink.received} received |`);
+  console.log(`| resync tick: wall time, answer ${tick === undefined ? 204 : 200} | ${(tickMs / 1000).toFixed(2)} s |`);
+  console.log(`| eligibility RSS before the tick / peak | ${rssBefore.toFixed(0)} MiB / ${peakMb.toFixed(0)} MiB |`);
+  console.log(`| periodic reconcile of a converged pair: apply / status requests (reads + writes) | ${round!.apply.reads} + ${round!.apply.writes} / ${round!.status.reads} + ${round!.status.writes} |`);
+  console.log(`| API requests per idle hour per 1,000 DynamoPoolRelays (${ticks} ticks x (2 pages + ${(1000 / SLOTS).toFixed(0)} x ${perReconcile})) | ${Math.round(idlePerHour).toLocaleString("en")} (${(idlePerHour / 3600).toFixed(1)}/s); a cached controller: 0 |`);
+} finally {
+  await cp.stop();
+}
+
+interface Logged {
+  reads: number;
+  writes: number;
+  status: number;
+  [field: string]: unknown;
+}
+
+/** A bundled function as a process, its log lines by event id, and a way to send it an event. */
+async function serve(target: string, env: Record<string, string>) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [`${root}dist/functions/main.mjs`, `--target=${target}`, `--source=${root}dist/functions/${target}/index.mjs`, `--port=${port}`], {
+    env: { ...process.env, KUBECONFIG: cp.kubeconfig, NODE_ENV: "production", K_SINK: "http://127.0.0.1:9/", NODE_OPTIONS: process.env["SCALE_NODE_OPTIONS"] ?? "", ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const lines = new Map<string, Logged>();
+  const waiting = new Map<string, (l: Logged) => void>();
+  createInterface({ input: child.stdout! }).on("line", (line) => {
+    const log = JSON.parse(line) as Logged & { event?: { id: string } };
+    const id = log.event?.id;
+    if (!id) return;
+    lines.set(id, log);
+    waiting.get(id)?.(log);
+  });
+  for (;;) {
+    try {
+      await fetch(`http://127.0.0.1:${port}/`, { method: "GET" });
+      break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+  return {
+    child,
+    /** The reply event, if any. */
+    async send(event: CloudEvent): Promise<CloudEvent | undefined> {
+      const { headers, body } = toBinary(event);
+      const res = await fetch(`http://127.0.0.1:${port}/`, { method: "POST", headers, body });
+      const text = await res.text();
+      if (res.status >= 300) throw new Error(`${target} answered ${res.status}: ${text}`);
+      if (res.status === 204) return undefined;
+      const reply = fromHttp(Object.fromEntries(res.headers), Buffer.from(text));
+      if (!reply.ok) throw new Error(`${target}'s reply is not a CloudEvent: ${reply.error}`);
+      return reply.value;
+    },
+    logged: (id: string) => new Promise<Logged>((resolve) => (lines.has(id) ? resolve(lines.get(id)!) : waiting.set(id, resolve))),
+  };
+}
+
+/** Where the resync's reconcile requests go: answers 202 as the Broker's ingress does, and counts. */
+async function replySink(): Promise<{ url: string; server: http.Server; received: number }> {
+  const sink = { received: 0 };
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      sink.received++;
+      res.writeHead(202).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return Object.assign(sink, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server });
+}
+
+function memory(child: ChildProcess, field: "VmRSS" | "VmHWM"): number {
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))![1]) / 1024;
+}
