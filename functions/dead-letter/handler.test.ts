@@ -9,6 +9,7 @@ import { parseConfig } from "../../shared/config.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
 import { FakeKube } from "../../test/unit/fake-kube.ts";
 import { serve } from "../runtime/serve.ts";
+import { sinkPost } from "../runtime/sink.ts";
 import { deadLetter } from "./handler.ts";
 
 const NOW = "2026-03-01T00:00:00Z";
@@ -35,7 +36,7 @@ async function invoke(event: CloudEvent) {
   const lines: string[] = [];
   const kube = new FakeKube();
   const { headers, body: raw } = toBinary(event);
-  await serve("dead-letter", deadLetter, { kube: async () => kube.client, config: parseConfig({ INVOCATION_DEADLINE_SECONDS: "8" }), now: () => NOW, fetch: globalThis.fetch, log: (l) => lines.push(l) })(
+  await serve("dead-letter", deadLetter, { kube: async () => kube.client, config: parseConfig({ INVOCATION_DEADLINE_SECONDS: "8" }), now: () => NOW, post: sinkPost({}), log: (l) => lines.push(l) })(
     { method: "POST", headers, rawBody: Buffer.from(raw) },
     res,
   );

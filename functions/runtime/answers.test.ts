@@ -15,6 +15,7 @@ import { apply } from "../apply/handler.ts";
 import { eligibility } from "../eligibility/handler.ts";
 import type { Handler } from "./handler.ts";
 import { serve, type Environment } from "./serve.ts";
+import { sinkPost, type SinkPost } from "./sink.ts";
 
 const NOW = "2026-03-01T00:00:00Z";
 
@@ -74,7 +75,7 @@ describe("transient API failures are answered 503, through the shell", () => {
       if (req.method === "PATCH" && req.url!.includes("dryRun=All")) return json(res, 200, {});
       return json(res, 409, { kind: "Status", reason: "Conflict", message: "Operation cannot be fulfilled: the object has been modified" });
     });
-    const { answer, log } = await invoke("apply", apply, { kube: async () => api.kube, config: parseConfig({}), fetch: globalThis.fetch }, reconcile);
+    const { answer, log } = await invoke("apply", apply, { kube: async () => api.kube, config: parseConfig({}), post: sinkPost({}) }, reconcile);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body).error).toMatch(/409 Operation cannot be fulfilled/);
     expect(log).toMatchObject({ function: "apply", status: 503 });
@@ -84,7 +85,7 @@ describe("transient API failures are answered 503, through the shell", () => {
 
   it("a network error (the connection reset): 503", async () => {
     const api = await apiServer((req) => req.socket.destroy());
-    const { answer, log } = await invoke("apply", apply, { kube: async () => api.kube, config: parseConfig({}), fetch: globalThis.fetch }, reconcile);
+    const { answer, log } = await invoke("apply", apply, { kube: async () => api.kube, config: parseConfig({}), post: sinkPost({}) }, reconcile);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body).error).toMatch(/^GET \/apis\/nvidia\.com\/v1(alpha|beta)1\/namespaces\/team-a\/.*: (socket hang up|.*closed|.*ECONNRESET)/);
     expect(log).toMatchObject({ status: 503 });
@@ -95,7 +96,7 @@ describe("transient API failures are answered 503, through the shell", () => {
     const api = await apiServer(() => {
       // Never answers.
     });
-    const done = invoke("apply", apply, { kube: async () => api.kube, config: parseConfig({ INVOCATION_DEADLINE_SECONDS: "30" }), fetch: globalThis.fetch }, reconcile);
+    const done = invoke("apply", apply, { kube: async () => api.kube, config: parseConfig({ INVOCATION_DEADLINE_SECONDS: "30" }), post: sinkPost({}) }, reconcile);
     while (api.seen.length < 2) await new Promise<void>((r) => setImmediate(r));
     vi.advanceTimersByTime(REQUEST_TIMEOUT_MS);
     const { answer, log } = await done;
@@ -110,7 +111,7 @@ describe("transient API failures are answered 503, through the shell", () => {
     // The clock reads 0 when the invocation starts and an hour later at the first request.
     let reads = 0;
     const clock: Clock = { now: () => (reads++ === 0 ? 0 : 3_600_000), sleep: async () => {} };
-    const { answer, log } = await invoke("apply", apply, { kube: async () => api.kube, config: parseConfig({}), fetch: globalThis.fetch, clock }, reconcile);
+    const { answer, log } = await invoke("apply", apply, { kube: async () => api.kube, config: parseConfig({}), post: sinkPost({}), clock }, reconcile);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body).error).toMatch(/not sent, the invocation's deadline has passed/);
     expect(log).toMatchObject({ status: 503, deadlineExceeded: true, writes: 0 });
@@ -130,8 +131,8 @@ describe("a resync tick whose requests the sink does not take is answered 503, s
     { name: "accepts none (404, no such Broker)", answer: 404 },
   ])("the sink $name: 503", async ({ answer: code }) => {
     const sent: string[] = [];
-    const fetch = (async (_url: string, init: RequestInit) => ((sent.push((init.headers as Record<string, string>)["ce-subject"]!)), new Response(null, { status: code }))) as unknown as typeof globalThis.fetch;
-    const { answer, log } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({ K_SINK: SINK }), fetch }, tick);
+    const post: SinkPost = async (_url, headers) => (sent.push(headers["ce-subject"]!), code);
+    const { answer, log } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({ K_SINK: SINK }), post }, tick);
     expect(sent.sort()).toEqual(["team-a/g1", "team-a/g2"]);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body).error).toMatch(new RegExp(`2 of 2 reconcile requests failed, 0 sent .*: the sink answered ${code} to event`));
@@ -139,26 +140,26 @@ describe("a resync tick whose requests the sink does not take is answered 503, s
   });
 
   it("the sink is unreachable: 503", async () => {
-    const fetch = (async () => {
-      throw new TypeError("fetch failed", { cause: new Error("connect ECONNREFUSED 10.96.0.10:80") });
-    }) as unknown as typeof globalThis.fetch;
-    const { answer } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({ K_SINK: SINK }), fetch }, tick);
+    const post: SinkPost = async () => {
+      throw new Error("connect ECONNREFUSED 10.96.0.10:80");
+    };
+    const { answer } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({ K_SINK: SINK }), post }, tick);
     expect(answer.status).toBe(503);
-    expect(JSON.parse(answer.body).error).toMatch(/2 of 2 reconcile requests failed.*the sink .* is unreachable: fetch failed \(connect ECONNREFUSED/);
+    expect(JSON.parse(answer.body).error).toMatch(/2 of 2 reconcile requests failed.*the sink .* is unreachable: connect ECONNREFUSED/);
   });
 
   it("K_SINK is not set (no SinkBinding): 503, naming the variable, and nothing is sent", async () => {
-    const fetch = (async () => {
+    const post: SinkPost = async () => {
       throw new Error("no sink: nothing may be sent");
-    }) as unknown as typeof globalThis.fetch;
-    const { answer } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({}), fetch }, tick);
+    };
+    const { answer } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({}), post }, tick);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body).error).toMatch(/2 of 2 reconcile requests failed.*K_SINK is not set/);
   });
 
   it("all taken: 204, no reply", async () => {
-    const fetch = (async () => new Response(null, { status: 202 })) as unknown as typeof globalThis.fetch;
-    const { answer, log } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({ K_SINK: SINK }), fetch }, tick);
+    const post: SinkPost = async () => 202;
+    const { answer, log } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({ K_SINK: SINK }), post }, tick);
     expect(answer.status).toBe(204);
     expect(log).toMatchObject({ decision: "Resync", emitted: 2, failed: 0 });
   });

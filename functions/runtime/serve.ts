@@ -12,6 +12,7 @@ import { ApiError } from "../../shared/kube/errors.ts";
 import { KubeClient, connect, systemClock, type Clock } from "../../shared/kube/client.ts";
 import { continueTrace, incomingTrace, traceAttributes, traceLogFields, type Span } from "../../shared/trace-context.ts";
 import { BadEvent, type Context, type Handler } from "./handler.ts";
+import { sinkPost, type SinkPost } from "./sink.ts";
 
 interface Request {
   method: string;
@@ -31,36 +32,10 @@ export interface Environment {
   kube: () => Promise<KubeClient>;
   config: Config;
   now: () => string;
-  fetch: typeof fetch;
+  post: SinkPost;
   log: (line: string) => void;
   /** Measures the invocation's deadline; tests give their own. */
   clock?: Clock;
-}
-
-/**
- * fetch for the sink, through HTTP_PROXY/HTTPS_PROXY (except NO_PROXY hosts) when they are set, as
- * Knative's own Go clients do. undici's EnvHttpProxyAgent reads them; Node's global fetch would
- * follow them only with NODE_USE_ENV_PROXY, and only until a module installs its own dispatcher
- * (the Kubernetes client's undici does).
- */
-export function sinkFetch(env: Record<string, string | undefined>): typeof fetch {
-  if (![env["HTTP_PROXY"], env["HTTPS_PROXY"], env["http_proxy"], env["https_proxy"]].some(Boolean)) return globalThis.fetch;
-  let proxied: Promise<typeof fetch> | undefined;
-  return async (input, init) => {
-    proxied ??= import("undici").then((m) => {
-      // undici is CommonJS: bundled, its exports arrive as the default export.
-      const { fetch, EnvHttpProxyAgent } = (m as unknown as { default?: typeof m }).default ?? m;
-      const pick = (name: string) => env[name] ?? env[name.toLowerCase()];
-      const dispatcher = new EnvHttpProxyAgent({
-        ...(pick("HTTP_PROXY") ? { httpProxy: pick("HTTP_PROXY") } : {}),
-        ...(pick("HTTPS_PROXY") ? { httpsProxy: pick("HTTPS_PROXY") } : {}),
-        ...(pick("NO_PROXY") ? { noProxy: pick("NO_PROXY") } : {}),
-      });
-      return ((i: string, o: RequestInit) => fetch(i, { ...o, dispatcher } as Parameters<typeof fetch>[1])) as unknown as typeof globalThis.fetch;
-    });
-    // A failed import is tried again on the next emit, not remembered.
-    return (await proxied.catch((err: unknown) => ((proxied = undefined), Promise.reject(err))))(input, init);
-  };
 }
 
 /** The production environment: credentials from the default chain (in-cluster on Knative), config from process.env. */
@@ -70,7 +45,7 @@ export function defaultEnvironment(): Environment {
     kube: () => (kube ??= connect(process.env["KUBECONFIG"]).then((c) => new KubeClient(c))),
     config: parseConfig(process.env),
     now: () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
-    fetch: sinkFetch(process.env),
+    post: sinkPost(process.env),
     log: (line) => process.stdout.write(`${line}\n`),
   };
 }
@@ -89,12 +64,10 @@ function emitter(env: Environment, signal: AbortSignal, span: Span | undefined):
     const headers = span ? { ...binary.headers, ...traceAttributes(span) } : binary.headers;
     const { body } = binary;
     // Sink trouble passes with time: answered 503 like any transient failure.
-    const res = await env.fetch(env.config.sink, { method: "POST", headers, body, signal }).catch((err: Error) => {
-      // fetch's own message is only "fetch failed"; the reason is its cause.
-      const cause = err.cause instanceof Error ? ` (${err.cause.message})` : "";
-      throw new ApiError(0, "SinkUnreachable", `the sink ${env.config.sink} is unreachable: ${err.message}${cause}`);
+    const status = await env.post(env.config.sink, headers, body, signal).catch((err: Error) => {
+      throw new ApiError(0, "SinkUnreachable", `the sink ${env.config.sink} is unreachable: ${err.message}`);
     });
-    if (!res.ok) throw new ApiError(res.status >= 500 ? res.status : 503, "SinkRefused", `the sink answered ${res.status} to event ${event.id}`);
+    if (status < 200 || status > 299) throw new ApiError(status >= 500 ? status : 503, "SinkRefused", `the sink answered ${status} to event ${event.id}`);
   };
 }
 

@@ -10,6 +10,7 @@ import { parseConfig } from "../../shared/config.ts";
 import { KubeClient } from "../../shared/kube/client.ts";
 import { DEFAULT_MAX_EVENT_BYTES as LIMIT } from "./body-limit.ts";
 import { serve } from "./serve.ts";
+import { sinkPost } from "./sink.ts";
 import { functionServer } from "./server.ts";
 
 const seen: CloudEvent[] = [];
@@ -21,7 +22,7 @@ beforeAll(async () => {
     kube: async () => new KubeClient({ server: "https://kube.test", httpsOptions: async () => ({}) }),
     config: parseConfig({}),
     now: () => "2026-03-01T00:00:00Z",
-    fetch: globalThis.fetch,
+    post: sinkPost({}),
     log: () => {},
   }));
   server = functionServer("body-limit-unit", LIMIT);

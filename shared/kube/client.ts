@@ -122,7 +122,8 @@ export async function clientNodeConnection(kubeconfig: string | undefined, env: 
   };
 }
 
-async function envProxyAgent(server: URL, env: Record<string, string | undefined>): Promise<http.Agent | undefined> {
+/** The agent that tunnels to `server` through HTTP_PROXY/HTTPS_PROXY, unless NO_PROXY exempts it. */
+export async function envProxyAgent(server: URL, env: Record<string, string | undefined>): Promise<http.Agent | undefined> {
   const proxy = proxyFromEnv(server, env);
   if (!proxy) return undefined;
   const { HttpsProxyAgent, HttpProxyAgent } = await import("hpagent");

@@ -11,6 +11,7 @@ import { apply } from "../../functions/apply/handler.ts";
 import { eligibility } from "../../functions/eligibility/handler.ts";
 import type { Handler } from "../../functions/runtime/handler.ts";
 import { serve } from "../../functions/runtime/serve.ts";
+import { sinkPost } from "../../functions/runtime/sink.ts";
 import { status } from "../../functions/status/handler.ts";
 import { toBinary, toStructured, type CloudEvent } from "../../shared/cloudevent.ts";
 import { parseConfig } from "../../shared/config.ts";
@@ -40,7 +41,7 @@ async function start(name: string, handler: Handler, env: Record<string, string>
     kube: async () => kube,
     config: parseConfig(env),
     now: () => "2026-03-01T00:00:00Z",
-    fetch: globalThis.fetch,
+    post: sinkPost({}),
     log: (l) => logs.push(JSON.parse(l)),
   }));
   const server = getTestServer(target);

@@ -16,6 +16,7 @@ import { deadLetter } from "../../functions/dead-letter/handler.ts";
 import { eligibility } from "../../functions/eligibility/handler.ts";
 import type { Handler } from "../../functions/runtime/handler.ts";
 import { serve } from "../../functions/runtime/serve.ts";
+import { sinkPost } from "../../functions/runtime/sink.ts";
 import { status } from "../../functions/status/handler.ts";
 import { parseConfig } from "../../shared/config.ts";
 import { EventType } from "../../shared/events.ts";
@@ -35,7 +36,7 @@ async function listen(server: Server): Promise<string> {
 
 async function start(name: string, handler: Handler, env: Record<string, string> = {}) {
   const kube = new KubeClient({ server: API, httpsOptions: async () => ({}) });
-  http(`${name}-sdk`, serve(name, handler, { kube: async () => kube, config: parseConfig(env), now: () => NOW, fetch: globalThis.fetch, log: (l) => logs.push(JSON.parse(l)) }));
+  http(`${name}-sdk`, serve(name, handler, { kube: async () => kube, config: parseConfig(env), now: () => NOW, post: sinkPost({}), log: (l) => logs.push(JSON.parse(l)) }));
   const server = getTestServer(`${name}-sdk`);
   servers[name] = { server, url: await listen(server) };
 }
