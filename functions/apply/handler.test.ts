@@ -150,3 +150,27 @@ describe("apply's withdrawn.v1 reply and the withdrawal's delete", () => {
     expect(kube.stats.writes).toBe(0);
   });
 });
+
+describe("apply's requests for one key at once", () => {
+  it("share runs: a third request arriving during the first is answered by the second's run, without a reply of its own", async () => {
+    const kube = new FakeKube([dpr, dgd(), ...Object.values(current())]);
+    const results = await Promise.all([apply(reconcile(), context(kube)), apply(reconcile(), context(kube)), apply(reconcile(), context(kube))]);
+    // Two runs of two reads (DynamoPoolRelay, DGD) and six children each.
+    expect(kube.ops("get").filter((c) => c.ref.kind === "DynamoPoolRelay")).toHaveLength(2);
+    expect(kube.stats.reads).toBe(16);
+    expect(results.map((r) => [r.decision, r.reply?.type, r.fields?.["coalesced"]])).toEqual([
+      ["Applied", EventType.Applied, undefined],
+      ["Applied", EventType.Applied, undefined],
+      ["Applied", undefined, true],
+    ]);
+  });
+
+  it("run side by side for different keys", async () => {
+    const other = { ...dpr, metadata: { ...dpr.metadata, namespace: "team-b", uid: "dpr-uid-2" } };
+    const kube = new FakeKube([dpr, other]);
+    const otherRequest = productEvent(EventType.Reconcile, { namespace: "team-b", name: "g1", cause: "DGDChanged" }, { source: "/test", cause: "r2", time: NOW });
+    const results = await Promise.all([apply(reconcile(), context(kube)), apply(otherRequest, context(kube))]);
+    expect(results.map((r) => r.fields?.["coalesced"])).toEqual([undefined, undefined]);
+    expect(kube.ops("get").filter((c) => c.ref.kind === "DynamoPoolRelay").map((c) => c.ref.namespace)).toEqual(["team-a", "team-b"]);
+  });
+});

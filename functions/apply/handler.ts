@@ -6,22 +6,33 @@
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import { desiredChildren, planApply, type LiveObject } from "../../shared/apply-plan.ts";
+import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForApply } from "../../shared/classify.ts";
 import { decide } from "../../shared/decide.ts";
-import { EventType, productEvent } from "../../shared/events.ts";
+import { EventType, productEvent, type ReconcileData } from "../../shared/events.ts";
 import { Reporter, applied, foreignChildren, rejected, renderEvent, withdrawn, type Occurrence } from "../../shared/k8s-events.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { ownership } from "../../shared/ownership.ts";
-import { eventFields, mustClassify, recordEvent, type Handler } from "../runtime/handler.ts";
+import { coalescing, eventFields, mustClassify, recordEvent, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/apply";
 /** Force: the DynamoPoolRelay is the source of truth for children it controls; foreign ones are never applied. */
 export const FIELD_MANAGER = "dynamo-pool-relay/apply";
 
+/**
+ * Requests for one key at once (a DGD and its DynamoPoolRelay changed together, drift seen by
+ * several child events) share runs: apply decides from what it reads, never from the request.
+ */
+const requests = coalescing();
+
 export const apply: Handler = async (event, ctx) => {
   // 1. Parse: only reconcile requests, with a valid key.
   const key = mustClassify(classifyForApply(event));
+  return requests(key, () => converge(event, ctx, key));
+};
+
+async function converge(event: CloudEvent, ctx: Context, key: ReconcileData): Promise<Result> {
   const emit = { source: SOURCE, cause: event.id, time: ctx.now() };
 
   // 2. Read the truth.
@@ -82,4 +93,4 @@ export const apply: Handler = async (event, ctx) => {
     ...(plan.skipped.length > 0 ? [await report(foreignChildren(plan.skipped), true)] : []),
   ];
   return { decision: "Applied", reply: productEvent(EventType.Applied, data, emit), fields: { key, applied: data.applied, skipped: plan.skipped.length, ...eventFields(events) } };
-};
+}

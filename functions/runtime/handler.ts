@@ -4,7 +4,9 @@
  */
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import type { Classified } from "../../shared/classify.ts";
+import { Coalescer } from "../../shared/coalesce.ts";
 import type { Config } from "../../shared/config.ts";
+import type { DprKey } from "../../shared/events.ts";
 import type { KubeEvent } from "../../shared/k8s-events.ts";
 import type { KubeClient } from "../../shared/kube/client.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
@@ -35,6 +37,19 @@ export class BadEvent extends Error {
     this.name = "BadEvent";
     this.status = status;
   }
+}
+
+/**
+ * Concurrent invocations about one DynamoPoolRelay in this process share runs (shared/coalesce.ts).
+ * One answered by another's run returns its decision without its reply: that run's invocation sends
+ * it, once.
+ */
+export function coalescing(): (key: DprKey, run: () => Promise<Result>) => Promise<Result> {
+  const runs = new Coalescer<Result>();
+  return async (key, run) => {
+    const { value, ran } = await runs.run(`${key.namespace}/${key.name}`, run);
+    return ran ? value : { decision: value.decision, fields: { ...value.fields, coalesced: true } };
+  };
 }
 
 export function mustClassify<T>(classified: Classified<T>): T {

@@ -15,7 +15,7 @@ import { isConflict } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { planStatus } from "../../shared/status-plan.ts";
 import type { ObservedDeployment, ObservedEndpointSlice } from "../../shared/status.ts";
-import { eventFields, mustClassify, recordEvent, type Context, type Handler, type Result } from "../runtime/handler.ts";
+import { coalescing, eventFields, mustClassify, recordEvent, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/status";
 /** Concurrent events for one key race on the status write; the loser re-reads and recomputes at once. */
@@ -56,9 +56,7 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   return { decision: "StatusWritten", fields: { ...fields, ...eventFields(events) }, ...reply };
 }
 
-export const status: Handler = async (event, ctx) => {
-  // 1. Parse: an apply report or a child change, and the DynamoPoolRelay it is about.
-  const input = mustClassify(classifyForStatus(event));
+async function withRetries(event: CloudEvent, ctx: Context, input: StatusInput): Promise<Result> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await reconcileStatus(event, ctx, input);
@@ -66,4 +64,17 @@ export const status: Handler = async (event, ctx) => {
       if (!isConflict(err) || attempt >= CONFLICT_ATTEMPTS) throw err;
     }
   }
+}
+
+/**
+ * Child changes come in bursts (a Deployment's status as its pods start, the EndpointSlice behind
+ * it): those for one key at once share runs. Reports are not shared: each carries its own outcome.
+ */
+const childChanges = coalescing();
+
+export const status: Handler = async (event, ctx) => {
+  // 1. Parse: an apply report or a child change, and the DynamoPoolRelay it is about.
+  const input = mustClassify(classifyForStatus(event));
+  if (!input.fromChild) return withRetries(event, ctx, input);
+  return childChanges(input.key, () => withRetries(event, ctx, input));
 };
