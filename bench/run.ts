@@ -80,6 +80,8 @@ try {
       return false;
     });
     const slice = since(before).filter(about(name));
+    // BENCH_DETAIL=1: every invocation of the chain, to see which events cost what.
+    if (process.env["BENCH_DETAIL"]) for (const l of slice) console.error(`  ${label.split(" ")[0]}: ${l.function} ${l.event.type} ${l.event.subject ?? ""} ${l.decision ?? ""} ${l.reads}/${l.writes}`);
     const per = (fn: string) => slice.filter((l) => l.function === fn);
     const cell = (fn: string) => `${per(fn).length} × ${per(fn).reduce((n, l) => n + l.reads, 0)} / ${per(fn).reduce((n, l) => n + l.writes, 0)}`;
     const total = slice.reduce((n, l) => n + l.reads + l.writes, 0);

@@ -145,18 +145,24 @@ export function planApply(desired: readonly KubeObject[], live: readonly (LiveOb
  * last apply or withdrawal for this generation succeeded: foreign children, and the ones that
  * need them, are left as they are (and reported as foreign), so they do not count.
  */
+/**
+ * Whether the children carry the decision: all of them, or only those of the `kinds` given (a foreign
+ * or missing child of another kind still blocks what needs it).
+ */
 export function reflectsDecision(
   decision: Decision,
   desired: readonly KubeObject[],
   live: ReadonlyMap<string, LiveObject | undefined>,
   dprUid: string | undefined,
+  kinds?: ReadonlySet<string>,
 ): boolean {
   if (decision.action === "reject") return true;
+  const judged = (kind: string) => kinds === undefined || kinds.has(kind);
   const service = live.get("Service");
-  if (decision.action === "withdraw") return !service || !controlledBy(service, dprUid);
+  if (decision.action === "withdraw") return !judged("Service") || !service || !controlledBy(service, dprUid);
   const observed = desired.filter((d) => live.has(d.kind));
   const foreign = foreignKinds(observed, observed.map((d) => live.get(d.kind)), dprUid);
-  return observed.every((d) => foreign.has(d.kind) || blockedBy(d.kind, foreign) !== undefined || childState(d, live.get(d.kind), dprUid) === "current");
+  return observed.filter((d) => judged(d.kind)).every((d) => foreign.has(d.kind) || blockedBy(d.kind, foreign) !== undefined || childState(d, live.get(d.kind), dprUid) === "current");
 }
 
 /** The observed children, other than the Service (its own condition reports it), that someone else controls. */

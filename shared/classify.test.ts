@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { CloudEvent } from "./cloudevent.ts";
-import { classifyForApply, classifyForEligibility, classifyForStatus } from "./classify.ts";
+import { classifyForApply, classifyForEligibility, classifyForStatus, mergeStatusInputs } from "./classify.ts";
 
 const ev = (type: string, data: unknown): CloudEvent => ({ specversion: "1.0", id: "1", type, source: "/s", extensions: {}, data });
 const obj = (kind: string, labels: Record<string, string> = {}) => ({ apiVersion: "v1", kind, metadata: { name: "x", namespace: "n", labels } });
@@ -15,10 +15,10 @@ describe("classify", () => {
     { name: "eligibility: another type", got: classifyForEligibility(ev("x", {})), expected: { ok: false, status: 400 } },
     { name: "apply: a reconcile request", got: classifyForApply(ev("com.nvidia.dynamo.poolrelay.reconcile.v1", { namespace: "n", name: "g", cause: "Drift" })), expected: { ok: true, value: { namespace: "n", name: "g", cause: "Drift" } } },
     { name: "apply: bad data", got: classifyForApply(ev("com.nvidia.dynamo.poolrelay.reconcile.v1", { name: "g" })), expected: { ok: false, status: 422 } },
-    { name: "status: an applied report", got: classifyForStatus(ev("com.nvidia.dynamo.poolrelay.applied.v1", { namespace: "n", name: "g", uid: "u", generation: 1, applied: [], unchanged: [], skipped: [] })), expected: { ok: true, value: { key: { namespace: "n", name: "g" }, fromChild: false } } },
-    { name: "status: a rejected report with an apply failure", got: classifyForStatus(ev("com.nvidia.dynamo.poolrelay.rejected.v1", { namespace: "n", name: "g", uid: "u", generation: 2, reason: "ApplyFailed", message: "m" })), expected: { ok: true, value: { key: { namespace: "n", name: "g" }, fromChild: false, failure: { uid: "u", generation: 2, message: "m" } } } },
-    { name: "status: the managed sources ConfigMap", got: classifyForStatus(ev("dev.knative.apiserver.resource.update", obj("ConfigMap", managed))), expected: { ok: true, value: { key: { namespace: "n", name: "g1" }, fromChild: true } } },
-    { name: "status: a managed EndpointSlice", got: classifyForStatus(ev("dev.knative.apiserver.resource.update", obj("EndpointSlice", managed))), expected: { ok: true, value: { key: { namespace: "n", name: "g1" }, fromChild: true } } },
+    { name: "status: an applied report", got: classifyForStatus(ev("com.nvidia.dynamo.poolrelay.applied.v1", { namespace: "n", name: "g", uid: "u", generation: 1, applied: [], unchanged: [], skipped: [] })), expected: { ok: true, value: { key: { namespace: "n", name: "g" }, changed: [] } } },
+    { name: "status: a rejected report with an apply failure", got: classifyForStatus(ev("com.nvidia.dynamo.poolrelay.rejected.v1", { namespace: "n", name: "g", uid: "u", generation: 2, reason: "ApplyFailed", message: "m" })), expected: { ok: true, value: { key: { namespace: "n", name: "g" }, changed: [], failure: { uid: "u", generation: 2, message: "m" } } } },
+    { name: "status: the managed sources ConfigMap", got: classifyForStatus(ev("dev.knative.apiserver.resource.update", obj("ConfigMap", managed))), expected: { ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["ConfigMap"] } } },
+    { name: "status: a managed EndpointSlice", got: classifyForStatus(ev("dev.knative.apiserver.resource.update", obj("EndpointSlice", managed))), expected: { ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["EndpointSlice"] } } },
     { name: "status: an unmanaged Service", got: classifyForStatus(ev("dev.knative.apiserver.resource.update", obj("Service"))), expected: { ok: false, status: 422 } },
     { name: "status: a reconcile request", got: classifyForStatus(ev("com.nvidia.dynamo.poolrelay.reconcile.v1", {})), expected: { ok: false, status: 400 } },
   ])("$name", ({ got, expected }) => {
@@ -105,8 +105,8 @@ describe("classifyForStatus, exactly", () => {
   const rejected = (reason: string) => ev("com.nvidia.dynamo.poolrelay.rejected.v1", { namespace: "n", name: "g", uid: "u", generation: 2, reason, message: "m" });
 
   it.each([
-    { name: "an apply failure, with the failure", reason: "ApplyFailed", value: { key: { namespace: "n", name: "g" }, fromChild: false, failure: { uid: "u", generation: 2, message: "m" } } },
-    { name: "an invalid spec, without a failure (status reads the spec itself)", reason: "InvalidSpec", value: { key: { namespace: "n", name: "g" }, fromChild: false } },
+    { name: "an apply failure, with the failure", reason: "ApplyFailed", value: { key: { namespace: "n", name: "g" }, changed: [], failure: { uid: "u", generation: 2, message: "m" } } },
+    { name: "an invalid spec, without a failure (status reads the spec itself)", reason: "InvalidSpec", value: { key: { namespace: "n", name: "g" }, changed: [] } },
   ])("takes a rejected report of $name", ({ reason, value }) => {
     expect(classifyForStatus(rejected(reason))).toStrictEqual({ ok: true, value });
   });
@@ -114,7 +114,7 @@ describe("classifyForStatus, exactly", () => {
   it("takes a withdrawn report as about its DynamoPoolRelay, not a child", () => {
     expect(classifyForStatus(ev("com.nvidia.dynamo.poolrelay.withdrawn.v1", { namespace: "n", name: "g", uid: "u", generation: 1, reason: "r", message: "m", service: "deleted" }))).toStrictEqual({
       ok: true,
-      value: { key: { namespace: "n", name: "g" }, fromChild: false },
+      value: { key: { namespace: "n", name: "g" }, changed: [] },
     });
   });
 
@@ -132,5 +132,29 @@ describe("classifyForStatus, exactly", () => {
       status: 422,
       error: "status handles ConfigMap, Deployment, Service, EndpointSlice events, got kind Pod",
     });
+  });
+});
+
+describe("status input", () => {
+  const child = (type: string, resourceVersion?: string) =>
+    classifyForStatus(ev(type, { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "g1-pool-relay", namespace: "n", labels: managed, ...(resourceVersion ? { resourceVersion } : {}) } }));
+
+  it("carries the version of an added or updated child, as a hint, and none for a deleted one", () => {
+    const version = { kind: "Deployment", name: "g1-pool-relay", resourceVersion: "42" };
+    expect(child("dev.knative.apiserver.resource.add", "42")).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version } });
+    expect(child("dev.knative.apiserver.resource.update", "42")).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version } });
+    expect(child("dev.knative.apiserver.resource.delete", "42")).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"] } });
+    expect(child("dev.knative.apiserver.resource.update")).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"] } });
+  });
+
+  it("merges the events one run answers: every changed kind once, the latest reported failure, no version", () => {
+    const key = { namespace: "n", name: "g1" };
+    const failure = { uid: "u", generation: 2, message: "refused" };
+    const later = { uid: "u", generation: 3, message: "refused again" };
+    const cm = { key, changed: ["ConfigMap"], version: { kind: "ConfigMap", name: "g1-pool-relay", resourceVersion: "1" } };
+    expect(mergeStatusInputs(undefined, cm)).toBe(cm);
+    expect(mergeStatusInputs(cm, { key, changed: ["Deployment"] })).toEqual({ key, changed: ["ConfigMap", "Deployment"] });
+    expect(mergeStatusInputs({ key, changed: ["Deployment"], failure }, { key, changed: ["Deployment", "Service"] })).toEqual({ key, changed: ["Deployment", "Service"], failure });
+    expect(mergeStatusInputs({ key, changed: [], failure }, { key, changed: [], failure: later })).toEqual({ key, changed: [], failure: later });
   });
 });

@@ -5,6 +5,7 @@
 import type { CloudEvent } from "./cloudevent.ts";
 import { MAX_DGD_NAME_LENGTH, canPair } from "./names.ts";
 import { APISERVER_TYPES, ApiServerObject, DATA_SCHEMAS, EventType, ReconcileData, RejectedData, SourceEventType, childOwnerKey, parseData, type DprKey } from "./events.ts";
+import type { ChildVersion } from "./seen-versions.ts";
 import type * as z from "./zod.ts";
 
 export type Classified<T> = { ok: true; value: T } | { ok: false; status: 400 | 422; error: string };
@@ -58,7 +59,13 @@ type Report = (typeof REPORTS)[number];
 
 export interface StatusInput {
   key: DprKey;
-  fromChild: boolean;
+  /** The kinds of the children whose change events this is (none for a report from apply). */
+  changed: readonly string[];
+  /**
+   * The child version an add or update event carries: a hint that may only skip work (a version
+   * this process already computed the status from), never feed a write. Absent for a delete.
+   */
+  version?: ChildVersion;
   /** An apply the API server refused, as reported; status shows it only while the world agrees. */
   failure?: ReportedFailure;
 }
@@ -75,12 +82,12 @@ export function classifyForStatus(event: CloudEvent): Classified<StatusInput> {
     if (!report.ok) return report;
     const { namespace, name, reason, uid, generation, message } = report.value;
     const failure = reason === "ApplyFailed" ? { failure: { uid, generation, message } } : {};
-    return { ok: true, value: { key: { namespace, name }, fromChild: false, ...failure } };
+    return { ok: true, value: { key: { namespace, name }, changed: [], ...failure } };
   }
   if ((REPORTS as readonly string[]).includes(event.type)) {
     const schema: z.ZodMiniType<DprKey> = DATA_SCHEMAS[event.type as Report];
     const report = data(event, (e) => parseData(e, schema));
-    return report.ok ? { ok: true, value: { key: { namespace: report.value.namespace, name: report.value.name }, fromChild: false } } : report;
+    return report.ok ? { ok: true, value: { key: { namespace: report.value.namespace, name: report.value.name }, changed: [] } } : report;
   }
   if (!APISERVER_TYPES.includes(event.type)) return wrongType("status", `${REPORTS.join(", ")} and child resource events`, event);
   const obj = data(event, (e) => parseData(e, ApiServerObject));
@@ -88,5 +95,17 @@ export function classifyForStatus(event: CloudEvent): Classified<StatusInput> {
   if (!STATUS_CHILD_KINDS.includes(obj.value.kind)) return { ok: false, status: 422, error: `status handles ${STATUS_CHILD_KINDS.join(", ")} events, got kind ${obj.value.kind}` };
   const key = childOwnerKey(obj.value);
   if (!key) return { ok: false, status: 422, error: `${obj.value.kind} ${obj.value.metadata.namespace}/${obj.value.metadata.name} is not managed by dynamo-pool-relay` };
-  return { ok: true, value: { key, fromChild: true } };
+  const { kind, metadata } = obj.value;
+  const version = event.type !== SourceEventType.Delete && metadata.resourceVersion ? { version: { kind, name: metadata.name, resourceVersion: metadata.resourceVersion } } : {};
+  return { ok: true, value: { key, changed: [kind], ...version } };
+}
+
+/**
+ * The input of one status run shared by several events about one DynamoPoolRelay: every changed
+ * kind is judged for drift, and the latest reported apply failure is shown.
+ */
+export function mergeStatusInputs(earlier: StatusInput | undefined, later: StatusInput): StatusInput {
+  if (!earlier) return later;
+  const failure = later.failure ?? earlier.failure;
+  return { key: later.key, changed: [...new Set([...earlier.changed, ...later.changed])], ...(failure ? { failure } : {}) };
 }

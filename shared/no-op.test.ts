@@ -25,7 +25,7 @@ function settledOn(source: unknown, generation = 3): ObservedDpr {
     serviceAccount: live?.ServiceAccount, role: live?.Role, roleBinding: live?.RoleBinding, configMap: live?.ConfigMap,
     deployment: live?.Deployment, service: live?.Service, endpointSlices: [],
   };
-  const { status, reflects } = planStatus({ dpr: d, decision, observed, fromChild: false, now: NOW });
+  const { status, reflects } = planStatus({ dpr: d, decision, observed, changed: [], now: NOW });
   expect(reflects).toBe(true);
   return { ...d, status };
 }

@@ -24,7 +24,7 @@ const current = {
   configMap: live.ConfigMap, deployment: live.Deployment, service: live.Service, endpointSlices: [],
 };
 const plan = (overrides: Partial<Parameters<typeof planStatus>[0]> = {}) =>
-  planStatus({ dpr: d, decision: apply, observed: current, fromChild: false, now: NOW, ...overrides });
+  planStatus({ dpr: d, decision: apply, observed: current, changed: [], now: NOW, ...overrides });
 
 /** The six children and their keys in the observed world. */
 const CHILDREN = [
@@ -41,11 +41,15 @@ describe("planStatus", () => {
     expect(plan()).toMatchObject({ reflects: true, write: true, drift: false, status: { observedGeneration: 3 } });
   });
 
-  it("keeps the previous generation while a child is missing, and asks for a reconcile only on a child event", () => {
+  it("keeps the previous generation while a child is missing, and asks for a reconcile only on that child's event", () => {
     const observed = { ...current, deployment: undefined };
     const withPrevious = { ...d, status: { observedGeneration: 2 } };
+    expect(plan({ dpr: withPrevious, observed, changed: ["Deployment"] }).drift).toBe(true);
+    expect(plan({ dpr: withPrevious, observed, changed: ["ConfigMap", "Deployment"] }).drift).toBe(true);
     expect(plan({ dpr: withPrevious, observed })).toMatchObject({ reflects: false, drift: false, status: { observedGeneration: 2 } });
-    expect(plan({ dpr: withPrevious, observed, fromChild: true }).drift).toBe(true);
+    // Another child's event while apply is still creating the Deployment: apply's own run converges it.
+    expect(plan({ dpr: withPrevious, observed, changed: ["ConfigMap"] })).toMatchObject({ reflects: false, drift: false });
+    expect(plan({ dpr: withPrevious, observed, changed: ["EndpointSlice"] })).toMatchObject({ reflects: false, drift: false });
   });
 
   it("reports the sources in effect, not the new decision, while the ConfigMap still holds an older document, and is not Ready", () => {
@@ -54,7 +58,7 @@ describe("planStatus", () => {
     expect(older.workerNamespaces).not.toEqual(apply.workerNamespaces);
     const stale = liveAfter(older).ConfigMap;
     const previous = { observedGeneration: 3, workerNamespaces: older.workerNamespaces, sourcesRevision: older.sources.revision, connectionRevision: older.connectionRevision };
-    const lagging = plan({ dpr: { ...d, status: previous }, observed: { ...current, configMap: stale }, fromChild: true });
+    const lagging = plan({ dpr: { ...d, status: previous }, observed: { ...current, configMap: stale }, changed: ["ConfigMap"] });
     expect(lagging).toMatchObject({ reflects: false, drift: true });
     expect(lagging.status).toMatchObject({ workerNamespaces: older.workerNamespaces, sourcesRevision: older.sources.revision });
     expect(lagging.status.conditions!.find((c) => c.type === "Ready")).toMatchObject({ status: "False", reason: "Reconciling" });
@@ -85,11 +89,11 @@ describe("planStatus", () => {
   it("shows a reported apply failure for this generation while the children lack the decision, and keeps it", () => {
     const observed = { ...current, deployment: undefined };
     const failure = { uid: "11111111-2222-3333-4444-555555555555", generation: 3, message: "spec.template.spec.tolerations[0].operator: Unsupported value" };
-    const first = plan({ observed, failure, fromChild: false });
+    const first = plan({ observed, failure });
     const ready = first.status.conditions!.find((c) => c.type === "Ready");
     expect(ready).toMatchObject({ status: "False", reason: "ApplyFailed", message: `the API server refused a child: ${failure.message}` });
     // A later child event carries no report: the failure stays, and no reconcile is asked for.
-    const later = plan({ dpr: { ...d, status: first.status }, observed, fromChild: true });
+    const later = plan({ dpr: { ...d, status: first.status }, observed, changed: ["Deployment"] });
     expect(later).toMatchObject({ write: false, drift: false });
     // Another generation's failure, or one from another object, is not shown: the Deployment is simply missing.
     expect(plan({ observed, failure: { ...failure, generation: 2 } }).status.conditions!.find((c) => c.type === "Ready")?.reason).toBe("Reconciling");
@@ -98,9 +102,10 @@ describe("planStatus", () => {
     expect(plan({ dpr: { ...d, status: first.status } }).status.conditions!.find((c) => c.type === "Ready")?.reason).toBe("RolloutPending");
   });
 
-  it("asks for a reconcile when a child event shows a withdrawn Service back", () => {
+  it("asks for a reconcile when the Service's event shows a withdrawn Service back, and only then", () => {
     const withdraw = decide(d, undefined, DEFAULT_OPERATOR_DEFAULTS);
-    expect(plan({ decision: withdraw, fromChild: true })).toMatchObject({ reflects: false, drift: true });
+    expect(plan({ decision: withdraw, changed: ["Service"] })).toMatchObject({ reflects: false, drift: true });
+    expect(plan({ decision: withdraw, changed: ["Deployment"] })).toMatchObject({ reflects: false, drift: false });
   });
 
   it("claims a withdrawal only once no Service of ours remains", () => {
@@ -112,7 +117,7 @@ describe("planStatus", () => {
   it("with a foreign ServiceAccount, claims the generation (nothing more can be applied), asks for no reconcile, and is not Ready, naming it", () => {
     const foreignSa = { metadata: { name: "g1-pool-relay", ownerReferences: [{ uid: "someone-else", controller: true }] } };
     const observed = { ...current, serviceAccount: foreignSa, roleBinding: undefined, deployment: undefined, service: undefined };
-    const p = plan({ dpr: { ...d, status: { observedGeneration: 2 } }, observed, fromChild: true });
+    const p = plan({ dpr: { ...d, status: { observedGeneration: 2 } }, observed, changed: ["ServiceAccount", "Deployment", "Service"] });
     expect(p).toMatchObject({ reflects: true, drift: false, status: { observedGeneration: 3 } });
     expect(p.status.conditions!.find((c) => c.type === "Ready")).toMatchObject({
       status: "False",
@@ -148,11 +153,13 @@ describe("planStatus", () => {
     });
   });
 
-  it.each(CHILDREN)("does not claim the generation while someone's edit of the $kind is not reverted, and asks for a reconcile on its event", ({ key }) => {
+  it.each(CHILDREN)("does not claim the generation while someone's edit of the $kind is not reverted, and asks for a reconcile on its event", ({ kind, key }) => {
     const edited = { ...current[key], metadata: { ...current[key].metadata, labels: {} } };
-    const p = plan({ dpr: { ...d, status: { observedGeneration: 2 } }, observed: { ...current, [key]: edited }, fromChild: true });
+    const p = plan({ dpr: { ...d, status: { observedGeneration: 2 } }, observed: { ...current, [key]: edited }, changed: [kind] });
     expect(p).toMatchObject({ reflects: false, drift: true, status: { observedGeneration: 2 } });
     expect(p.status.conditions!.find((c) => c.type === "Ready")?.reason).toBe("Reconciling");
+    const other = kind === "Deployment" ? "Service" : "Deployment";
+    expect(plan({ dpr: { ...d, status: { observedGeneration: 2 } }, observed: { ...current, [key]: edited }, changed: [other] }).drift).toBe(false);
   });
 
   it("shows an apply failure stored in the Ready condition wherever Ready is in the list", () => {
@@ -162,7 +169,7 @@ describe("planStatus", () => {
       { type: "Eligible", status: "True" as const, observedGeneration: 3, lastTransitionTime: NOW, reason: "Eligible", message: "e" },
       { type: "Ready", status: "False" as const, observedGeneration: 3, lastTransitionTime: NOW, reason: "ApplyFailed", message },
     ];
-    const p = plan({ dpr: { ...d, status: { observedGeneration: 2, conditions } }, observed, fromChild: true });
+    const p = plan({ dpr: { ...d, status: { observedGeneration: 2, conditions } }, observed, changed: ["Deployment"] });
     expect(p).toMatchObject({ reflects: false, drift: false });
     expect(p.status.conditions!.find((c) => c.type === "Ready")).toMatchObject({ reason: "ApplyFailed", message });
   });
@@ -170,7 +177,7 @@ describe("planStatus", () => {
   it("does not take a stored Ready condition of this generation that is not an apply failure as one: the missing child is reconciled", () => {
     const observed = { ...current, deployment: undefined };
     const conditions = [{ type: "Ready", status: "False" as const, observedGeneration: 3, lastTransitionTime: NOW, reason: "RolloutPending", message: "no Relay replica of the current Deployment generation is available yet" }];
-    const p = plan({ dpr: { ...d, status: { observedGeneration: 3, conditions } }, observed, fromChild: true });
+    const p = plan({ dpr: { ...d, status: { observedGeneration: 3, conditions } }, observed, changed: ["Deployment"] });
     expect(p).toMatchObject({ reflects: false, drift: true });
     expect(p.status.conditions!.find((c) => c.type === "Ready")).toMatchObject({ reason: "Reconciling", message: "the children do not carry the decision for generation 3 yet" });
   });
@@ -178,21 +185,21 @@ describe("planStatus", () => {
   it("asks for a reconcile when a child event shows a withdrawn Service back, even after an apply of this generation was refused", () => {
     const withdraw = decide(d, undefined, DEFAULT_OPERATOR_DEFAULTS);
     const failure = { uid: "11111111-2222-3333-4444-555555555555", generation: 3, message: "spec.replicas: Invalid value" };
-    expect(plan({ decision: withdraw, failure, fromChild: true })).toMatchObject({ reflects: false, drift: true });
+    expect(plan({ decision: withdraw, failure, changed: ["Service"] })).toMatchObject({ reflects: false, drift: true });
   });
 
   it("on an invalid spec claims the generation and never asks for a reconcile, whatever the children", () => {
     const bad = { ...d, spec: { clusterID: "dc-1" } };
     const reject = decide(bad, dgd(), DEFAULT_OPERATOR_DEFAULTS);
     expect(reject.action).toBe("reject");
-    const p = plan({ dpr: { ...bad, status: { observedGeneration: 2 } }, decision: reject, observed: { ...current, deployment: undefined }, fromChild: true });
+    const p = plan({ dpr: { ...bad, status: { observedGeneration: 2 } }, decision: reject, observed: { ...current, deployment: undefined }, changed: ["Deployment"] });
     expect(p).toMatchObject({ reflects: true, drift: false, status: { observedGeneration: 3 } });
     expect(p.status.conditions!.find((c) => c.type === "Ready")).toMatchObject({ status: "False", reason: "InvalidSpec" });
   });
   it("does not show an apply failure stored for an earlier generation: the new generation's missing child is reconciled", () => {
     const observed = { ...current, deployment: undefined };
     const conditions = [{ type: "Ready", status: "False" as const, observedGeneration: 2, lastTransitionTime: NOW, reason: "ApplyFailed", message: "the API server refused a child: spec.replicas: Invalid value" }];
-    const p = plan({ dpr: { ...d, status: { observedGeneration: 2, conditions } }, observed, fromChild: true });
+    const p = plan({ dpr: { ...d, status: { observedGeneration: 2, conditions } }, observed, changed: ["Deployment"] });
     expect(p).toMatchObject({ reflects: false, drift: true });
     expect(p.status.conditions!.find((c) => c.type === "Ready")).toMatchObject({ reason: "Reconciling", message: "the children do not carry the decision for generation 3 yet" });
   });

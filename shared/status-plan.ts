@@ -23,8 +23,8 @@ export interface StatusPlanInput {
     service: LiveObject | undefined;
     endpointSlices: readonly ObservedEndpointSlice[];
   };
-  /** The event came from a child change (not from the apply function's report). */
-  fromChild: boolean;
+  /** The kinds of the children whose change events this computation answers (none for a report from apply). */
+  changed: readonly string[];
   /** An apply failure the apply function reported. */
   failure?: ReportedFailure;
   now: string;
@@ -36,7 +36,7 @@ export interface StatusPlan {
   write: boolean;
   /** The children do not carry the decision for the current generation. */
   reflects: boolean;
-  /** A child change left the children off the decision: ask for a reconcile. */
+  /** A changed child is off the decision: ask for a reconcile. */
   drift: boolean;
 }
 
@@ -87,8 +87,11 @@ export function planStatus(input: StatusPlanInput): StatusPlan {
     status,
     write: stableJson(status) !== stableJson(dpr.status ?? {}),
     reflects,
-    // A withdrawal undone by a late apply is drift too; a refused apply would only fail again. A
-    // rejected spec leaves the children as they are, so they always reflect it: never drift.
-    drift: input.fromChild && !reflects && failure === undefined,
+    // Only a changed child that is off the decision is drift: the others missing while apply is
+    // still creating them, or a child of a kind that sends no events, is for apply's own run or
+    // the resync to converge, not a second apply. A withdrawal undone by a late apply is drift
+    // too; a refused apply would only fail again. A rejected spec leaves the children as they
+    // are, so they always reflect it: never drift.
+    drift: failure === undefined && input.changed.length > 0 && !reflectsDecision(decision, desired, live, dpr.metadata.uid, new Set(input.changed)),
   };
 }

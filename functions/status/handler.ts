@@ -1,18 +1,20 @@
 /**
  * status: recomputes one DynamoPoolRelay's status from the observed world whenever the apply
  * function reports or one of its children changes, and writes it only when it differs, with
- * optimistic concurrency. When a child change shows the children drifting from the decision, it
- * asks for a reconcile. A write that turns Ready True or False is reported as a Kubernetes Event.
+ * optimistic concurrency. When a changed child is off the decision, it asks for a reconcile. A
+ * write that turns Ready True or False is reported as a Kubernetes Event. A child event carrying a
+ * version the last run here already read costs nothing (shared/seen-versions.ts).
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import type { LiveObject } from "../../shared/apply-plan.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
-import { classifyForStatus, type StatusInput } from "../../shared/classify.ts";
+import { classifyForStatus, mergeStatusInputs, type StatusInput } from "../../shared/classify.ts";
 import { decide } from "../../shared/decide.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
 import { Reporter, readyTransition, renderEvent } from "../../shared/k8s-events.ts";
 import { isConflict } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
+import { SeenVersions, childVersions } from "../../shared/seen-versions.ts";
 import { planStatus } from "../../shared/status-plan.ts";
 import type { ObservedDeployment, ObservedEndpointSlice } from "../../shared/status.ts";
 import { coalescing, eventFields, mustClassify, recordEvent, type Context, type Handler, type Result } from "../runtime/handler.ts";
@@ -20,6 +22,11 @@ import { coalescing, eventFields, mustClassify, recordEvent, type Context, type 
 export const SOURCE = "/dynamo-pool-relay/status";
 /** Concurrent events for one key race on the status write; the loser re-reads and recomputes at once. */
 const CONFLICT_ATTEMPTS = 3;
+/** DynamoPoolRelays whose last run's child versions are kept: the scale this product is measured at. */
+const SEEN_CAPACITY = 10_000;
+
+const seen = new SeenVersions(SEEN_CAPACITY);
+const keyOf = (key: { namespace: string; name: string }) => `${key.namespace}/${key.name}`;
 
 async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInput): Promise<Result> {
   const { key } = input;
@@ -37,19 +44,33 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
     ctx.kube.get<LiveObject>(ref("v1", "Service")),
     ctx.kube.list<ObservedEndpointSlice>("discovery.k8s.io/v1", "EndpointSlice", key.namespace, `kubernetes.io/service-name=${childName(key.name)}`),
   ]);
-  if (!dpr || dpr.metadata.deletionTimestamp) return { decision: "Gone", fields: { key } };
+  if (!dpr || dpr.metadata.deletionTimestamp) {
+    seen.forget(keyOf(key));
+    return { decision: "Gone", fields: { key } };
+  }
 
   // 3. Decide.
   const decision = decide(dpr, dgd, ctx.config.defaults);
   const observed = { serviceAccount, role, roleBinding, configMap, deployment, service, endpointSlices };
-  const plan = planStatus({ dpr, decision, observed, fromChild: input.fromChild, ...(input.failure ? { failure: input.failure } : {}), now: ctx.now() });
+  const plan = planStatus({ dpr, decision, observed, changed: input.changed, ...(input.failure ? { failure: input.failure } : {}), now: ctx.now() });
   const ready = plan.status.conditions?.find((c) => c.type === "Ready");
   const fields = { key, reflects: plan.reflects, ready: ready?.status, reason: ready?.reason, observedGeneration: plan.status.observedGeneration };
   const reply = plan.drift ? { reply: productEvent(EventType.Reconcile, { ...key, cause: "Drift" }, { source: SOURCE, cause: event.id, time: ctx.now() }) } : {};
 
+  const read = childVersions([
+    { kind: "ConfigMap", objects: [configMap] },
+    { kind: "Deployment", objects: [deployment] },
+    { kind: "Service", objects: [service] },
+    { kind: "EndpointSlice", objects: endpointSlices },
+  ]);
+
   // 4. Write only a change; the resourceVersion read above makes a concurrent write fail (409).
-  if (!plan.write) return { decision: "Unchanged", fields, ...reply };
+  if (!plan.write) {
+    seen.record(keyOf(key), read);
+    return { decision: "Unchanged", fields, ...reply };
+  }
   await ctx.kube.replaceStatus({ ...dpr, status: plan.status } as never);
+  seen.record(keyOf(key), read);
   // After the write only: of concurrent invocations, only the one whose write won reports it.
   const transition = readyTransition(dpr.status, plan.status, dpr.metadata.resourceVersion);
   const events = transition ? [await recordEvent(ctx.kube, renderEvent(dpr, transition, Reporter.Status, ctx.now()))] : [];
@@ -67,14 +88,23 @@ async function withRetries(event: CloudEvent, ctx: Context, input: StatusInput):
 }
 
 /**
- * Child changes come in bursts (a Deployment's status as its pods start, the EndpointSlice behind
- * it): those for one key at once share runs. Reports are not shared: each carries its own outcome.
+ * Events for one key at once (a Deployment's status as its pods start, the EndpointSlice behind it,
+ * apply's report of the writes that caused them) share runs, each run answering the merged input
+ * of the events that wait for it: a report's failure is shown, every changed kind is judged for
+ * drift. Shared runs also keep concurrent writes of one status from conflicting here.
  */
-const childChanges = coalescing();
+const runs = coalescing();
+const pending = new Map<string, StatusInput>();
 
 export const status: Handler = async (event, ctx) => {
   // 1. Parse: an apply report or a child change, and the DynamoPoolRelay it is about.
   const input = mustClassify(classifyForStatus(event));
-  if (!input.fromChild) return withRetries(event, ctx, input);
-  return childChanges(input.key, () => withRetries(event, ctx, input));
+  const key = keyOf(input.key);
+  if (input.version && seen.has(key, input.version)) return { decision: "Seen", fields: { key: input.key, version: input.version } };
+  pending.set(key, mergeStatusInputs(pending.get(key), input));
+  return runs(input.key, () => {
+    const merged = pending.get(key)!;
+    pending.delete(key);
+    return withRetries(event, ctx, merged);
+  });
 };

@@ -90,7 +90,7 @@ async function divergence(admin: KubeClient, pair: Pair): Promise<string | undef
       serviceAccount: kids["ServiceAccount"], role: kids["Role"], roleBinding: kids["RoleBinding"], configMap: kids["ConfigMap"],
       deployment: kids["Deployment"] as never, service: kids["Service"], endpointSlices,
     },
-    fromChild: false,
+    changed: [],
     now: "1970-01-01T00:00:00Z",
   });
   if (status.write) return `a status run would still write: ${JSON.stringify(status.status.conditions?.find((c) => c.type === "Ready"))}`;

@@ -74,8 +74,9 @@ export function chain(eventId: string, permanent: "fail" | "allow" = "fail"): In
     const id = pending.shift()!;
     const handled = all.filter((i) => i.event.id === id && FINAL(i));
     if (handled.length === 0) return undefined;
-    // A redelivered event (at-least-once) counts once per function, as its last answer.
-    for (const i of [...Map.groupBy(handled, (x) => x.function).values()].map((answers) => answers.at(-1)!)) {
+    // A redelivered event (at-least-once) counts once per function, as its last answer; of
+    // duplicates answered at once, one ran and replied, the others shared its run (coalesced).
+    for (const i of [...Map.groupBy(handled, (x) => x.function).values()].map((answers) => answers.findLast((a) => a.reply) ?? answers.at(-1)!)) {
       if (i.status >= 400 && permanent === "fail") throw new Error(`${i.function} answered ${i.status} (permanent) to ${i.event.type} ${id}: ${i.error ?? i.decision}`);
       out.push(i);
       if (i.reply && !pending.includes(i.reply.id)) pending.push(i.reply.id);

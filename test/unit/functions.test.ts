@@ -329,7 +329,7 @@ describe("a DGD event that changes nothing the decision reads", () => {
     const decision = decide(validDpr, eligibleDgd, defaults);
     const live = liveChildren() as Record<string, never>;
     const observed = { serviceAccount: live["ServiceAccount"], role: live["Role"], roleBinding: live["RoleBinding"], configMap: live["ConfigMap"], deployment: live["Deployment"], service: live["Service"], endpointSlices: [] };
-    const plan = planStatus({ dpr: validDpr, decision, observed, fromChild: false, now: "2026-03-01T00:00:00Z" });
+    const plan = planStatus({ dpr: validDpr, decision, observed, changed: [], now: "2026-03-01T00:00:00Z" });
     expect(plan.reflects).toBe(true);
     return { ...validDpr, status: plan.status };
   }
@@ -484,7 +484,7 @@ describe("Kubernetes Events from status", () => {
   it("writes nothing, and no Event, when the recomputed status is the stored one", async () => {
     const decision = decide(validDpr, undefined, defaults);
     const empty = { serviceAccount: undefined, role: undefined, roleBinding: undefined, configMap: undefined, deployment: undefined, service: undefined, endpointSlices: [] };
-    const stored = planStatus({ dpr: validDpr, decision, observed: empty, fromChild: false, now: "2026-03-01T00:00:00Z" }).status;
+    const stored = planStatus({ dpr: validDpr, decision, observed: empty, changed: [], now: "2026-03-01T00:00:00Z" }).status;
     statusReads({ ...validDpr, status: stored });
     expect((await binary("status", withdrawnReport())).status).toBe(204);
     expect(logs.at(-1)).toMatchObject({ decision: "Unchanged", reads: 9, writes: 0 });

@@ -45,8 +45,9 @@ describe("recorded Knative deliveries", () => {
 
   it("status takes the EndpointSlice event as a change of the DynamoPoolRelay's children", () => {
     const event = parsed("apiserversource-endpointslice-add");
-    const labels = (event.data as { metadata: { labels: Record<string, string>; namespace: string } }).metadata;
-    expect(classifyForStatus(event)).toEqual({ ok: true, value: { key: { namespace: labels.namespace, name: labels.labels["app.kubernetes.io/instance"] }, fromChild: true } });
+    const labels = (event.data as { metadata: { labels: Record<string, string>; namespace: string; name: string; resourceVersion: string } }).metadata;
+    expect(labels.resourceVersion).toMatch(/^\d+$/);
+    expect(classifyForStatus(event)).toEqual({ ok: true, value: { key: { namespace: labels.namespace, name: labels.labels["app.kubernetes.io/instance"] }, changed: ["EndpointSlice"], version: { kind: "EndpointSlice", name: labels.name, resourceVersion: labels.resourceVersion } } });
   });
 
   it("apply takes the reconcile request the Broker routed, with the Broker's own attributes on it", () => {
