@@ -5,7 +5,7 @@
 // Prints Markdown tables. Numbers are measurements of this machine, never assertions.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { connect as connectSocket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { ensureBinaries } from "../dev/control-plane/binaries.ts";
@@ -138,10 +138,16 @@ try {
       socket.once("connect", () => (socket.destroy(), resolve(true)));
       socket.once("error", () => resolve(false));
     });
+  const credentials = (target: string) => {
+    const own = `${cp.dir}/workloads/sa.${PRODUCT_NAMESPACE}.poolrelay-${target}.kubeconfig`;
+    return existsSync(own) ? own : cp.kubeconfig;
+  };
   async function coldStart(target: string, source: string, event: CloudEvent): Promise<{ listenMs: number; eventMs: number; rssMb: number; status: number }> {
     const port = await freePort();
     const child = spawn(process.execPath, [entry, `--target=${target}`, `--source=${source}`, `--port=${port}`], {
-      env: { ...process.env, KUBECONFIG: cp.kubeconfig, NODE_ENV: "production", K_SINK: "http://127.0.0.1:9/" },
+      // As in its pod: the function's own ServiceAccount, from the kubeconfig the local kubelet
+      // gives the running function (JSON, so no YAML parser loads, as with a mounted token).
+      env: { ...process.env, KUBECONFIG: credentials(target), NODE_ENV: "production", K_SINK: "http://127.0.0.1:9/" },
       stdio: ["ignore", "ignore", "inherit"],
     });
     const started = performance.now();

@@ -3,10 +3,12 @@
 // the entry point that serves them (functions/runtime/main.ts) into dist/functions/main.mjs.
 // The Functions Framework stays external: the entry point's copy must be the one functions register with.
 import { build, type BuildOptions } from "esbuild";
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, rmSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
+// Chunk names carry content hashes: an earlier build's chunks would otherwise stay and ship.
+rmSync(`${root}/dist/functions`, { recursive: true, force: true });
 const names = readdirSync(`${root}/functions`).filter((n) => n !== "runtime" && statSync(`${root}/functions/${n}`).isDirectory());
 
 async function bundle(label: string, options: BuildOptions): Promise<void> {

@@ -15,7 +15,6 @@ import { createHash } from "node:crypto";
 import { mkdirSync, openSync, renameSync, writeFileSync, closeSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { stringify } from "yaml";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import { collectionPath } from "../../shared/kube/resources.ts";
@@ -439,7 +438,9 @@ export class LocalKubelet {
       users: [{ name: `${namespace}/${name}`, user: { token } }],
       contexts: [{ name: "pod", context: { cluster: "local", user: `${namespace}/${name}`, namespace } }],
     };
-    writeFileSync(`${file}.tmp`, stringify(config), { mode: 0o600 });
+    // JSON, which is YAML too: the functions read it without a YAML parser, as light as the token
+    // file a real kubelet mounts (shared/kube/credentials.ts).
+    writeFileSync(`${file}.tmp`, JSON.stringify(config), { mode: 0o600 });
     renameSync(`${file}.tmp`, file);
     return file;
   }

@@ -4,7 +4,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { clientNodeConnection, simpleConnection, type Connection } from "./client.ts";
 import { simpleCredentials } from "./credentials.ts";
 
@@ -62,6 +62,40 @@ describe("simpleCredentials against client-node", () => {
     if (ours.server.startsWith("http:")) theirs.rejectUnauthorized = undefined;
     expect(ours).toEqual(theirs);
     expect(ours.server).toMatch(/^https?:\/\/[^/]+$/);
+  });
+
+  it.each([
+    ["JSON", (c: object) => JSON.stringify(c, null, 2)],
+    ["a YAML flow mapping that is not JSON", (c: object) => JSON.stringify(c).replaceAll('"current-context":"x"', "current-context: x")],
+  ])("reads a kubeconfig written as %s as client-node does", async (_, write) => {
+    const file = join(dir(), "config");
+    writeFileSync(file, write({
+      apiVersion: "v1", kind: "Config", "current-context": "x",
+      clusters: [{ name: "c", cluster: { server: "https://k.invalid:6443", "certificate-authority-data": b64("CA DATA") } }],
+      users: [{ name: "u", user: { token: "s3cret" } }],
+      contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+    }));
+    const ours = await wire(await simpleConnection((await simpleCredentials(file, {}))!, {}));
+    expect(ours).toMatchObject({ server: "https://k.invalid:6443", ca: "CA DATA", authorization: "Bearer s3cret" });
+    expect(ours).toEqual(await wire(await clientNodeConnection(file, {})));
+  });
+
+  it("loads the YAML parser for a YAML kubeconfig only, not for a JSON one", async () => {
+    let loads = 0;
+    vi.doMock("yaml", async (original) => {
+      loads++;
+      return original();
+    });
+    try {
+      const json = join(dir(), "config");
+      writeFileSync(json, JSON.stringify({ "current-context": "x", clusters: [{ name: "c", cluster: { server: "https://k.invalid" } }], users: [{ name: "u", user: { token: "t" } }], contexts: [{ name: "x", context: { cluster: "c", user: "u" } }] }));
+      expect(await simpleCredentials(json, {})).toMatchObject({ server: "https://k.invalid" });
+      expect(loads).toBe(0);
+      expect(await simpleCredentials(kubeconfig("{server: https://k.invalid}", "{token: t}"), {})).toMatchObject({ server: "https://k.invalid" });
+      expect(loads).toBe(1);
+    } finally {
+      vi.doUnmock("yaml");
+    }
   });
 
   // client-node reads only its own `token-file` (once); kubectl's `tokenFile` it ignores.
