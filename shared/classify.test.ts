@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { CloudEvent } from "./cloudevent.ts";
 import { classifyForApply, classifyForEligibility, classifyForStatus, mergeStatusInputs } from "./classify.ts";
+import { statusDigest } from "./seen-versions.ts";
 
 const ev = (type: string, data: unknown): CloudEvent => ({ specversion: "1.0", id: "1", type, source: "/s", extensions: {}, data });
 const obj = (kind: string, labels: Record<string, string> = {}) => ({ apiVersion: "v1", kind, metadata: { name: "x", namespace: "n", labels } });
@@ -139,19 +140,19 @@ describe("status input", () => {
   const child = (type: string, resourceVersion?: string) =>
     classifyForStatus(ev(type, { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "g1-pool-relay", namespace: "n", labels: managed, ...(resourceVersion ? { resourceVersion } : {}) } }));
 
-  it("carries the version of an added or updated child, as a hint, and none for a deleted one", () => {
-    const version = { kind: "Deployment", name: "g1-pool-relay", resourceVersion: "42" };
+  it("carries what status reads of an added or updated child, as a hint, and nothing for a deleted one", () => {
+    const object = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "g1-pool-relay", namespace: "n", labels: managed, resourceVersion: "42" } };
+    const version = { kind: "Deployment", name: "g1-pool-relay", digest: statusDigest("Deployment", object) };
     expect(child("dev.knative.apiserver.resource.add", "42")).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version } });
-    expect(child("dev.knative.apiserver.resource.update", "42")).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version } });
+    expect(child("dev.knative.apiserver.resource.update", "43")).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version } });
     expect(child("dev.knative.apiserver.resource.delete", "42")).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"] } });
-    expect(child("dev.knative.apiserver.resource.update")).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"] } });
   });
 
   it("merges the events one run answers: every changed kind once, the latest reported failure, no version", () => {
     const key = { namespace: "n", name: "g1" };
     const failure = { uid: "u", generation: 2, message: "refused" };
     const later = { uid: "u", generation: 3, message: "refused again" };
-    const cm = { key, changed: ["ConfigMap"], version: { kind: "ConfigMap", name: "g1-pool-relay", resourceVersion: "1" } };
+    const cm = { key, changed: ["ConfigMap"], version: { kind: "ConfigMap", name: "g1-pool-relay", digest: "d1" } };
     expect(mergeStatusInputs(undefined, cm)).toBe(cm);
     expect(mergeStatusInputs(cm, { key, changed: ["Deployment"] })).toEqual({ key, changed: ["ConfigMap", "Deployment"] });
     expect(mergeStatusInputs({ key, changed: ["Deployment"], failure }, { key, changed: ["Deployment", "Service"] })).toEqual({ key, changed: ["Deployment", "Service"], failure });

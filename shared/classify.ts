@@ -5,7 +5,7 @@
 import type { CloudEvent } from "./cloudevent.ts";
 import { MAX_DGD_NAME_LENGTH, canPair } from "./names.ts";
 import { APISERVER_TYPES, ApiServerObject, DATA_SCHEMAS, EventType, ReconcileData, RejectedData, SourceEventType, childOwnerKey, parseData, type DprKey } from "./events.ts";
-import type { ChildVersion } from "./seen-versions.ts";
+import { statusDigest, type ChildVersion } from "./seen-versions.ts";
 import type * as z from "./zod.ts";
 
 export type Classified<T> = { ok: true; value: T } | { ok: false; status: 400 | 422; error: string };
@@ -62,8 +62,8 @@ export interface StatusInput {
   /** The kinds of the children whose change events this is (none for a report from apply). */
   changed: readonly string[];
   /**
-   * The child version an add or update event carries: a hint that may only skip work (a version
-   * this process already computed the status from), never feed a write. Absent for a delete.
+   * What status reads of the child an add or update event carries: a hint that may only skip work
+   * (what this process already computed the status from), never feed a write. Absent for a delete.
    */
   version?: ChildVersion;
   /** An apply the API server refused, as reported; status shows it only while the world agrees. */
@@ -96,7 +96,7 @@ export function classifyForStatus(event: CloudEvent): Classified<StatusInput> {
   const key = childOwnerKey(obj.value);
   if (!key) return { ok: false, status: 422, error: `${obj.value.kind} ${obj.value.metadata.namespace}/${obj.value.metadata.name} is not managed by dynamo-pool-relay` };
   const { kind, metadata } = obj.value;
-  const version = event.type !== SourceEventType.Delete && metadata.resourceVersion ? { version: { kind, name: metadata.name, resourceVersion: metadata.resourceVersion } } : {};
+  const version = event.type === SourceEventType.Delete ? {} : { version: { kind, name: metadata.name, digest: statusDigest(kind, obj.value) } };
   return { ok: true, value: { key, changed: [kind], ...version } };
 }
 

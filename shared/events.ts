@@ -76,7 +76,6 @@ export const ApiServerObject = z.looseObject({
     name: objectName,
     namespace: namespaceName,
     labels: z.optional(z.record(z.string(), z.string())),
-    resourceVersion: z.optional(z.string()),
   }),
 });
 

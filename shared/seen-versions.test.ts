@@ -1,46 +1,101 @@
 import { describe, expect, it } from "vitest";
-import { SeenVersions, childVersions } from "./seen-versions.ts";
+import { SeenVersions, childVersions, statusDigest } from "./seen-versions.ts";
 
-const v = (kind: string, name: string, resourceVersion: string) => ({ kind, name, resourceVersion });
+const v = (kind: string, name: string, digest: string) => ({ kind, name, digest });
+
+/** A Deployment as a GET returns it, after its controller acted. */
+const deployment = {
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  metadata: { name: "g1-pool-relay", namespace: "team-a", generation: 2, resourceVersion: "500", labels: { a: "b" }, managedFields: [{ manager: "kube-controller-manager", time: "2026-01-01T00:00:00Z" }] },
+  spec: { replicas: 2, template: { metadata: { annotations: { rev: "r1" } } } },
+  status: {
+    observedGeneration: 2, replicas: 2, updatedReplicas: 2, readyReplicas: 1, availableReplicas: 1,
+    conditions: [{ type: "Progressing", status: "True", lastUpdateTime: "2026-01-01T00:00:01Z" }],
+  },
+};
+
+describe("statusDigest", () => {
+  const digest = (o: Record<string, unknown>) => statusDigest("Deployment", o);
+  const base = digest(deployment);
+  const edit = (f: (d: typeof deployment) => void) => {
+    const d = structuredClone(deployment);
+    f(d);
+    return digest(d);
+  };
+
+  it("is the same for the server's bookkeeping, a LIST item without apiVersion and kind, and a Deployment's conditions", () => {
+    expect(edit((d) => (d.metadata.resourceVersion = "501"))).toBe(base);
+    expect(edit((d) => (d.metadata.managedFields = []))).toBe(base);
+    expect(edit((d) => (d.status.conditions[0]!.lastUpdateTime = "2026-01-01T00:00:09Z"))).toBe(base);
+    const { apiVersion: _a, kind: _k, ...item } = deployment;
+    expect(digest(item)).toBe(base);
+  });
+
+  it.each([
+    ["the generation", (d: typeof deployment) => (d.metadata.generation = 3)],
+    ["a label", (d: typeof deployment) => (d.metadata.labels.a = "c")],
+    ["the spec", (d: typeof deployment) => (d.spec.template.metadata.annotations.rev = "r2")],
+    ["observedGeneration", (d: typeof deployment) => (d.status.observedGeneration = 1)],
+    ["replicas", (d: typeof deployment) => (d.status.replicas = 3)],
+    ["updatedReplicas", (d: typeof deployment) => (d.status.updatedReplicas = 1)],
+    ["readyReplicas", (d: typeof deployment) => (d.status.readyReplicas = 2)],
+    ["availableReplicas", (d: typeof deployment) => (d.status.availableReplicas = 2)],
+  ])("differs when %s differs", (_, f) => {
+    expect(edit(f)).not.toBe(base);
+  });
+
+  it("takes the whole status of other kinds", () => {
+    const service = { metadata: { name: "s" }, spec: {}, status: { loadBalancer: {} } };
+    expect(statusDigest("Service", { ...service, status: { loadBalancer: { ingress: [{ ip: "1.2.3.4" }] } } })).not.toBe(statusDigest("Service", service));
+    expect(statusDigest("Service", service)).not.toBe(statusDigest("Deployment", service));
+  });
+
+  it("takes an EndpointSlice's endpoints", () => {
+    const slice = { metadata: { name: "x" }, endpoints: [{ addresses: ["10.0.0.1"], conditions: { ready: false } }] };
+    expect(statusDigest("EndpointSlice", { ...slice, endpoints: [{ addresses: ["10.0.0.1"], conditions: { ready: true } }] })).not.toBe(statusDigest("EndpointSlice", slice));
+  });
+});
 
 describe("childVersions", () => {
-  it("takes kind, name and resourceVersion of each observed child, skipping absent ones and ones without a version", () => {
+  it("takes kind, name and digest of each observed child, skipping absent ones", () => {
+    const cm = { metadata: { name: "g1-pool-relay", resourceVersion: "10" }, data: { a: "1" } };
     const versions = childVersions([
-      { kind: "ConfigMap", objects: [{ metadata: { name: "g1-pool-relay", resourceVersion: "10" } }] },
+      { kind: "ConfigMap", objects: [cm] },
       { kind: "Deployment", objects: [undefined] },
-      { kind: "Service", objects: [{ metadata: { name: "g1-pool-relay" } }] },
-      { kind: "EndpointSlice", objects: [{ metadata: { name: "g1-pool-relay-a", resourceVersion: "11" } }, { metadata: { name: "g1-pool-relay-b", resourceVersion: "12" } }] },
+      { kind: "EndpointSlice", objects: [{ metadata: { name: "g1-pool-relay-a" } }, { metadata: { name: "g1-pool-relay-b" } }] },
     ]);
-    expect(versions).toEqual([v("ConfigMap", "g1-pool-relay", "10"), v("EndpointSlice", "g1-pool-relay-a", "11"), v("EndpointSlice", "g1-pool-relay-b", "12")]);
+    expect(versions.map((x) => `${x.kind}/${x.name}`)).toEqual(["ConfigMap/g1-pool-relay", "EndpointSlice/g1-pool-relay-a", "EndpointSlice/g1-pool-relay-b"]);
+    expect(versions[0]!.digest).toBe(statusDigest("ConfigMap", cm));
   });
 });
 
 describe("SeenVersions", () => {
-  it("knows the versions the last run for a key read, by kind and name, and nothing else", () => {
+  it("knows what the last run for a key read, by kind and name, and nothing else", () => {
     const seen = new SeenVersions(10);
-    seen.record("ns/a", [v("Deployment", "a-pool-relay", "5"), v("EndpointSlice", "a-pool-relay-x", "6")]);
-    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "5"))).toBe(true);
-    expect(seen.has("ns/a", v("EndpointSlice", "a-pool-relay-x", "6"))).toBe(true);
-    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "7"))).toBe(false);
-    expect(seen.has("ns/a", v("Service", "a-pool-relay", "5"))).toBe(false);
-    expect(seen.has("ns/a", v("Deployment", "other", "5"))).toBe(false);
-    expect(seen.has("ns/b", v("Deployment", "a-pool-relay", "5"))).toBe(false);
+    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5"), v("EndpointSlice", "a-pool-relay-x", "d6")]);
+    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBe(true);
+    expect(seen.has("ns/a", v("EndpointSlice", "a-pool-relay-x", "d6"))).toBe(true);
+    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "d7"))).toBe(false);
+    expect(seen.has("ns/a", v("Service", "a-pool-relay", "d5"))).toBe(false);
+    expect(seen.has("ns/a", v("Deployment", "other", "d5"))).toBe(false);
+    expect(seen.has("ns/b", v("Deployment", "a-pool-relay", "d5"))).toBe(false);
   });
 
-  it("replaces a key's versions with the next run's: an older version is read again", () => {
+  it("replaces a key's versions with the next run's: an older one is read again", () => {
     const seen = new SeenVersions(10);
-    seen.record("ns/a", [v("Deployment", "a-pool-relay", "5")]);
-    seen.record("ns/a", [v("Deployment", "a-pool-relay", "8")]);
-    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "8"))).toBe(true);
-    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "5"))).toBe(false);
+    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5")]);
+    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d8")]);
+    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "d8"))).toBe(true);
+    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBe(false);
   });
 
   it("forgets a key on request", () => {
     const seen = new SeenVersions(10);
-    seen.record("ns/a", [v("Deployment", "a-pool-relay", "5")]);
-    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "5"))).toBe(true);
+    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5")]);
+    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBe(true);
     seen.forget("ns/a");
-    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "5"))).toBe(false);
+    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBe(false);
     expect(seen.size).toBe(0);
   });
 

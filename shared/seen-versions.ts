@@ -1,29 +1,47 @@
 /**
- * The child versions this process's last status run for each DynamoPoolRelay computed from. A
- * child add or update event that carries one of them brings nothing that run did not read, so it
- * is answered without a request: after apply creates the children, their add events arrive when
- * the run for apply's report has read them; an ApiServerSource adapter that restarts (Knative
- * restarts it for every new namespace) sends an add for every child again; a burst of Deployment
- * updates is read once by the run that ends it.
+ * What of each child this process's last status run for a DynamoPoolRelay computed from. A child
+ * add or update event whose object is the same in everything status reads brings nothing that run
+ * did not see, so it is answered without a request: after apply creates the children, their add
+ * events arrive when the run for apply's report has read them; an ApiServerSource adapter that
+ * restarts (Knative restarts it for every new namespace) sends an add for every child again; the
+ * Deployment controller rewrites conditions and counts status does not show as the pods start.
  *
- * Only ever a reason to skip: a delete, a version not seen, or a process that has not run for the
- * key (a new pod) reads everything. A run replaces what it recorded, and only a run that ended
- * without an error records. Bounded: the least recently recorded keys are forgotten first.
+ * Only ever a reason to skip: a delete, anything status reads that differs, or a process that has
+ * not run for the key (a new pod) reads everything. A run replaces what it recorded, and only a run
+ * that ended without an error records. Bounded: the least recently recorded keys are forgotten first.
  */
+import { stableJson } from "./connection-revision.ts";
+import { sha256Hex } from "./sources-document.ts";
+
 export interface ChildVersion {
   kind: string;
   name: string;
-  resourceVersion: string;
+  /** The digest of what status reads of the child (statusDigest). */
+  digest: string;
 }
 
-const id = (kind: string, name: string) => `${kind}/${name}`;
+/** The Deployment status fields status reads (shared/status.ts); the controller's conditions it does not. */
+const DEPLOYMENT_STATUS = ["observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas"] as const;
 
-/** The versions of the observed children of `kind`s, skipping any without a name or version. */
+/**
+ * What status reads of a child, as a digest: all of it but the server's bookkeeping
+ * (resourceVersion, managedFields) and, of a Deployment's status, the counts only.
+ */
+export function statusDigest(kind: string, obj: Record<string, unknown>): string {
+  // apiVersion and kind too: a LIST's items come without them, a watch event's object with them.
+  const { metadata, status, apiVersion: _av, kind: _k, ...rest } = obj;
+  const { resourceVersion: _rv, managedFields: _mf, ...meta } = (metadata ?? {}) as Record<string, unknown>;
+  const counts = (s: Record<string, unknown> | undefined) => Object.fromEntries(DEPLOYMENT_STATUS.map((f) => [f, s?.[f]]));
+  const relevant = kind === "Deployment" ? counts(status as Record<string, unknown> | undefined) : status;
+  return sha256Hex(stableJson({ meta, rest, status: relevant }));
+}
+
+/** The versions of the observed children of each kind, skipping absent ones and ones without a name. */
 export function childVersions(observed: readonly { kind: string; objects: readonly unknown[] }[]): ChildVersion[] {
   return observed.flatMap(({ kind, objects }) =>
     objects.flatMap((o) => {
-      const { name, resourceVersion } = (o as { metadata?: { name?: unknown; resourceVersion?: unknown } } | undefined)?.metadata ?? {};
-      return typeof name === "string" && typeof resourceVersion === "string" ? [{ kind, name, resourceVersion }] : [];
+      const name = (o as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;
+      return typeof name === "string" ? [{ kind, name, digest: statusDigest(kind, o as Record<string, unknown>) }] : [];
     }),
   );
 }
@@ -38,7 +56,7 @@ export class SeenVersions {
 
   record(key: string, versions: readonly ChildVersion[]): void {
     this.byKey.delete(key);
-    this.byKey.set(key, new Map(versions.map((v) => [id(v.kind, v.name), v.resourceVersion])));
+    this.byKey.set(key, new Map(versions.map((v) => [`${v.kind}/${v.name}`, v.digest])));
     for (const oldest of this.byKey.keys()) {
       if (this.byKey.size <= this.capacity) break;
       this.byKey.delete(oldest);
@@ -50,7 +68,7 @@ export class SeenVersions {
   }
 
   has(key: string, version: ChildVersion): boolean {
-    return this.byKey.get(key)?.get(id(version.kind, version.name)) === version.resourceVersion;
+    return this.byKey.get(key)?.get(`${version.kind}/${version.name}`) === version.digest;
   }
 
   get size(): number {
