@@ -115,7 +115,7 @@ export function productEvent<T extends keyof typeof DATA_SCHEMAS>(type: T, data:
     id: derivedId(ctx.source, ctx.cause, type, key.namespace, key.name),
     type,
     source: ctx.source,
-    subject: `${key.namespace}/${key.name}`,
+    subject: keyString(key),
     time: ctx.time,
     datacontenttype: "application/json",
     extensions: {},
@@ -127,6 +127,9 @@ export function productEvent<T extends keyof typeof DATA_SCHEMAS>(type: T, data:
  * The DynamoPoolRelay a child's ApiServerSource event is about: children (and the EndpointSlices
  * that inherit the Service's labels) carry the product's labels with the DGD name as instance.
  */
+/** A DynamoPoolRelay's key as one string, `<namespace>/<name>`. */
+export const keyString = (key: DprKey): string => `${key.namespace}/${key.name}`;
+
 export function childOwnerKey(obj: z.infer<typeof ApiServerObject>): DprKey | undefined {
   const labels = obj.metadata.labels ?? {};
   const instance = labels[LABEL_INSTANCE];

@@ -92,6 +92,6 @@ export function planStatus(input: StatusPlanInput): StatusPlan {
     // the resync to converge, not a second apply. A withdrawal undone by a late apply is drift
     // too; a refused apply would only fail again. A rejected spec leaves the children as they
     // are, so they always reflect it: never drift.
-    drift: failure === undefined && input.changed.length > 0 && !reflectsDecision(decision, desired, live, dpr.metadata.uid, new Set(input.changed)),
+    drift: failure === undefined && !reflectsDecision(decision, desired, live, dpr.metadata.uid, new Set(input.changed)),
   };
 }

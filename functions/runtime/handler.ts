@@ -6,7 +6,7 @@ import type { CloudEvent } from "../../shared/cloudevent.ts";
 import type { Classified } from "../../shared/classify.ts";
 import { Coalescer } from "../../shared/coalesce.ts";
 import type { Config } from "../../shared/config.ts";
-import type { DprKey } from "../../shared/events.ts";
+import { keyString, type DprKey } from "../../shared/events.ts";
 import type { KubeEvent } from "../../shared/k8s-events.ts";
 import type { KubeClient } from "../../shared/kube/client.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
@@ -47,7 +47,7 @@ export class BadEvent extends Error {
 export function coalescing(): (key: DprKey, run: () => Promise<Result>) => Promise<Result> {
   const runs = new Coalescer<Result>();
   return async (key, run) => {
-    const { value, ran } = await runs.run(`${key.namespace}/${key.name}`, run);
+    const { value, ran } = await runs.run(keyString(key), run);
     return ran ? value : { decision: value.decision, fields: { ...value.fields, coalesced: true } };
   };
 }

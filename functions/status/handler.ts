@@ -10,7 +10,7 @@ import type { LiveObject } from "../../shared/apply-plan.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForStatus, mergeStatusInputs, type StatusInput } from "../../shared/classify.ts";
 import { decide } from "../../shared/decide.ts";
-import { EventType, productEvent } from "../../shared/events.ts";
+import { EventType, keyString, productEvent } from "../../shared/events.ts";
 import { Reporter, readyTransition, renderEvent } from "../../shared/k8s-events.ts";
 import { isConflict } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
@@ -26,7 +26,6 @@ const CONFLICT_ATTEMPTS = 3;
 const SEEN_CAPACITY = 10_000;
 
 const seen = new SeenVersions(SEEN_CAPACITY);
-const keyOf = (key: { namespace: string; name: string }) => `${key.namespace}/${key.name}`;
 
 async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInput): Promise<Result> {
   const { key } = input;
@@ -45,7 +44,7 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
     ctx.kube.list<ObservedEndpointSlice>("discovery.k8s.io/v1", "EndpointSlice", key.namespace, `kubernetes.io/service-name=${childName(key.name)}`),
   ]);
   if (!dpr || dpr.metadata.deletionTimestamp) {
-    seen.forget(keyOf(key));
+    seen.forget(keyString(key));
     return { decision: "Gone", fields: { key } };
   }
 
@@ -65,12 +64,9 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   ]);
 
   // 4. Write only a change; the resourceVersion read above makes a concurrent write fail (409).
-  if (!plan.write) {
-    seen.record(keyOf(key), read);
-    return { decision: "Unchanged", fields, ...reply };
-  }
-  await ctx.kube.replaceStatus({ ...dpr, status: plan.status } as never);
-  seen.record(keyOf(key), read);
+  if (plan.write) await ctx.kube.replaceStatus({ ...dpr, status: plan.status } as never);
+  seen.record(keyString(key), read);
+  if (!plan.write) return { decision: "Unchanged", fields, ...reply };
   // After the write only: of concurrent invocations, only the one whose write won reports it.
   const transition = readyTransition(dpr.status, plan.status, dpr.metadata.resourceVersion);
   const events = transition ? [await recordEvent(ctx.kube, renderEvent(dpr, transition, Reporter.Status, ctx.now()))] : [];
@@ -99,7 +95,7 @@ const pending = new Map<string, StatusInput>();
 export const status: Handler = async (event, ctx) => {
   // 1. Parse: an apply report or a child change, and the DynamoPoolRelay it is about.
   const input = mustClassify(classifyForStatus(event));
-  const key = keyOf(input.key);
+  const key = keyString(input.key);
   if (input.version && seen.has(key, input.version)) return { decision: "Seen", fields: { key: input.key, version: input.version } };
   pending.set(key, mergeStatusInputs(pending.get(key), input));
   return runs(input.key, () => {
