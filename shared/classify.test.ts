@@ -10,7 +10,8 @@ const managed = { "app.kubernetes.io/managed-by": "dynamo-pool-relay", "app.kube
 describe("classify", () => {
   it.each([
     { name: "eligibility: a DGD update", got: classifyForEligibility(ev("dev.knative.apiserver.resource.update", { ...obj("DynamoGraphDeployment"), apiVersion: "nvidia.com/v1beta1" })), expected: { ok: true, value: { kind: "dgd", key: { namespace: "n", name: "x" } } } },
-    { name: "eligibility: a DynamoPoolRelay add", got: classifyForEligibility(ev("dev.knative.apiserver.resource.add", { ...obj("DynamoPoolRelay"), apiVersion: "nvidia.com/v1alpha1" })), expected: { ok: true, value: { kind: "dpr", key: { namespace: "n", name: "x" } } } },
+    { name: "eligibility: a DynamoPoolRelay add", got: classifyForEligibility(ev("dev.knative.apiserver.resource.add", { ...obj("DynamoPoolRelay"), apiVersion: "nvidia.com/v1alpha1" })), expected: { ok: true, value: { kind: "dpr", key: { namespace: "n", name: "x" }, observed: { ...obj("DynamoPoolRelay"), apiVersion: "nvidia.com/v1alpha1" }, deleted: false } } },
+    { name: "eligibility: a DynamoPoolRelay delete", got: classifyForEligibility(ev("dev.knative.apiserver.resource.delete", { ...obj("DynamoPoolRelay"), apiVersion: "nvidia.com/v1alpha1" })), expected: { ok: true, value: { kind: "dpr", key: { namespace: "n", name: "x" }, observed: undefined, deleted: true } } },
     { name: "eligibility: a ping", got: classifyForEligibility(ev("dev.knative.sources.ping", undefined)), expected: { ok: true, value: { kind: "resync" } } },
     { name: "eligibility: another kind", got: classifyForEligibility(ev("dev.knative.apiserver.resource.add", obj("Pod"))), expected: { ok: false, status: 422 } },
     { name: "eligibility: another type", got: classifyForEligibility(ev("x", {})), expected: { ok: false, status: 400 } },

@@ -19,13 +19,13 @@ function data<T>(event: CloudEvent, parse: (e: CloudEvent) => { ok: true; value:
 }
 
 /**
- * `unpairable`: a DGD whose name no DynamoPoolRelay can have, so there is nothing to read. A DGD
- * event carries the object as the source saw it (`observed`, absent for a delete): a hint that may
- * only ever skip work (shared/no-op.ts), never feed a write.
+ * `unpairable`: a DGD whose name no DynamoPoolRelay can have, so there is nothing to read. A DGD or
+ * DynamoPoolRelay event carries the object as the source saw it (`observed`, absent for a delete):
+ * a hint that may only ever skip work (shared/no-op.ts, observedInEvent), never feed a write.
  */
 export type EligibilityInput =
   | { kind: "dgd"; key: DprKey; observed: unknown }
-  | { kind: "dpr"; key: DprKey }
+  | { kind: "dpr"; key: DprKey; observed: unknown; deleted: boolean }
   | { kind: "unpairable"; namespace: string; name: string }
   | { kind: "resync" };
 
@@ -44,8 +44,10 @@ export function classifyForEligibility(event: CloudEvent): Classified<Eligibilit
     if (kind === "dgd") return { ok: true, value: { kind: "unpairable", namespace, name } };
     return { ok: false, status: 422, error: `DynamoPoolRelay ${namespace}/${name}: the name cannot be a DynamoPoolRelay's (a DNS-1035 label of at most ${MAX_DGD_NAME_LENGTH} characters)` };
   }
-  if (kind === "dpr") return { ok: true, value: { kind, key: { namespace, name } } };
-  return { ok: true, value: { kind, key: { namespace, name }, observed: event.type === SourceEventType.Delete ? undefined : event.data } };
+  const deleted = event.type === SourceEventType.Delete;
+  const observed = deleted ? undefined : event.data;
+  if (kind === "dpr") return { ok: true, value: { kind, key: { namespace, name }, observed, deleted } };
+  return { ok: true, value: { kind, key: { namespace, name }, observed } };
 }
 
 export function classifyForApply(event: CloudEvent): Classified<ReconcileData> {

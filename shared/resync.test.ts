@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dueOnTick, resyncCause, resyncReason, slotOf, tickOf, unobserved } from "./resync.ts";
+import { dueOnTick, observedInEvent, resyncCause, resyncReason, slotOf, tickOf, unobserved } from "./resync.ts";
 
 const dpr = (generation: number, observed: number | undefined, uid = "uid-1", deleting = false) => ({
   metadata: { name: "g1", namespace: "n", uid, generation, ...(deleting ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}) },
@@ -39,6 +39,25 @@ describe("unobserved", () => {
     { name: "a new object being deleted", d: dpr(1, undefined, "uid-1", true), expected: false },
   ])("is $expected for $name", ({ d, expected }) => {
     expect(unobserved(d)).toBe(expected);
+  });
+});
+
+describe("observedInEvent", () => {
+  it.each([
+    { name: "a delete event, whatever it carries", observed: undefined, deleted: true, expected: true },
+    { name: "an observed generation (the product's own status write)", observed: dpr(2, 2), deleted: false, expected: true },
+    { name: "a status ahead of the generation", observed: dpr(2, 3), deleted: false, expected: true },
+    { name: "an object being deleted, its edit unobserved", observed: dpr(3, 2, "uid-1", true), deleted: false, expected: true },
+    { name: "an edited spec", observed: dpr(3, 2), deleted: false, expected: false },
+    { name: "a new object without status", observed: dpr(1, undefined), deleted: false, expected: false },
+    { name: "no generation", observed: { metadata: {}, status: { observedGeneration: 2 } }, deleted: false, expected: false },
+    { name: "a generation that is not a number", observed: { metadata: { generation: "2" }, status: { observedGeneration: 2 } }, deleted: false, expected: false },
+    { name: "an observedGeneration that is not a number", observed: { metadata: { generation: 2 }, status: { observedGeneration: "2" } }, deleted: false, expected: false },
+    { name: "a deletionTimestamp that is not a string", observed: { metadata: { generation: 3, deletionTimestamp: true }, status: { observedGeneration: 2 } }, deleted: false, expected: false },
+    { name: "no object at all", observed: undefined, deleted: false, expected: false },
+    { name: "an object that is not one", observed: "g1", deleted: false, expected: false },
+  ])("is $expected for $name", ({ observed, deleted, expected }) => {
+    expect(observedInEvent(observed, deleted)).toBe(expected);
   });
 });
 

@@ -36,6 +36,24 @@ export function unobserved(dpr: ResyncCandidate): boolean {
   return dpr.status?.observedGeneration === undefined || dpr.status.observedGeneration < (dpr.metadata.generation ?? 0);
 }
 
+/**
+ * Whether a DynamoPoolRelay change event needs no read: a delete (the garbage collector removes the
+ * children), or an object whose generation the status already reflects (the product's own status
+ * writes, a label edit). Only ever a reason to skip: a payload that is not plainly observed leads
+ * to a read, and the live object decides. A payload that is observed while the live object has
+ * moved on to a new generation is followed by the event of that move; the resync covers a lost one.
+ *
+ * @param observed the object the event carries; undefined for a delete event
+ */
+export function observedInEvent(observed: unknown, deleted: boolean): boolean {
+  if (deleted) return true;
+  const { metadata, status } = (observed ?? {}) as { metadata?: { generation?: unknown; deletionTimestamp?: unknown }; status?: { observedGeneration?: unknown } };
+  if (typeof metadata?.deletionTimestamp === "string") return true;
+  const generation = metadata?.generation;
+  const seen = status?.observedGeneration;
+  return Number.isSafeInteger(generation) && Number.isSafeInteger(seen) && (seen as number) >= (generation as number);
+}
+
 export function resyncReason(dpr: ResyncCandidate, tick: number, slots: number): ResyncReason | undefined {
   if (dpr.metadata.deletionTimestamp) return undefined;
   if (unobserved(dpr)) return "Unobserved";

@@ -3,7 +3,8 @@
  * reconcile requests. A DGD event is answered with one request for the same-named
  * DynamoPoolRelay, if there is one and the event's DGD would decide anything other than what its
  * status says the children carry; a DynamoPoolRelay event with one if its generation is not yet
- * observed (its own status writes change nothing to reconcile). A resync tick lists
+ * observed (its own status writes change nothing to reconcile), without a read when the event's
+ * object is already observed or deleted. A resync tick lists
  * DynamoPoolRelays in pages and emits a request for each that has an unobserved generation or
  * whose periodic slot has come, with ids derived from the tick and the key.
  */
@@ -14,7 +15,7 @@ import { API_VERSION, KIND } from "../../shared/names.ts";
 import { EventType, productEvent, type DprKey } from "../../shared/events.ts";
 import { settleBounded } from "../../shared/concurrency.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
-import { dueOnTick, resyncCause, tickOf, unobserved, type ResyncCandidate } from "../../shared/resync.ts";
+import { dueOnTick, observedInEvent, resyncCause, tickOf, unobserved, type ResyncCandidate } from "../../shared/resync.ts";
 import { mustClassify, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/eligibility";
@@ -29,6 +30,8 @@ export const EMIT_CONCURRENCY = 32;
 
 async function onChange(event: CloudEvent, input: Extract<EligibilityInput, { kind: "dgd" | "dpr" }>, ctx: Context): Promise<Result> {
   const { key, kind: changed } = input;
+  // A DynamoPoolRelay deleted, or as the event carries it already observed: nothing to read.
+  if (input.kind === "dpr" && observedInEvent(input.observed, input.deleted)) return { decision: "Observed", fields: { key, from: "event" } };
   // 2. Read: is there a DynamoPoolRelay for this key?
   const dpr = await ctx.kube.get<ResyncCandidate & ObservedDpr>({ apiVersion: API_VERSION, kind: KIND, ...key });
   if (!dpr || dpr.metadata.deletionTimestamp) return { decision: "NoDynamoPoolRelay", fields: { key } };

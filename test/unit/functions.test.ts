@@ -81,6 +81,11 @@ const structured = (fn: string, event: CloudEvent) =>
   post(fn, { headers: { "content-type": "application/cloudevents+json" }, body: JSON.stringify(toStructured(event)) });
 
 const dprPath = "/apis/nvidia.com/v1alpha1/namespaces/team-a/dynamopoolrelays/g1";
+/** A DynamoPoolRelay change as the DynamoPoolRelay watch sends it, carrying the object with `metadata` and `status`. */
+const dprEvent = (id: string, type: string, metadata: object, status: object): CloudEvent => ({
+  specversion: "1.0", id, type: `dev.knative.apiserver.resource.${type}`, source: "https://10.96.0.1:443", extensions: { kind: "DynamoPoolRelay" }, datacontenttype: "application/json",
+  data: { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name: "g1", namespace: "team-a", ...metadata }, status },
+});
 const dgdPath = "/apis/nvidia.com/v1beta1/namespaces/team-a/dynamographdeployments/g1";
 const eventsPath = "/api/v1/namespaces/team-a/events";
 /** An Event of g1, by the name form every Event of the product has. */
@@ -260,14 +265,21 @@ describe("replies", () => {
     { name: "its own status write (generation observed): nothing to do", status: { observedGeneration: 3 }, generation: 3, code: 204, decision: "Observed" },
   ])("answers a DynamoPoolRelay event for $name, from the object as it is now", async ({ status, generation, code, decision }) => {
     nock(API).get(dprPath).reply(200, { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name: "g1", namespace: "team-a", generation }, ...(status ? { status } : {}) });
-    // The payload claims an observed generation; only the object read decides.
-    const res = await binary("eligibility", {
-      specversion: "1.0", id: `d-${generation}-${code}`, type: "dev.knative.apiserver.resource.update", source: "https://10.96.0.1:443", extensions: { kind: "DynamoPoolRelay" }, datacontenttype: "application/json",
-      data: { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name: "g1", namespace: "team-a", generation: 9 }, status: { observedGeneration: 9 } },
-    });
+    // The payload claims an unobserved generation, so the object is read, and only it decides.
+    const res = await binary("eligibility", dprEvent(`d-${generation}-${code}`, "update", { generation: 9 }, { observedGeneration: 8 }));
     expect(res.status).toBe(code);
     if (code === 200) expect(JSON.parse(res.text)).toEqual({ namespace: "team-a", name: "g1", cause: "DPRChanged" });
     expect(logs.at(-1)).toMatchObject({ function: "eligibility", decision, reads: 1, writes: 0 });
+  });
+
+  it.each([
+    { name: "whose object is already observed (the product's own status write)", type: "update", metadata: { generation: 4 }, status: { observedGeneration: 4 } },
+    { name: "whose object is being deleted", type: "update", metadata: { generation: 5, deletionTimestamp: "2026-03-01T00:00:00Z" }, status: { observedGeneration: 4 } },
+    { name: "that was deleted", type: "delete", metadata: { generation: 5 }, status: { observedGeneration: 4 } },
+  ])("answers a DynamoPoolRelay event $name with no request", async ({ type, metadata, status }) => {
+    const res = await binary("eligibility", dprEvent(`o-${type}-${metadata.generation}`, type, metadata, status));
+    expect(res.status).toBe(204);
+    expect(logs.at(-1)).toMatchObject({ function: "eligibility", decision: "Observed", from: "event", reads: 0, writes: 0 });
   });
 
   it("answers 204 without a reply when the DGD has no DynamoPoolRelay", async () => {

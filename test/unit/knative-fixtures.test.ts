@@ -34,8 +34,8 @@ describe("recorded Knative deliveries", () => {
     const data = event.data as { metadata: { namespace: string; name: string; managedFields?: unknown[] } };
     expect(data.metadata.managedFields?.length).toBeGreaterThan(0);
     const key = { namespace: data.metadata.namespace, name: data.metadata.name };
-    // A DGD event also carries the DGD as the source saw it, as a hint for skipping a no-op.
-    expect(classifyForEligibility(event)).toEqual({ ok: true, value: kind === "dgd" ? { kind, key, observed: event.data } : { kind, key } });
+    // The event also carries the object as the source saw it, as a hint for skipping a no-op.
+    expect(classifyForEligibility(event)).toEqual({ ok: true, value: kind === "dgd" ? { kind, key, observed: event.data } : { kind, key, observed: event.data, deleted: false } });
   });
 
   it("eligibility takes the PingSource tick as a resync", () => {
