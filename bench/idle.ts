@@ -24,7 +24,8 @@ const BUSY_SECONDS = 1;
 /** Wake-ups an idle hour brings each function: the tick, and the periodic reconciles it asks for. */
 function wakes(name: string, objects: number): number {
   if (name === "poolrelay-eligibility") return ticks;
-  if (name === "poolrelay-apply" || name === "poolrelay-status") return ticks * periodicWakeChance(objects, slots);
+  if (name === "poolrelay-apply") return ticks * periodicWakeChance(objects, slots);
+  // A periodic reconcile of a converged pair ends in apply: it reports nothing for status.
   return 0;
 }
 

@@ -4,7 +4,7 @@ import { appliedHashes, liveChildren } from "../test/live-children.ts";
 import { desiredChildren } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
-import { planStatus } from "./status-plan.ts";
+import { observedChildren, planStatus, statusCarried } from "./status-plan.ts";
 
 const NOW = "2026-02-01T00:00:00Z";
 const d = dpr({ generation: 3 });
@@ -202,5 +202,36 @@ describe("planStatus", () => {
     const p = plan({ dpr: { ...d, status: { observedGeneration: 2, conditions } }, observed, changed: ["Deployment"] });
     expect(p).toMatchObject({ reflects: false, drift: true });
     expect(p.status.conditions!.find((c) => c.type === "Ready")).toMatchObject({ reason: "Reconciling", message: "the children do not carry the decision for generation 3 yet" });
+  });
+});
+
+describe("observedChildren", () => {
+  it("finds each kind's live object by the desired child's kind, in any order, and keeps the EndpointSlices", () => {
+    const desired = [...CHILDREN].reverse().map(({ kind }) => ({ kind }));
+    const objects = desired.map(({ kind }) => live[kind]);
+    const slices = [{ endpoints: [] }];
+    expect(observedChildren(desired, objects, slices)).toEqual({ ...current, endpointSlices: slices });
+  });
+
+  it("leaves a kind that was not read undefined", () => {
+    expect(observedChildren([{ kind: "Role" }], [live.Role], [])).toEqual({
+      serviceAccount: undefined, role: live.Role, roleBinding: undefined, configMap: undefined, deployment: undefined, service: undefined, endpointSlices: [],
+    });
+  });
+});
+
+describe("statusCarried", () => {
+  const shown = { ...d, status: plan().status };
+  it("is true when the stored status is what the children make of it", () => {
+    expect(statusCarried({ dpr: shown, decision: apply, observed: current, now: NOW })).toBe(true);
+  });
+
+  it.each([
+    { name: "no status yet", dpr: d, observed: current },
+    { name: "a Deployment whose counts moved", dpr: shown, observed: { ...current, deployment: { ...live.Deployment, status: { observedGeneration: 1, replicas: 2, readyReplicas: 2, availableReplicas: 2, updatedReplicas: 2 } } } },
+    { name: "a Ready endpoint the status does not count", dpr: shown, observed: { ...current, endpointSlices: [{ endpoints: [{ conditions: { ready: true } }] }] } },
+    { name: "a new generation", dpr: { ...shown, metadata: { ...shown.metadata, generation: 4 } }, observed: current },
+  ])("is false with $name", ({ dpr: stored, observed }) => {
+    expect(statusCarried({ dpr: stored, decision: apply, observed, now: NOW })).toBe(false);
   });
 });

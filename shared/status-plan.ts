@@ -56,6 +56,35 @@ function applyFailure(input: StatusPlanInput, reflects: boolean): string | undef
   return ready?.reason === Reason.ApplyFailed && ready.observedGeneration === generation ? ready.message : undefined;
 }
 
+/** The observed children by kind, as apply reads them: the live object of each desired child. */
+export function observedChildren(
+  desired: readonly { kind: string }[],
+  live: readonly (LiveObject | undefined)[],
+  endpointSlices: readonly ObservedEndpointSlice[],
+): StatusPlanInput["observed"] {
+  const of = (kind: string) => live[desired.findIndex((d) => d.kind === kind)];
+  return {
+    serviceAccount: of("ServiceAccount"),
+    role: of("Role"),
+    roleBinding: of("RoleBinding"),
+    configMap: of("ConfigMap"),
+    deployment: of("Deployment") as (LiveObject & ObservedDeployment) | undefined,
+    service: of("Service"),
+    endpointSlices,
+  };
+}
+
+/**
+ * Whether a reconcile that found every child current leaves the status function nothing to do: the
+ * stored status is what the children read make of it. Apply then sends no report, so a periodic
+ * reconcile of a converged DynamoPoolRelay wakes no status function and reads the children once,
+ * not twice. Anything the status does not show yet (a Deployment's new counts, an apply failure
+ * it still reports) makes it a write, and the report goes to status as before.
+ */
+export function statusCarried(input: Omit<StatusPlanInput, "changed" | "failure">): boolean {
+  return !planStatus({ ...input, changed: [] }).write;
+}
+
 export function planStatus(input: StatusPlanInput): StatusPlan {
   const { dpr, decision, observed } = input;
   const desired = decision.action === "apply" ? desiredChildren(decision) : [];

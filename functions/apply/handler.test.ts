@@ -12,6 +12,7 @@ import { EventType, productEvent } from "../../shared/events.ts";
 import type { KubeObject } from "../../shared/kube/client.ts";
 import { FakeKube } from "../../test/unit/fake-kube.ts";
 import type { Context } from "../runtime/handler.ts";
+import { status } from "../status/handler.ts";
 import { apply, FIELD_MANAGER } from "./handler.ts";
 import { appliedHashes, liveChildren } from "../../test/live-children.ts";
 
@@ -101,6 +102,47 @@ describe("apply's applied.v1 reply", () => {
     const result = await apply(reconcile(), context(kube));
     expect(result.reply?.data).toMatchObject({ applied: [], unchanged: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"], skipped: [] });
     expect(kube.stats.writes).toBe(0);
+  });
+});
+
+describe("apply on a DynamoPoolRelay whose children and status carry the decision", () => {
+  /** The world once the status function has shown what the current children make of the DynamoPoolRelay. */
+  async function settled(): Promise<{ kube: FakeKube; live: Record<string, KubeObject> }> {
+    const live = current();
+    const kube = new FakeKube([dpr, dgd(), ...Object.values(live)]);
+    const report = productEvent(EventType.Applied, { namespace: "team-a", name: "g1", uid: DPR_UID, generation: 4, applied: [], unchanged: [], skipped: [] }, { source: "/test", cause: "s1", time: NOW });
+    await status(report, context(kube));
+    const shown = kube.ops("replaceStatus").at(-1)?.object;
+    expect(shown?.["status"]).toMatchObject({ observedGeneration: 4 });
+    kube.put(shown!);
+    return { kube: new FakeKube([shown!, dgd(), ...Object.values(live)]), live };
+  }
+
+  it("replies nothing, after reading the children and their EndpointSlices once, and writes nothing", async () => {
+    const { kube } = await settled();
+    const result = await apply(reconcile(), context(kube));
+    expect(result.decision).toBe("Converged");
+    expect(result.reply).toBeUndefined();
+    expect(kube.stats).toEqual({ reads: 9, writes: 0 });
+    expect(kube.ops("list").map((c) => [c.kind, c.labelSelector])).toEqual([["EndpointSlice", "kubernetes.io/service-name=g1-pool-relay"]]);
+  });
+
+  it("reports to status when the status does not show what it read yet (the Deployment's pods became Ready)", async () => {
+    const { kube, live } = await settled();
+    const deployment = live["Deployment"]!;
+    kube.put({ ...deployment, status: { ...(deployment["status"] as object), readyReplicas: 1, availableReplicas: 1 } });
+    const result = await apply(reconcile(), context(kube));
+    expect(result.reply?.type).toBe(EventType.Applied);
+    expect(result.reply?.data).toMatchObject({ applied: [], unchanged: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"] });
+    expect(kube.stats.writes).toBe(0);
+  });
+
+  it("reports to status when the spec moved on (a generation the status has not observed), even with nothing to write", async () => {
+    const { kube } = await settled();
+    const shown = (await kube.get<KubeObject>({ apiVersion: dpr.apiVersion, kind: dpr.kind, namespace: "team-a", name: "g1" }))!;
+    kube.put({ ...shown, metadata: { ...shown.metadata, generation: 5 } });
+    const result = await apply(reconcile(), context(kube));
+    expect(result.reply?.type).toBe(EventType.Applied);
   });
 });
 

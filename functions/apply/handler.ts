@@ -2,7 +2,8 @@
  * apply: converges one DynamoPoolRelay's children on a reconcile request. It re-reads the
  * DynamoPoolRelay and its DGD, decides with the core, then either server-side applies the children
  * that differ, withdraws a Service it controls, or (invalid spec) leaves everything as it is.
- * It replies with what it did, and reports it as a Kubernetes Event when something happened.
+ * It replies with what it did, and reports it as a Kubernetes Event when something happened; when it
+ * wrote nothing and the status already shows these children, it replies nothing.
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import { desiredChildren, planApply, type LiveObject } from "../../shared/apply-plan.ts";
@@ -14,6 +15,9 @@ import { Reporter, applied, foreignChildren, rejected, renderEvent, withdrawn, t
 import { ApiError } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { ownership } from "../../shared/ownership.ts";
+import { unobserved } from "../../shared/resync.ts";
+import type { ObservedEndpointSlice } from "../../shared/status.ts";
+import { observedChildren, statusCarried } from "../../shared/status-plan.ts";
 import { coalescing, eventFields, mustClassify, recordEvent, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/apply";
@@ -71,6 +75,13 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData): Pr
   const desired = desiredChildren(decision);
   const live = await Promise.all(desired.map((d) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name })));
   const plan = planApply(desired, live, dpr.metadata.uid);
+  if (plan.apply.length === 0 && plan.skipped.length === 0 && !unobserved(dpr)) {
+    // Nothing to write, and the status claims this generation. If it already shows what these
+    // children make of it, status has nothing to do either: no report (a periodic reconcile of a
+    // converged pair ends here).
+    const endpointSlices = await ctx.kube.list<ObservedEndpointSlice>("discovery.k8s.io/v1", "EndpointSlice", key.namespace, `kubernetes.io/service-name=${childName(key.name)}`);
+    if (statusCarried({ dpr, decision, observed: observedChildren(desired, live, endpointSlices), now: ctx.now() })) return { decision: "Converged", fields: { key } };
+  }
   // The Service object written: a Published Event is named by it.
   let serviceUid: string | undefined;
   try {
