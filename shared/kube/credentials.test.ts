@@ -1,7 +1,7 @@
 // The loader that spares a cold start client-node's config module: it must hand the API server
 // exactly what client-node would (client-node is the oracle here), and leave to client-node every
 // kubeconfig it does not fully understand.
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
@@ -49,6 +49,7 @@ const SAME_AS_CLIENT_NODE: [string, string, string][] = [
   ["client certificate files and a TLS server name", "{server: https://10.0.0.1, tls-server-name: kubernetes.default, certificate-authority: ca.pem}", "{client-certificate: cert.pem, client-key: key.pem}"],
   ["no credentials at all", "{server: https://k.invalid}", "{}"],
   ["a token to a plain http:// server", "{server: http://127.0.0.1:8001}", "{token: s3cret}"],
+  ["empty fields of kinds it leaves to client-node", "{server: https://k.invalid, proxy-url: ''}", "{token: s3cret, exec: null, as: ''}"],
 ];
 
 describe("simpleCredentials against client-node", () => {
@@ -90,6 +91,9 @@ describe("simpleCredentials against client-node", () => {
       const json = join(dir(), "config");
       writeFileSync(json, JSON.stringify({ "current-context": "x", clusters: [{ name: "c", cluster: { server: "https://k.invalid" } }], users: [{ name: "u", user: { token: "t" } }], contexts: [{ name: "x", context: { cluster: "c", user: "u" } }] }));
       expect(await simpleCredentials(json, {})).toMatchObject({ server: "https://k.invalid" });
+      // JSON as kubectl config view writes it, after a blank line and indentation.
+      writeFileSync(json, `\n  ${readFileSync(json, "utf8")}`);
+      expect(await simpleCredentials(json, {})).toMatchObject({ server: "https://k.invalid" });
       expect(loads).toBe(0);
       expect(await simpleCredentials(kubeconfig("{server: https://k.invalid}", "{token: t}"), {})).toMatchObject({ server: "https://k.invalid" });
       expect(loads).toBe(1);
@@ -120,6 +124,26 @@ describe("simpleCredentials leaves to client-node", () => {
   ];
   it.each(cases)("a kubeconfig with %s", async (_, cluster, user) => {
     expect(await simpleCredentials(kubeconfig(cluster, user), {})).toBeUndefined();
+  });
+
+  it.each([
+    ["contexts that are not a list", { contexts: { x: { cluster: "c", user: "u" } } }],
+    ["clusters that are not a list", { clusters: { c: { server: "https://k.invalid" } } }],
+    ["a context naming its cluster by a number", { clusters: [{ name: 5, cluster: { server: "https://k.invalid" } }], contexts: [{ name: "x", context: { cluster: 5, user: "u" } }] }],
+    ["a user that is not a mapping", { users: [{ name: "u", user: 5 }] }],
+    ["a cluster that is not a mapping", { clusters: [{ name: "c", cluster: "https://k.invalid" }] }],
+  ])("a kubeconfig with %s, without failing", async (_, changed) => {
+    const config = {
+      "current-context": "x",
+      clusters: [{ name: "c", cluster: { server: "https://k.invalid" } }],
+      users: [{ name: "u", user: { token: "t" } }],
+      contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+    };
+    const file = join(dir(), "config");
+    writeFileSync(file, JSON.stringify(config));
+    expect(await simpleCredentials(file, {})).toMatchObject({ server: "https://k.invalid" });
+    writeFileSync(file, JSON.stringify({ ...config, ...changed }));
+    expect(await simpleCredentials(file, {})).toBeUndefined();
   });
 
   it("a kubeconfig with no current context", async () => {
@@ -156,7 +180,10 @@ describe("simpleCredentials in a pod", () => {
   it("forms the server address as client-node does: brackets around IPv6, http on the plain ports", async () => {
     const sa = serviceAccount("t");
     expect((await simpleCredentials(undefined, { KUBERNETES_SERVICE_HOST: "fd00::1", KUBERNETES_SERVICE_PORT: "443" }, noHome(), sa))?.server).toBe("https://[fd00::1]:443");
-    expect((await simpleCredentials(undefined, { KUBERNETES_SERVICE_HOST: "10.0.0.1", KUBERNETES_SERVICE_PORT: "8080" }, noHome(), sa))?.server).toBe("http://10.0.0.1:8080");
+    for (const port of ["80", "8080", "8001"]) {
+      expect((await simpleCredentials(undefined, { KUBERNETES_SERVICE_HOST: "10.0.0.1", KUBERNETES_SERVICE_PORT: port }, noHome(), sa))?.server).toBe(`http://10.0.0.1:${port}`);
+    }
+    expect((await simpleCredentials(undefined, { KUBERNETES_SERVICE_HOST: "10.0.0.1", KUBERNETES_SERVICE_PORT: "6443" }, noHome(), sa))?.server).toBe("https://10.0.0.1:6443");
   });
 
   it("prefers KUBECONFIG and then ~/.kube/config, as client-node does", async () => {

@@ -126,5 +126,6 @@ function entry(list: unknown, name: unknown, field: string): Fields | undefined 
 }
 
 function onlyKnown(fields: Fields, known: Set<string>): boolean {
-  return Object.entries(fields).every(([k, v]) => known.has(k) || v === null || v === undefined || v === "");
+  // A parsed kubeconfig holds no undefined: an empty field is null (`~`, nothing) or "".
+  return Object.entries(fields).every(([k, v]) => known.has(k) || v === null || v === "");
 }
