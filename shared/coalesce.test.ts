@@ -87,4 +87,69 @@ describe("Coalescer", () => {
     await tick();
     expect(c.size).toBe(0);
   });
+
+  describe("with a batch period", () => {
+    /** A period that ends (or fails) when the test says. */
+    function period() {
+      let end!: () => void;
+      let fail!: (e: Error) => void;
+      const done = new Promise<void>((resolve, reject) => ((end = resolve), (fail = reject)));
+      return { end, fail, batch: () => done };
+    }
+
+    it("starts no run until the period has passed, and lets every caller of the period share the one run", async () => {
+      const c = new Coalescer<string>();
+      const { runs, task } = manual();
+      const p = period();
+      const answers = [c.run("ns/a", task, p.batch), c.run("ns/a", task, p.batch), c.run("ns/a", task)];
+      await tick();
+      // The third asked for no period: it ended the wait.
+      expect(runs).toHaveLength(1);
+      runs[0]!.resolve("v");
+      expect(await Promise.all(answers)).toEqual([{ value: "v", ran: true }, { value: "v", ran: false }, { value: "v", ran: false }]);
+      await tick();
+      expect(c.size).toBe(0);
+    });
+
+    it("runs when the period has passed", async () => {
+      const c = new Coalescer<string>();
+      const { runs, task } = manual();
+      const p = period();
+      const answers = [c.run("ns/a", task, p.batch), c.run("ns/a", task, p.batch)];
+      await tick();
+      expect(runs).toHaveLength(0);
+      expect(c.size).toBe(1);
+      p.end();
+      await tick();
+      expect(runs).toHaveLength(1);
+      runs[0]!.resolve("v");
+      expect(await Promise.all(answers)).toEqual([{ value: "v", ran: true }, { value: "v", ran: false }]);
+    });
+
+    it("runs when the period fails: a timer's failure only ends the wait", async () => {
+      const c = new Coalescer<string>();
+      const { runs, task } = manual();
+      const p = period();
+      const answer = c.run("ns/a", task, p.batch);
+      p.fail(new Error("timer"));
+      await tick();
+      expect(runs).toHaveLength(1);
+      runs[0]!.resolve("v");
+      expect(await answer).toEqual({ value: "v", ran: true });
+    });
+
+    it("queues a caller that comes during a run behind it, without waiting for a period", async () => {
+      const c = new Coalescer<string>();
+      const { runs, task } = manual();
+      const p = period();
+      const first = c.run("ns/a", task);
+      const second = c.run("ns/a", task, p.batch);
+      runs[0]!.resolve("1");
+      expect(await first).toEqual({ value: "1", ran: true });
+      await tick();
+      expect(runs).toHaveLength(2);
+      runs[1]!.resolve("2");
+      expect(await second).toEqual({ value: "2", ran: true });
+    });
+  });
 });

@@ -4,14 +4,22 @@ import { parseConfig } from "./config.ts";
 describe("parseConfig", () => {
   it("has defaults for everything but the sink", () => {
     expect(parseConfig({})).toEqual({
-      defaults: { discoveryBackend: "kubernetes", relayCommand: ["python3", "-m", "dynamo.kv_dc_relay"] }, resyncPeriodSeconds: 60, resyncSlots: 10, sink: undefined, dgdApiVersion: "nvidia.com/v1beta1", deadlineSeconds: 20,
+      defaults: { discoveryBackend: "kubernetes", relayCommand: ["python3", "-m", "dynamo.kv_dc_relay"] }, resyncPeriodSeconds: 60, resyncSlots: 10, sink: undefined, dgdApiVersion: "nvidia.com/v1beta1", deadlineSeconds: 20, statusBatchMs: 250,
     });
   });
 
   it("reads every variable", () => {
-    expect(parseConfig({ DEFAULT_DISCOVERY_BACKEND: "etcd", RESYNC_PERIOD_SECONDS: "30", RESYNC_SLOTS: "4", K_SINK: "http://broker/ns/b", DGD_API_VERSION: "nvidia.com/v1alpha1", INVOCATION_DEADLINE_SECONDS: "8", RELAY_COMMAND: '["python3", "-m", "dynamo.pool_relay"]' })).toEqual({
-      defaults: { discoveryBackend: "etcd", relayCommand: ["python3", "-m", "dynamo.pool_relay"] }, resyncPeriodSeconds: 30, resyncSlots: 4, sink: "http://broker/ns/b", dgdApiVersion: "nvidia.com/v1alpha1", deadlineSeconds: 8,
+    expect(parseConfig({ DEFAULT_DISCOVERY_BACKEND: "etcd", RESYNC_PERIOD_SECONDS: "30", RESYNC_SLOTS: "4", K_SINK: "http://broker/ns/b", DGD_API_VERSION: "nvidia.com/v1alpha1", INVOCATION_DEADLINE_SECONDS: "8", RELAY_COMMAND: '["python3", "-m", "dynamo.pool_relay"]', STATUS_BATCH_MS: "40" })).toEqual({
+      defaults: { discoveryBackend: "etcd", relayCommand: ["python3", "-m", "dynamo.pool_relay"] }, resyncPeriodSeconds: 30, resyncSlots: 4, sink: "http://broker/ns/b", dgdApiVersion: "nvidia.com/v1alpha1", deadlineSeconds: 8, statusBatchMs: 40,
     });
+  });
+
+  it.each(["-1", "10001", "2.5", "soon"])("refuses STATUS_BATCH_MS %s, naming the variable", (value) => {
+    expect(() => parseConfig({ STATUS_BATCH_MS: value })).toThrow(/STATUS_BATCH_MS: /);
+  });
+
+  it("takes STATUS_BATCH_MS at its bounds", () => {
+    expect([parseConfig({ STATUS_BATCH_MS: "0" }).statusBatchMs, parseConfig({ STATUS_BATCH_MS: "10000" }).statusBatchMs]).toEqual([0, 10000]);
   });
 
   it("lists every bad variable in one error", () => {

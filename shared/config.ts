@@ -20,6 +20,8 @@ export interface Config {
   dgdApiVersion: string;
   /** Each invocation's time, below its Knative Service timeout and Trigger delivery timeout. */
   deadlineSeconds: number;
+  /** How long status lets the child changes of one burst gather before it reads (apply's reports do not wait). */
+  statusBatchMs: number;
 }
 
 /**
@@ -57,6 +59,7 @@ const Env = z.object({
   DGD_API_VERSION: z._default(z.enum(["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]), "nvidia.com/v1beta1"),
   INVOCATION_DEADLINE_SECONDS: z._default(z.coerce.number().check(z.minimum(0.1), z.maximum(3600)), 20),
   RELAY_COMMAND: z.optional(RelayCommand),
+  STATUS_BATCH_MS: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(10000)), 250),
 });
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
@@ -71,5 +74,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     sink: r.data.K_SINK,
     dgdApiVersion: r.data.DGD_API_VERSION,
     deadlineSeconds: r.data.INVOCATION_DEADLINE_SECONDS,
+    statusBatchMs: r.data.STATUS_BATCH_MS,
   };
 }

@@ -34,7 +34,7 @@ const dgd = (annotations: Record<string, string> = {}) => ({
 const SERVICE_REF = { apiVersion: "v1", kind: "Service", namespace: "team-a", name: "g1-pool-relay" };
 
 const reconcile = (): CloudEvent => productEvent(EventType.Reconcile, { namespace: "team-a", name: "g1", cause: "DGDChanged" }, { source: "/test", cause: "r1", time: NOW });
-const context = (kube: FakeKube): Context => ({ kube: kube.client, config, now: () => NOW, emit: async () => { throw new Error("apply never emits"); } });
+const context = (kube: FakeKube): Context => ({ kube: kube.client, config, now: () => NOW, emit: async () => { throw new Error("apply never emits"); }, sleep: async () => {} });
 
 /** The children as the API server holds them after an apply of the current decision (controlled by the DynamoPoolRelay). */
 function current(): Record<string, KubeObject> {

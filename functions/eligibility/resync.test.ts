@@ -83,7 +83,7 @@ function byHand() {
 }
 
 function context(kube: KubeClient, emits: ReturnType<typeof recorder>): Context {
-  return { kube, config, now: () => T0, emit: (e) => emits.emit(e) };
+  return { kube, config, now: () => T0, emit: (e) => emits.emit(e), sleep: async () => {} };
 }
 
 const subjects = (events: CloudEvent[]) => events.map((e) => e.subject).sort();

@@ -18,6 +18,8 @@ export interface Context {
   now(): string;
   /** Sends an event to the configured sink (the Broker), failing unless it is accepted. */
   emit(event: CloudEvent): Promise<void>;
+  /** Resolves after `ms` milliseconds (a batch period); tests give their own. */
+  sleep(ms: number): Promise<void>;
 }
 
 export interface Result {
@@ -44,10 +46,10 @@ export class BadEvent extends Error {
  * One answered by another's run returns its decision without its reply: that run's invocation sends
  * it, once.
  */
-export function coalescing(): (key: DprKey, run: () => Promise<Result>) => Promise<Result> {
+export function coalescing(): (key: DprKey, run: () => Promise<Result>, batch?: () => Promise<void>) => Promise<Result> {
   const runs = new Coalescer<Result>();
-  return async (key, run) => {
-    const { value, ran } = await runs.run(keyString(key), run);
+  return async (key, run, batch) => {
+    const { value, ran } = await runs.run(keyString(key), run, batch);
     return ran ? value : { decision: value.decision, fields: { ...value.fields, coalesced: true } };
   };
 }

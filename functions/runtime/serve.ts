@@ -6,6 +6,7 @@
  * context received goes on in the reply and every event emitted, and into the log line.
  */
 import type { IncomingHttpHeaders } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fromHttp, toBinary, type CloudEvent } from "../../shared/cloudevent.ts";
 import { parseConfig, type Config } from "../../shared/config.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
@@ -36,6 +37,8 @@ export interface Environment {
   log: (line: string) => void;
   /** Measures the invocation's deadline; tests give their own. */
   clock?: Clock;
+  /** Waits out a batch period; tests give their own. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** The production environment: credentials from the default chain (in-cluster on Knative), config from process.env. */
@@ -104,7 +107,7 @@ export function serve(name: string, handler: Handler, env: Environment) {
       const span = incoming && continueTrace(incoming, name, event.source, event.id);
       if (span) Object.assign(log, traceLogFields(span));
       kube = (await env.kube()).fork({ signal: deadline.signal, deadline: started + env.config.deadlineSeconds * 1000, clock });
-      const ctx: Context = { kube, config: env.config, now: env.now, emit: emitter(env, deadline.signal, span) };
+      const ctx: Context = { kube, config: env.config, now: env.now, emit: emitter(env, deadline.signal, span), sleep: env.sleep ?? sleep };
       const result = await handler(event, ctx);
       log["decision"] = result.decision;
       Object.assign(log, result.fields);

@@ -25,7 +25,17 @@ const dpr = {
   spec: { image: "relay:1", clusterID: "dc-1" },
 };
 const dgd = { apiVersion: config.dgdApiVersion, kind: "DynamoGraphDeployment", metadata: { name: "g1", namespace: "team-a" }, spec: { components: [{ name: "w", type: "worker" }] } };
-const context = (kube: FakeKube): Context => ({ kube: kube.client, config, now: () => NOW, emit: async () => { throw new Error("status never emits"); } });
+/** `sleep` waits out the batch period; by default it has passed at once. */
+const context = (kube: FakeKube, sleep: (ms: number) => Promise<void> = async () => {}, cfg = config): Context =>
+  ({ kube: kube.client, config: cfg, now: () => NOW, emit: async () => { throw new Error("status never emits"); }, sleep });
+/** A batch period that ends when the test says, recording how long it was asked to be. */
+function batchPeriod() {
+  const asked: number[] = [];
+  let end!: () => void;
+  const ended = new Promise<void>((r) => (end = r));
+  return { asked, end, sleep: (ms: number) => (asked.push(ms), ended) };
+}
+const settle = () => new Promise((r) => setTimeout(r, 0));
 
 /** The DynamoPoolRelay, its DGD and the six children carrying the decision; the Deployment with `readyReplicas` Ready. */
 function world(readyReplicas: number, omit: readonly string[] = []): { kube: FakeKube; deployment: KubeObject } {
@@ -53,37 +63,70 @@ const dprReads = (kube: FakeKube) => kube.ops("get").filter((c) => c.ref.kind ==
 const readyOf = (write: { object: KubeObject } | undefined) => (write?.object["status"] as { conditions?: { type: string; reason: string }[] } | undefined)?.conditions?.find((c) => c.type === "Ready");
 
 describe("status under a burst", () => {
-  it("answers three child changes at once with two runs: the third shares the second's, after the first", async () => {
+  it("lets the child changes of one batch period share one run, which starts when the period has passed", async () => {
     const { kube } = world(0);
-    const results = await Promise.all([1, 2, 3].map(() => status(childEvent("Deployment", "update"), context(kube))));
-    expect(dprReads(kube)).toBe(2);
-    expect(results.map((r) => r.fields?.["coalesced"])).toEqual([undefined, undefined, true]);
+    const period = batchPeriod();
+    const answers = [1, 2, 3].map(() => status(childEvent("Deployment", "update"), context(kube, period.sleep)));
+    await settle();
+    expect(period.asked).toEqual([config.statusBatchMs]);
+    expect(config.statusBatchMs).toBe(250);
+    expect(kube.calls).toEqual([]);
+    period.end();
+    const results = await Promise.all(answers);
+    expect(dprReads(kube)).toBe(1);
+    expect(results.map((r) => r.fields?.["coalesced"])).toEqual([undefined, true, true]);
     expect(results[2]!.reply).toBeUndefined();
-    expect(results[2]!.decision).toBe(results[1]!.decision);
+    expect(results[2]!.decision).toBe(results[0]!.decision);
   });
 
-  it("runs a report that arrives with child changes in their shared run, and shows its failure", async () => {
+  it("starts a waiting run at once for a report from apply, which shares it and shows its failure", async () => {
     const { kube } = world(0, ["Deployment"]);
-    const results = await Promise.all([status(childEvent("ConfigMap", "update"), context(kube)), status(refused(), context(kube)), status(childEvent("ConfigMap", "update"), context(kube))]);
-    expect(dprReads(kube)).toBe(2);
-    expect(results.map((r) => r.fields?.["coalesced"])).toEqual([undefined, undefined, true]);
+    const period = batchPeriod();
+    const results = await Promise.all([status(childEvent("ConfigMap", "update"), context(kube, period.sleep)), status(refused(), context(kube, period.sleep)), status(childEvent("ConfigMap", "update"), context(kube, period.sleep))]);
+    expect(dprReads(kube)).toBe(1);
+    expect(results.map((r) => r.fields?.["coalesced"])).toEqual([undefined, true, true]);
     const writes = kube.ops("replaceStatus");
-    expect(writes).toHaveLength(2);
-    expect(readyOf(writes[0])?.reason).toBe("Reconciling");
-    expect(readyOf(writes[1])?.reason).toBe("ApplyFailed");
+    expect(writes).toHaveLength(1);
+    expect(readyOf(writes[0])?.reason).toBe("ApplyFailed");
+  });
+
+  it("runs a report at once, without asking for a batch period", async () => {
+    const { kube } = world(1);
+    const period = batchPeriod();
+    expect((await status(applied(), context(kube, period.sleep))).decision).toBe("StatusWritten");
+    expect(period.asked).toEqual([]);
+  });
+
+  it("does not wait with STATUS_BATCH_MS=0", async () => {
+    const { kube } = world(1, ["Service"]);
+    const period = batchPeriod();
+    const immediate = parseConfig({ STATUS_BATCH_MS: "0" });
+    expect(immediate.statusBatchMs).toBe(0);
+    expect((await status(childEvent("Service", "update"), context(kube, period.sleep, immediate))).decision).toBe("StatusWritten");
+    expect(period.asked).toEqual([]);
+  });
+
+  it("answers changes during a run with one next run, which does not wait for a batch period", async () => {
+    const { kube } = world(0);
+    const first = status(applied(), context(kube));
+    const period = batchPeriod();
+    const during = [1, 2].map(() => status(childEvent("Deployment", "update"), context(kube, period.sleep)));
+    const results = await Promise.all([first, ...during]);
+    expect(dprReads(kube)).toBe(2);
+    expect(period.asked).toEqual([]);
+    expect(results.map((r) => r.fields?.["coalesced"])).toEqual([undefined, undefined, true]);
   });
 
   it("asks for a reconcile from a shared run when any of the changed children it answers is off the decision", async () => {
     const { kube, deployment } = world(0, ["Deployment"]);
-    const [alone, ...shared] = await Promise.all([
+    const [owner, ...shared] = await Promise.all([
       status(childEvent("EndpointSlice", "update"), context(kube)),
       status(childEvent("Deployment", "delete", deployment), context(kube)),
       status(childEvent("EndpointSlice", "update"), context(kube)),
     ]);
-    expect(dprReads(kube)).toBe(2);
-    expect(alone!.reply).toBeUndefined();
-    expect(shared[0]!.reply).toMatchObject({ type: EventType.Reconcile, data: { namespace: "team-a", name: "g1", cause: "Drift" } });
-    expect(shared[1]!.fields?.["coalesced"]).toBe(true);
+    expect(dprReads(kube)).toBe(1);
+    expect(owner!.reply).toMatchObject({ type: EventType.Reconcile, data: { namespace: "team-a", name: "g1", cause: "Drift" } });
+    expect(shared.map((r) => [r.reply, r.fields?.["coalesced"]])).toEqual([[undefined, true], [undefined, true]]);
   });
 });
 

@@ -150,7 +150,7 @@ describe("apply under races, on the real API server", () => {
       },
     });
   }
-  const context = (kube: KubeClient): Context => ({ kube, config, now: () => "2026-12-01T00:00:00Z", emit: async () => {} });
+  const context = (kube: KubeClient): Context => ({ kube, config, now: () => "2026-12-01T00:00:00Z", emit: async () => {}, sleep: async () => {} });
 
   it("deletes only the Service it read: one re-created between its read and its delete survives, and the request is retried (409)", async () => {
     const ns = await freshNamespace("uid-race");

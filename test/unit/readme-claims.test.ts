@@ -30,7 +30,7 @@ function claim(re: RegExp): RegExpExecArray {
 
 const reconcile = (namespace: string, name: string): CloudEvent =>
   productEvent(EventType.Reconcile, { namespace, name, cause: "DGDChanged" }, { source: "/test", cause: "r1", time: NOW });
-const context = (kube: KubeClient, config: Config): Context => ({ kube, config, now: () => NOW, emit: async () => {} });
+const context = (kube: KubeClient, config: Config): Context => ({ kube, config, now: () => NOW, emit: async () => {}, sleep: async () => {} });
 
 describe("the reserved env names, as the README lists them", () => {
   // "Names the product sets are rejected in `spec.env`: DYN_DC_ID, ..., POD_UID."
