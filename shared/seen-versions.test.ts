@@ -38,11 +38,17 @@ describe("statusDigest", () => {
     ["the spec", (d: typeof deployment) => (d.spec.template.metadata.annotations.rev = "r2")],
     ["observedGeneration", (d: typeof deployment) => (d.status.observedGeneration = 1)],
     ["replicas", (d: typeof deployment) => (d.status.replicas = 3)],
-    ["updatedReplicas", (d: typeof deployment) => (d.status.updatedReplicas = 1)],
+    ["updatedReplicas, so that no current replica is available", (d: typeof deployment) => (d.status.updatedReplicas = 1)],
     ["readyReplicas", (d: typeof deployment) => (d.status.readyReplicas = 2)],
-    ["availableReplicas", (d: typeof deployment) => (d.status.availableReplicas = 2)],
+    ["availableReplicas, so that no replica is", (d: typeof deployment) => (d.status.availableReplicas = 0)],
+    ["observedGeneration, now behind the generation", (d: typeof deployment) => (d.status.observedGeneration = 1)],
   ])("differs when %s differs", (_, f) => {
     expect(edit(f)).not.toBe(base);
+  });
+
+  it("is the same when only counts status does not show move: a second replica available, a current replica among others", () => {
+    expect(edit((d) => (d.status.availableReplicas = 2))).toBe(base);
+    expect(edit((d) => ((d.status.updatedReplicas = 1), (d.status.availableReplicas = 2)))).toBe(base);
   });
 
   it("takes the whole status of other kinds", () => {
@@ -51,9 +57,13 @@ describe("statusDigest", () => {
     expect(statusDigest("Service", service)).not.toBe(statusDigest("Deployment", service));
   });
 
-  it("takes an EndpointSlice's endpoints", () => {
-    const slice = { metadata: { name: "x" }, endpoints: [{ addresses: ["10.0.0.1"], conditions: { ready: false } }] };
-    expect(statusDigest("EndpointSlice", { ...slice, endpoints: [{ addresses: ["10.0.0.1"], conditions: { ready: true } }] })).not.toBe(statusDigest("EndpointSlice", slice));
+  it("takes an EndpointSlice's ready endpoints and its metadata, not its addresses, ports or generation", () => {
+    const slice = { metadata: { name: "x", generation: 1, labels: { "kubernetes.io/service-name": "g1-pool-relay" } }, addressType: "IPv4", ports: [{ port: 5561 }], endpoints: [{ addresses: ["10.0.0.1"], conditions: { ready: false } }] };
+    const base = statusDigest("EndpointSlice", slice);
+    expect(statusDigest("EndpointSlice", { ...slice, endpoints: [{ addresses: ["10.0.0.1"], conditions: { ready: true } }] })).not.toBe(base);
+    expect(statusDigest("EndpointSlice", { ...slice, endpoints: [...slice.endpoints, { addresses: ["10.0.0.2"] }] })).not.toBe(base);
+    expect(statusDigest("EndpointSlice", { ...slice, metadata: { ...slice.metadata, labels: {} } })).not.toBe(base);
+    expect(statusDigest("EndpointSlice", { ...slice, metadata: { ...slice.metadata, generation: 2 }, ports: [], endpoints: [{ addresses: ["10.0.0.9"], conditions: { ready: false } }] })).toBe(base);
   });
 });
 

@@ -4,7 +4,8 @@
  * did not see, so it is answered without a request: after apply creates the children, their add
  * events arrive when the run for apply's report has read them; an ApiServerSource adapter that
  * restarts (Knative restarts it for every new namespace) sends an add for every child again; the
- * Deployment controller rewrites conditions and counts status does not show as the pods start.
+ * Deployment controller rewrites conditions and counts status does not show as the pods start, and
+ * the EndpointSlice controller addresses and ports.
  *
  * Only ever a reason to skip: a delete, anything status reads that differs, or a process that has
  * not run for the key (a new pod) reads everything. A run replaces what it recorded, and only a run
@@ -12,6 +13,7 @@
  */
 import { stableJson } from "./connection-revision.ts";
 import { sha256Hex } from "./sources-document.ts";
+import { readyEndpoints, rolledOut, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
 
 export interface ChildVersion {
   kind: string;
@@ -20,20 +22,27 @@ export interface ChildVersion {
   digest: string;
 }
 
-/** The Deployment status fields status reads (shared/status.ts); the controller's conditions it does not. */
-const DEPLOYMENT_STATUS = ["observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas"] as const;
-
 /**
  * What status reads of a child, as a digest: all of it but the server's bookkeeping
- * (resourceVersion, managedFields) and, of a Deployment's status, the counts only.
+ * (resourceVersion, managedFields), except where status shows only a little of what changes most:
+ * of a Deployment's status the replica counts it reports and whether a current replica is
+ * available (rolledOut), and of an EndpointSlice its ready endpoints (the count is all status
+ * shows; the API server bumps an EndpointSlice's generation on every change).
  */
 export function statusDigest(kind: string, obj: Record<string, unknown>): string {
   // apiVersion and kind too: a LIST's items come without them, a watch event's object with them.
   const { metadata, status, apiVersion: _av, kind: _k, ...rest } = obj;
   const { resourceVersion: _rv, managedFields: _mf, ...meta } = (metadata ?? {}) as Record<string, unknown>;
-  const counts = (s: Record<string, unknown> | undefined) => Object.fromEntries(DEPLOYMENT_STATUS.map((f) => [f, s?.[f]]));
-  const relevant = kind === "Deployment" ? counts(status as Record<string, unknown> | undefined) : status;
-  return sha256Hex(stableJson({ meta, rest, status: relevant }));
+  if (kind === "EndpointSlice") {
+    const { generation: _g, ...sliceMeta } = meta;
+    return sha256Hex(stableJson({ meta: sliceMeta, ready: readyEndpoints([rest as ObservedEndpointSlice]) }));
+  }
+  if (kind === "Deployment") {
+    const counts = (status ?? {}) as NonNullable<ObservedDeployment["status"]>;
+    const shown = { replicas: counts.replicas, readyReplicas: counts.readyReplicas, rolledOut: rolledOut(obj as unknown as ObservedDeployment) };
+    return sha256Hex(stableJson({ meta, rest, shown }));
+  }
+  return sha256Hex(stableJson({ meta, rest, status }));
 }
 
 /** The versions of the observed children of each kind, skipping absent ones and ones without a name. */

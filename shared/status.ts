@@ -93,7 +93,7 @@ function listener(ready: number): Verdict {
  * availableReplicas during a rollout, so at least one available pod must be beyond what the old
  * ones (replicas - updatedReplicas) could account for.
  */
-function rolledOut(deployment: ObservedDeployment | undefined): boolean {
+export function rolledOut(deployment: ObservedDeployment | undefined): boolean {
   const status = deployment?.status;
   if (!deployment || !status) return false;
   const old = (status.replicas ?? 0) - (status.updatedReplicas ?? 0);
