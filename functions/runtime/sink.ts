@@ -5,8 +5,8 @@
  * https:// one through a CONNECT tunnel. Not fetch: for a resync tick's burst of emits Node's fetch
  * opened twice the connections and grew the heap by 77 MB per 2,000 events, node:http by 18 MB.
  */
-import http from "node:http";
-import https from "node:https";
+import type { Agent, RequestOptions } from "node:http";
+import { http, https } from "../../shared/node-http.ts";
 import { envProxyAgent } from "../../shared/kube/client.ts";
 import { proxyFromEnv } from "../../shared/kube/proxy-env.ts";
 
@@ -15,12 +15,12 @@ export type SinkPost = (url: string, headers: Record<string, string>, body: stri
 
 export function sinkPost(env: Record<string, string | undefined>): SinkPost {
   const direct = { "http:": new http.Agent({ keepAlive: true }), "https:": new https.Agent({ keepAlive: true }) };
-  let tunnel: Promise<http.Agent | undefined> | undefined;
+  let tunnel: Promise<Agent | undefined> | undefined;
   return async (url, headers, body, signal) => {
     const target = new URL(url);
     const secure = target.protocol === "https:";
     const proxy = proxyFromEnv(target, env);
-    let options: http.RequestOptions;
+    let options: RequestOptions;
     if (!proxy) options = { host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, agent: direct[secure ? "https:" : "http:"] };
     else if (!secure) {
       const via = new URL(proxy);

@@ -5,8 +5,9 @@
  * and connection reuse; @kubernetes/client-node is used only to load credentials our loader
  * (./credentials.ts) does not, when first needed.
  */
-import http from "node:http";
-import https from "node:https";
+import type { Agent } from "node:http";
+import type { RequestOptions as HttpsRequestOptions } from "node:https";
+import { http, https } from "../node-http.ts";
 import { simpleCredentials, type SimpleCredentials } from "./credentials.ts";
 import { ApiError } from "./errors.ts";
 import { proxyFromEnv } from "./proxy-env.ts";
@@ -30,9 +31,9 @@ export interface Connection {
   /** https:// or http:// (`kubectl proxy`). */
   server: string;
   /** TLS material and auth headers, refreshed before each request (exec credentials expire). */
-  httpsOptions: () => Promise<https.RequestOptions>;
+  httpsOptions: () => Promise<HttpsRequestOptions>;
   /** Carries the connections: keep-alive, or a proxy's (the kubeconfig's `proxy-url`, HTTPS_PROXY). */
-  agent?: http.Agent;
+  agent?: Agent;
 }
 
 export interface RequestStats {
@@ -78,7 +79,7 @@ export async function connect(kubeconfig?: string, env: Record<string, string | 
 /** A connection from credentials read without client-node (./credentials.ts). */
 export async function simpleConnection(c: SimpleCredentials, env: Record<string, string | undefined>): Promise<Connection> {
   const agent = await envProxyAgent(new URL(c.server), env);
-  const tls: https.RequestOptions = {
+  const tls: HttpsRequestOptions = {
     ...(c.ca ? { ca: c.ca } : {}),
     ...(c.cert ? { cert: c.cert } : {}),
     ...(c.key ? { key: c.key } : {}),
@@ -113,7 +114,7 @@ export async function clientNodeConnection(kubeconfig: string | undefined, env: 
     server: cluster.server,
     ...(agent ? { agent } : {}),
     httpsOptions: async () => {
-      const opts: https.RequestOptions = {};
+      const opts: HttpsRequestOptions = {};
       await kc.applyToHTTPSOptions(opts);
       // The kubeconfig's proxy-url comes as client-node's proxy agent; otherwise ours keeps connections alive.
       if (!cluster.proxyUrl) delete opts.agent;
@@ -123,7 +124,7 @@ export async function clientNodeConnection(kubeconfig: string | undefined, env: 
 }
 
 /** The agent that tunnels to `server` through HTTP_PROXY/HTTPS_PROXY, unless NO_PROXY exempts it. */
-export async function envProxyAgent(server: URL, env: Record<string, string | undefined>): Promise<http.Agent | undefined> {
+export async function envProxyAgent(server: URL, env: Record<string, string | undefined>): Promise<Agent | undefined> {
   const proxy = proxyFromEnv(server, env);
   if (!proxy) return undefined;
   const { HttpsProxyAgent, HttpProxyAgent } = await import("hpagent");
@@ -184,7 +185,7 @@ export class KubeClient {
   }
 
   /** The module for the URL's scheme, and the agent: the kubeconfig's proxy agent, an env proxy's, or keep-alive. */
-  private transport(url: URL, base: https.RequestOptions): { lib: typeof http | typeof https; agent: http.Agent | boolean | undefined } {
+  private transport(url: URL, base: HttpsRequestOptions): { lib: typeof http | typeof https; agent: Agent | boolean | undefined } {
     const plain = url.protocol === "http:";
     return { lib: plain ? http : https, agent: base.agent ?? this.connection.agent ?? agents[plain ? "http:" : "https:"] };
   }
