@@ -114,7 +114,6 @@ describe("apply on a DynamoPoolRelay whose children and status carry the decisio
     await status(report, context(kube));
     const shown = kube.ops("replaceStatus").at(-1)?.object;
     expect(shown?.["status"]).toMatchObject({ observedGeneration: 4 });
-    kube.put(shown!);
     return { kube: new FakeKube([shown!, dgd(), ...Object.values(live)]), live };
   }
 
