@@ -17,6 +17,7 @@ import { startTap, tapTrigger } from "../dev/tap.ts";
 import { toBinary, type CloudEvent } from "../shared/cloudevent.ts";
 import { EventType, productEvent } from "../shared/events.ts";
 import type { KubeObject } from "../shared/kube/client.ts";
+import { functionLogs, namespaceWatched, since, sleep, until, type Invocation } from "./pipeline-support.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const RUNS = Number(process.env["BENCH_RUNS"] ?? 5);
@@ -24,19 +25,6 @@ const MANAGER = "dynamo-pool-relay/bench";
 const entry = `${root}dist/functions/main.mjs`;
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
-interface Invocation { function: string; event: { id: string; type: string; subject?: string }; key?: { namespace: string }; reads: number; writes: number; decision?: string }
 
 const startedAt = performance.now();
 const cp = await startControlPlane({ profile: "knative", ownerPid: process.pid });
@@ -51,32 +39,14 @@ try {
   await until("the tap Trigger Ready", async () => (await productReadiness(admin, [tapTrigger("bench-tap", PRODUCT_NAMESPACE, "dynamo-pool-relay", tap.sink)])).every((r) => r.ready));
 
   const ns = "bench";
-  // Knative rolls the ApiServerSource adapter for a new namespace; while the old and the new one
-  // both run, every change is sent twice. Measure after the roll: one adapter of the new generation.
-  const adapters = () => workloadStates(cp.dir).filter((w) => w.workload.includes("apiserversource-poolrelay-watch"));
-  const generation = Math.max(...adapters().map((w) => w.generation));
-  await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, MANAGER);
-  const rolled = await until("the ApiServerSource adapter rolled", async () => adapters().find((w) => w.generation > generation && w.state === "running"));
-  // Two adapters remain: this one and the DynamoPoolRelay watch (knative/dpr-source.yaml).
-  const adapterProcesses = () => readdirSync("/proc").filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("apiserver_receive_adapter");
-    } catch {
-      return false;
-    }
-  }).length;
-  await until(`the previous adapter stopped (adapter ${rolled.pid})`, async () => adapterProcesses() === 2);
-  await sleep(1000); // its informers' initial list
+  await namespaceWatched(admin, cp.dir, ns, MANAGER);
   const dgd = (name: string): KubeObject => ({
     apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { name, namespace: ns },
     spec: { components: [{ name: "decode", type: "decode" }] },
   });
   const dpr = (name: string): KubeObject => ({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name, namespace: ns }, spec: { image: "relay:1", clusterID: "bench" } });
   const dprStatus = async (name: string) => (await admin.get<{ status?: Record<string, any> }>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: ns, name }))?.status;
-  /** Each function's invocations so far, by its log file. */
-  const logs = () => new Map(workloadStates(cp.dir).filter((w) => w.workload.startsWith(`KnativeService ${PRODUCT_NAMESPACE}/`))
-    .map((w) => [w.log, readFileSync(w.log, "utf8").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Invocation)]));
-  const since = (before: Map<string, Invocation[]>) => [...logs()].flatMap(([log, lines]) => lines.slice(before.get(log)?.length ?? 0));
+  const logs = () => functionLogs(cp.dir);
   const count = () => [...logs().values()].reduce((n, l) => n + l.length, 0);
   const about = (name: string) => (i: Invocation) =>
     (i.key?.namespace === ns && JSON.stringify(i).includes(`"name":"${name}"`)) || ((i.event.subject ?? "").includes(`/namespaces/${ns}/`) && (i.event.subject ?? "").includes(name));
@@ -93,7 +63,7 @@ try {
       await sleep(2000);
       return false;
     });
-    const slice = since(before).filter(about(name));
+    const slice = since(cp.dir, before).filter(about(name));
     // BENCH_DETAIL=1: every invocation of the chain, to see which events cost what.
     if (process.env["BENCH_DETAIL"]) for (const l of slice) console.error(`  ${label.split(" ")[0]}: ${l.function} ${l.event.id.slice(0, 8)} ${l.event.type} ${l.event.subject ?? ""} ${l.decision ?? ""} ${l.reads}/${l.writes}`);
     const per = (fn: string) => slice.filter((l) => l.function === fn);

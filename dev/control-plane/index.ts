@@ -97,15 +97,16 @@ function writeKubeconfig(path: string, server: string, ca: string, token: string
   );
 }
 
-function fakeNode(): KubeObject {
+/** A node kwok runs (the control plane has one; a benchmark adds more for more Relay pods). */
+export function fakeNode(name = FAKE_NODE): KubeObject {
   const resources = { cpu: "64", memory: "256Gi", pods: "220" };
   return {
     apiVersion: "v1",
     kind: "Node",
     metadata: {
-      name: FAKE_NODE,
+      name,
       annotations: { "kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0" },
-      labels: { "kubernetes.io/hostname": FAKE_NODE, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", type: "kwok" },
+      labels: { "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", type: "kwok" },
     },
     spec: {},
     status: { allocatable: resources, capacity: resources },

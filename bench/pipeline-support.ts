@@ -1,0 +1,54 @@
+// What the benchmarks on the Knative stack share: waiting for Knative to roll the ApiServerSource
+// adapter for a new namespace (until then every change is sent twice), and reading what each
+// function invocation logged (one JSON line each).
+import { readFileSync, readdirSync } from "node:fs";
+import { workloadStates } from "../dev/knative/index.ts";
+import { PRODUCT_NAMESPACE } from "../dev/product.ts";
+import type { KubeClient } from "../shared/kube/client.ts";
+
+export interface Invocation { function: string; event: { id: string; type: string; subject?: string }; key?: { namespace: string }; reads: number; writes: number; decision?: string; ms?: number }
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 120_000, everyMs = 20): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/**
+ * Creates the namespace and waits until the ApiServerSource adapter that watches it runs alone:
+ * Knative rolls the adapter for a new namespace, and while the old and the new one both run,
+ * every change is sent twice.
+ */
+export async function namespaceWatched(admin: KubeClient, dir: string, ns: string, manager: string): Promise<void> {
+  const adapters = () => workloadStates(dir).filter((w) => w.workload.includes("apiserversource-poolrelay-watch"));
+  const generation = Math.max(...adapters().map((w) => w.generation));
+  await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, manager);
+  const rolled = await until("the ApiServerSource adapter rolled", async () => adapters().find((w) => w.generation > generation && w.state === "running"));
+  // Two adapters remain: this one and the DynamoPoolRelay watch (knative/dpr-source.yaml).
+  const adapterProcesses = () => readdirSync("/proc").filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("apiserver_receive_adapter");
+    } catch {
+      return false;
+    }
+  }).length;
+  await until(`the previous adapter stopped (adapter ${rolled.pid})`, async () => adapterProcesses() === 2);
+  await sleep(1000); // its informers' initial list
+}
+
+/** Each function's invocations so far, by its log file. */
+export function functionLogs(dir: string): Map<string, Invocation[]> {
+  return new Map(workloadStates(dir).filter((w) => w.workload.startsWith(`KnativeService ${PRODUCT_NAMESPACE}/`))
+    .map((w) => [w.log, readFileSync(w.log, "utf8").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Invocation)]));
+}
+
+/** The invocations logged after `before`. */
+export function since(dir: string, before: Map<string, Invocation[]>): Invocation[] {
+  return [...functionLogs(dir)].flatMap(([log, lines]) => lines.slice(before.get(log)?.length ?? 0));
+}

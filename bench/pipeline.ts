@@ -1,0 +1,94 @@
+// npm run bench:pipeline: PIPELINE_PAIRS (default 1,000) DGD/DynamoPoolRelay pairs created at once
+// on the local control plane with the real Knative Eventing and the product installed from
+// knative/ (the DynamoPoolRelays, then the DGDs, 32 requests at once), converged through the event
+// pipeline until every DynamoPoolRelay is Ready with its Relay pods (kwok nodes added for them);
+// then, in a namespace of its own, the same six children of each pair taken by the API server
+// alone with server-side apply, 32 at once: its physical limit here. Prints the times, their
+// ratio, and what the pipeline cost (invocations, API reads and writes, per pair).
+import { ensureBinaries } from "../dev/control-plane/binaries.ts";
+import { fakeNode, startControlPlane } from "../dev/control-plane/index.ts";
+import { installProduct, productReadiness } from "../dev/product.ts";
+import { desiredChildren } from "../shared/apply-plan.ts";
+import { settleBounded } from "../shared/concurrency.ts";
+import { parseConfig } from "../shared/config.ts";
+import { decide, type Decision } from "../shared/decide.ts";
+import type { KubeObject } from "../shared/kube/client.ts";
+import { functionLogs, namespaceWatched, since, until } from "./pipeline-support.ts";
+
+const PAIRS = Number(process.env["PIPELINE_PAIRS"] ?? 1000);
+const AT_ONCE = 32;
+const MANAGER = "dynamo-pool-relay/bench";
+/** Relay pods per kwok node: the node's pod capacity less room for what else runs there. */
+const PODS_PER_NODE = 200;
+const names = Array.from({ length: PAIRS }, (_, i) => `g${i}`);
+
+const dgd = (namespace: string, name: string): KubeObject => ({
+  apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { name, namespace },
+  spec: { components: [{ name: "decode", type: "decode" }] },
+});
+// Small requests, so that the kwok nodes' CPU does not bound how many Relay pods are scheduled.
+const dpr = (namespace: string, name: string): KubeObject => ({
+  apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name, namespace },
+  spec: { image: "relay:1", clusterID: "bench", resources: { requests: { cpu: "10m", memory: "16Mi" } } },
+});
+
+async function all(what: string, items: readonly string[], write: (name: string) => Promise<unknown>): Promise<void> {
+  const { failures } = await settleBounded(items, AT_ONCE, write);
+  if (failures.length) throw new Error(`${failures.length} of ${items.length} ${what} failed; the first: ${String(failures[0]!.error)}`);
+}
+
+const cp = await startControlPlane({ profile: "knative", ownerPid: process.pid, log: () => {} });
+try {
+  const admin = cp.client;
+  const objects = await installProduct(admin, ensureBinaries().kubectl, MANAGER);
+  await until("the product's Knative objects Ready", async () => (await productReadiness(admin, objects)).every((r) => r.ready));
+  for (let i = 1; i < Math.ceil((2 * PAIRS) / PODS_PER_NODE) + 1; i++) await admin.apply(fakeNode(`kwok-node-${i}`), MANAGER, { force: true });
+
+  // 1. Through the event pipeline.
+  const ns = "pipeline";
+  await namespaceWatched(admin, cp.dir, ns, MANAGER);
+  const before = functionLogs(cp.dir);
+  const started = performance.now();
+  await all("DynamoPoolRelays", names, (name) => admin.apply(dpr(ns, name), MANAGER));
+  await all("DGDs", names, (name) => admin.apply(dgd(ns, name), MANAGER));
+  const createdS = (performance.now() - started) / 1000;
+  type Listed = { metadata: { generation?: number }; status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] } };
+  const ready = (d: Listed) => d.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+  let publishedS = 0;
+  await until(`all ${PAIRS} DynamoPoolRelays Ready`, async () => {
+    const listed = await admin.list<Listed>("nvidia.com/v1alpha1", "DynamoPoolRelay", ns);
+    const published = listed.filter((d) => d.status?.conditions?.some((c) => c.type === "ServicePublished" && c.status === "True")).length;
+    if (!publishedS && published === PAIRS) publishedS = (performance.now() - started) / 1000;
+    return listed.length === PAIRS && listed.every(ready);
+  }, 60 * 60_000, 1000);
+  const readyS = (performance.now() - started) / 1000;
+  const invocations = since(cp.dir, before);
+
+  // 2. The API server alone: the same children, rendered offline (no owner to point at), applied.
+  const ssa = "ssa-only";
+  await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ssa } }, MANAGER);
+  const defaults = parseConfig({}).defaults;
+  const children = names.flatMap((name) => desiredChildren(decide(dpr(ssa, name) as never, dgd(ssa, name), defaults) as Extract<Decision, { action: "apply" }>));
+  const ssaStarted = performance.now();
+  const { failures } = await settleBounded(children, AT_ONCE, (child) => admin.apply(child, MANAGER));
+  if (failures.length) throw new Error(`${failures.length} server-side applies failed; the first: ${String(failures[0]!.error)}`);
+  const ssaS = (performance.now() - ssaStarted) / 1000;
+
+  const per = (fn: string) => invocations.filter((i) => i.function === fn);
+  const sum = (xs: readonly { reads: number; writes: number }[], f: "reads" | "writes") => xs.reduce((n, i) => n + i[f], 0);
+  console.log(`\n${PAIRS.toLocaleString("en")} DGD/DynamoPoolRelay pairs at once (profile knative, ${AT_ONCE} requests at once)\n`);
+  console.log("| | |\n|---|---|");
+  console.log(`| the pairs created (DynamoPoolRelays, then DGDs) | ${createdS.toFixed(1)} s |`);
+  console.log(`| every Service published, from the first create | ${publishedS.toFixed(1)} s |`);
+  console.log(`| every DynamoPoolRelay Ready (Relay pods Ready), from the first create | ${readyS.toFixed(1)} s |`);
+  console.log(`| the API server alone: server-side apply of the same ${children.length.toLocaleString("en")} children | ${ssaS.toFixed(1)} s |`);
+  console.log(`| ratio: server-side apply alone / the pipeline to every Service published | ${(ssaS / publishedS).toFixed(2)} |`);
+  console.log("\n| function | invocations | per pair | API reads | API writes | requests per pair |\n|---|---|---|---|---|---|");
+  for (const fn of ["eligibility", "apply", "status", "dead-letter"]) {
+    const xs = per(fn);
+    console.log(`| ${fn} | ${xs.length} | ${(xs.length / PAIRS).toFixed(1)} | ${sum(xs, "reads")} | ${sum(xs, "writes")} | ${((sum(xs, "reads") + sum(xs, "writes")) / PAIRS).toFixed(1)} |`);
+  }
+  console.log(`| all | ${invocations.length} | ${(invocations.length / PAIRS).toFixed(1)} | ${sum(invocations, "reads")} | ${sum(invocations, "writes")} | ${((sum(invocations, "reads") + sum(invocations, "writes")) / PAIRS).toFixed(1)} |`);
+} finally {
+  await cp.stop();
+}
