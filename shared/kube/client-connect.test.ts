@@ -43,14 +43,17 @@ interface Api {
   /** Each request as "METHOD url", and its Authorization header. */
   seen: string[];
   auth: (string | undefined)[];
+  /** The client's port of each request's connection. */
+  ports: (number | undefined)[];
 }
 
 /** A loopback API server, TLS with the test certificate when `tls`, answering every request with a NamespaceList. */
 async function apiServer(tls: boolean): Promise<Api> {
-  const api = { seen: [] as string[], auth: [] as (string | undefined)[] };
+  const api = { seen: [] as string[], auth: [] as (string | undefined)[], ports: [] as (number | undefined)[] };
   const handler: http.RequestListener = (req, res) => {
     api.seen.push(`${req.method} ${req.url}`);
     api.auth.push(req.headers.authorization);
+    api.ports.push(req.socket.remotePort);
     res.writeHead(200, { "content-type": "application/json" }).end('{"kind":"NamespaceList","items":[]}');
   };
   const server = tls ? https.createServer({ cert: CERT, key: KEY }, handler) : http.createServer(handler);
@@ -171,6 +174,37 @@ describe("connect", () => {
     const kube = new KubeClient(await connect(undefined, {}));
     await expect(kube.request("GET", "/api/v1/namespaces")).resolves.toEqual({ kind: "NamespaceList", items: [] });
     expect(api.seen).toEqual(["GET /api/v1/namespaces"]);
+  });
+
+  describe("with credentials only client-node reads (basic auth)", () => {
+    const basic = `Basic ${Buffer.from("a:b").toString("base64")}`;
+
+    it("reads the default kubeconfig (KUBECONFIG) when given no file", async () => {
+      const api = await apiServer(false);
+      vi.stubEnv("KUBECONFIG", kubeconfig({ server: api.url, user: "{username: a, password: b}" }));
+      const kube = new KubeClient(await connect(undefined, {}));
+      await expect(kube.request("GET", "/api/v1/namespaces")).resolves.toEqual({ kind: "NamespaceList", items: [] });
+      expect(api.auth).toEqual([basic]);
+    });
+
+    it("keeps the connection alive, with the product's agent rather than client-node's", async () => {
+      const api = await apiServer(true);
+      const kube = new KubeClient(await connect(kubeconfig({ server: api.url, ca: true, user: "{username: a, password: b}" }), {}));
+      await kube.request("GET", "/api/v1/namespaces");
+      await kube.request("GET", "/api/v1/pods");
+      expect(api.auth).toEqual([basic, basic]);
+      expect(api.ports[0]).toBeGreaterThan(0);
+      expect(api.ports[1]).toBe(api.ports[0]);
+    });
+
+    it("tunnels to an https API server through HTTPS_PROXY", async () => {
+      const api = await apiServer(true);
+      const proxy = await proxyTo(api);
+      const kube = new KubeClient(await connect(kubeconfig({ server: `https://kube.invalid:${api.port}`, ca: true, user: "{username: a, password: b}" }), { HTTPS_PROXY: proxy.url }));
+      await expect(kube.request("GET", "/api/v1/namespaces")).resolves.toEqual({ kind: "NamespaceList", items: [] });
+      expect(proxy.seen).toEqual([`CONNECT kube.invalid:${api.port}`]);
+      expect(api.auth).toEqual([basic]);
+    });
   });
 
   it("refuses a kubeconfig file with no current context, naming the file", async () => {
