@@ -75,7 +75,9 @@ try {
   const ssa = "ssa-only";
   await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ssa } }, MANAGER);
   const defaults = parseConfig({}).defaults;
-  const children = names.flatMap((name) => desiredChildren(decide(dpr(ssa, name) as never, dgd(ssa, name), defaults) as Extract<Decision, { action: "apply" }>));
+  // Another managed-by label keeps them (and their EndpointSlices) out of the product's own event source.
+  const unwatched = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, labels: { ...(o.metadata as { labels?: Record<string, string> }).labels, "app.kubernetes.io/managed-by": "bench-ssa" } } });
+  const children = names.flatMap((name) => desiredChildren(decide(dpr(ssa, name) as never, dgd(ssa, name), defaults) as Extract<Decision, { action: "apply" }>).map(unwatched));
   const ssaStarted = performance.now();
   const { failures } = await settleBounded(children, AT_ONCE, (child) => admin.apply(child, MANAGER));
   if (failures.length) throw new Error(`${failures.length} server-side applies failed; the first: ${String(failures[0]!.error)}`);
