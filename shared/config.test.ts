@@ -4,7 +4,7 @@ import { parseConfig } from "./config.ts";
 describe("parseConfig", () => {
   it("has defaults for everything but the sink", () => {
     expect(parseConfig({})).toEqual({
-      defaults: { discoveryBackend: "kubernetes", relayCommand: ["python3", "-m", "dynamo.kv_dc_relay"] }, resyncPeriodSeconds: 60, resyncSlots: 10, sink: undefined, dgdApiVersion: "nvidia.com/v1beta1", deadlineSeconds: 20, statusBatchMs: 250,
+      defaults: { discoveryBackend: "kubernetes", relayCommand: ["python3", "-m", "dynamo.kv_dc_relay"] }, resyncPeriodSeconds: 60, resyncSlots: 10, sink: undefined, dgdApiVersion: "nvidia.com/v1beta1", deadlineSeconds: 20, statusBatchMs: 0,
     });
   });
 

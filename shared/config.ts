@@ -20,7 +20,11 @@ export interface Config {
   dgdApiVersion: string;
   /** Each invocation's time, below its Knative Service timeout and Trigger delivery timeout. */
   deadlineSeconds: number;
-  /** How long status lets the child changes of one burst gather before it reads (apply's reports do not wait). */
+  /**
+   * How long status lets the child changes of one burst gather before it reads (apply's reports do
+   * not wait); 0, the default, reads at once. A delivery held for the period holds the event
+   * source that sent it wherever the Broker delivers within the sender's request (see README).
+   */
   statusBatchMs: number;
 }
 
@@ -59,7 +63,7 @@ const Env = z.object({
   DGD_API_VERSION: z._default(z.enum(["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]), "nvidia.com/v1beta1"),
   INVOCATION_DEADLINE_SECONDS: z._default(z.coerce.number().check(z.minimum(0.1), z.maximum(3600)), 20),
   RELAY_COMMAND: z.optional(RelayCommand),
-  STATUS_BATCH_MS: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(10000)), 250),
+  STATUS_BATCH_MS: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(10000)), 0),
 });
 
 export function parseConfig(env: Record<string, string | undefined>): Config {

@@ -17,7 +17,8 @@ import { status } from "./handler.ts";
 
 const NOW = "2026-03-01T00:00:00Z";
 const UID = "11111111-2222-3333-4444-555555555555";
-const config = parseConfig({});
+/** With a batch period (STATUS_BATCH_MS), as an operator may set it; the default is none. */
+const config = parseConfig({ STATUS_BATCH_MS: "250" });
 const dpr = {
   apiVersion: "nvidia.com/v1alpha1",
   kind: "DynamoPoolRelay",
@@ -70,6 +71,7 @@ describe("status under a burst", () => {
     await settle();
     expect(period.asked).toEqual([config.statusBatchMs]);
     expect(config.statusBatchMs).toBe(250);
+    expect(parseConfig({}).statusBatchMs).toBe(0);
     expect(kube.calls).toEqual([]);
     period.end();
     const results = await Promise.all(answers);
