@@ -98,8 +98,9 @@ export const status: Handler = async (event, ctx) => {
   const key = keyString(input.key);
   if (input.version && seen.has(key, input.version)) return { decision: "Seen", fields: { key: input.key, version: input.version } };
   pending.set(key, mergeStatusInputs(pending.get(key), input));
-  // A child change lets the rest of its burst gather for the batch period; a report from apply
-  // (which comes after the writes whose events it would wait for) starts the run at once.
+  // With a batch period set (STATUS_BATCH_MS), a child change lets the rest of its burst gather;
+  // a report from apply (which comes after the writes whose events it would wait for) starts the
+  // run at once.
   const batch = input.changed.length > 0 && ctx.config.statusBatchMs > 0 ? () => ctx.sleep(ctx.config.statusBatchMs) : undefined;
   return runs(
     input.key,
