@@ -131,6 +131,11 @@ describe("W3C trace context", () => {
     const ns = await freshNamespace("trace");
     await published(ns);
     await ready(ns);
+    // A status that does not show the children (as if written by hand): apply, which finds the
+    // children current, reports to status rather than ending the chain (a converged pair's
+    // reconcile sends no report), so the trace crosses all three functions.
+    const shown = await getDpr(admin, ns, "g1");
+    await admin.replaceStatus({ ...shown, status: { ...shown.status, readyOfDesired: "0/2" } });
     const trace = randomUUID().replaceAll("-", "");
     const traceparent = `00-${trace}-00f067aa0ba902b7-01`;
     const dgdChange: CloudEvent = {
@@ -146,6 +151,7 @@ describe("W3C trace context", () => {
 
     const steps = await eventually("the change's chain is handled", async () => chain(dgdChange.id));
     expect(steps.map((i) => i.function)).toEqual(["eligibility", "apply", "status"]);
+    expect(steps.map((i) => i.decision)).toEqual(["Reconcile", "Applied", "StatusWritten"]);
     expect(steps.map((i) => i["trace_id"])).toEqual([trace, trace, trace]);
     expect(new Set(steps.map((i) => i["span_id"])).size).toBe(3);
     // Which span each names as its parent depends on whether Knative passes the HTTP header on (the
