@@ -133,7 +133,14 @@ describe("W3C trace context", () => {
     await ready(ns);
     // A status that does not show the children (as if written by hand): apply, which finds the
     // children current, reports to status rather than ending the chain (a converged pair's
-    // reconcile sends no report), so the trace crosses all three functions.
+    // reconcile sends no report), so the trace crosses all three functions. Written once the pods'
+    // updates are handled, so that no status run of theirs repairs it first.
+    await eventually("status is quiet for the namespace", async () => {
+      const handled = () => invocations("status").filter((i) => i.key?.namespace === ns).length;
+      const before = handled();
+      await new Promise((r) => setTimeout(r, 2000));
+      return handled() === before;
+    });
     const shown = await getDpr(admin, ns, "g1");
     await admin.replaceStatus({ ...shown, status: { ...shown.status, readyOfDesired: "0/2" } });
     const trace = randomUUID().replaceAll("-", "");
@@ -152,6 +159,7 @@ describe("W3C trace context", () => {
     const steps = await eventually("the change's chain is handled", async () => chain(dgdChange.id));
     expect(steps.map((i) => i.function)).toEqual(["eligibility", "apply", "status"]);
     expect(steps.map((i) => i.decision)).toEqual(["Reconcile", "Applied", "StatusWritten"]);
+    expect((await getDpr(admin, ns, "g1")).status?.["readyOfDesired"]).toBe("2/2");
     expect(steps.map((i) => i["trace_id"])).toEqual([trace, trace, trace]);
     expect(new Set(steps.map((i) => i["span_id"])).size).toBe(3);
     // Which span each names as its parent depends on whether Knative passes the HTTP header on (the
