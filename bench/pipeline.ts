@@ -33,7 +33,7 @@ const dpr = (namespace: string, name: string): KubeObject => ({
   spec: { image: "relay:1", clusterID: "bench", resources: { requests: { cpu: "10m", memory: "16Mi" } } },
 });
 
-async function all(what: string, items: readonly string[], write: (name: string) => Promise<unknown>): Promise<void> {
+async function all<T>(what: string, items: readonly T[], write: (item: T) => Promise<unknown>): Promise<void> {
   const { failures } = await settleBounded(items, AT_ONCE, write);
   if (failures.length) throw new Error(`${failures.length} of ${items.length} ${what} failed; the first: ${String(failures[0]!.error)}`);
 }
@@ -79,8 +79,7 @@ try {
   const unwatched = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, labels: { ...(o.metadata as { labels?: Record<string, string> }).labels, "app.kubernetes.io/managed-by": "bench-ssa" } } });
   const children = names.flatMap((name) => desiredChildren(decide(dpr(ssa, name) as never, dgd(ssa, name), defaults) as Extract<Decision, { action: "apply" }>).map(unwatched));
   const ssaStarted = performance.now();
-  const { failures } = await settleBounded(children, AT_ONCE, (child) => admin.apply(child, MANAGER));
-  if (failures.length) throw new Error(`${failures.length} server-side applies failed; the first: ${String(failures[0]!.error)}`);
+  await all("server-side applies", children, (child) => admin.apply(child, MANAGER));
   const ssaS = (performance.now() - ssaStarted) / 1000;
 
   const per = (fn: string) => invocations.filter((i) => i.function === fn);

@@ -16,9 +16,8 @@ import { ApiError } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { ownership } from "../../shared/ownership.ts";
 import { unobserved } from "../../shared/resync.ts";
-import type { ObservedEndpointSlice } from "../../shared/status.ts";
 import { observedChildren, statusCarried } from "../../shared/status-plan.ts";
-import { coalescing, eventFields, mustClassify, recordEvent, type Context, type Handler, type Result } from "../runtime/handler.ts";
+import { coalescing, eventFields, mustClassify, recordEvent, relayEndpointSlices, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/apply";
 /** Force: the DynamoPoolRelay is the source of truth for children it controls; foreign ones are never applied. */
@@ -79,7 +78,7 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData): Pr
     // Nothing to write, and the status claims this generation. If it already shows what these
     // children make of it, status has nothing to do either: no report (a periodic reconcile of a
     // converged pair ends here).
-    const endpointSlices = await ctx.kube.list<ObservedEndpointSlice>("discovery.k8s.io/v1", "EndpointSlice", key.namespace, `kubernetes.io/service-name=${childName(key.name)}`);
+    const endpointSlices = await relayEndpointSlices(ctx.kube, key);
     if (statusCarried({ dpr, decision, observed: observedChildren(desired, live, endpointSlices), now: ctx.now() })) return { decision: "Converged", fields: { key } };
   }
   // The Service object written: a Published Event is named by it.

@@ -10,6 +10,8 @@ import { keyString, type DprKey } from "../../shared/events.ts";
 import type { KubeEvent } from "../../shared/k8s-events.ts";
 import type { KubeClient } from "../../shared/kube/client.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
+import { childName } from "../../shared/names.ts";
+import type { ObservedEndpointSlice } from "../../shared/status.ts";
 
 export interface Context {
   kube: KubeClient;
@@ -52,6 +54,11 @@ export function coalescing(): (key: DprKey, run: () => Promise<Result>, batch?: 
     const { value, ran } = await runs.run(keyString(key), run, batch);
     return ran ? value : { decision: value.decision, fields: { ...value.fields, coalesced: true } };
   };
+}
+
+/** The EndpointSlices behind a DynamoPoolRelay's Service: what status counts as ready listeners. */
+export function relayEndpointSlices(kube: KubeClient, key: DprKey): Promise<ObservedEndpointSlice[]> {
+  return kube.list<ObservedEndpointSlice>("discovery.k8s.io/v1", "EndpointSlice", key.namespace, `kubernetes.io/service-name=${childName(key.name)}`);
 }
 
 export function mustClassify<T>(classified: Classified<T>): T {

@@ -16,8 +16,8 @@ import { isConflict } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { SeenVersions, childVersions } from "../../shared/seen-versions.ts";
 import { planStatus } from "../../shared/status-plan.ts";
-import type { ObservedDeployment, ObservedEndpointSlice } from "../../shared/status.ts";
-import { coalescing, eventFields, mustClassify, recordEvent, type Context, type Handler, type Result } from "../runtime/handler.ts";
+import type { ObservedDeployment } from "../../shared/status.ts";
+import { coalescing, eventFields, mustClassify, recordEvent, relayEndpointSlices, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/status";
 /** Concurrent events for one key race on the status write; the loser re-reads and recomputes at once. */
@@ -41,7 +41,7 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
     ctx.kube.get<LiveObject>(ref("v1", "ConfigMap")),
     ctx.kube.get<LiveObject & ObservedDeployment>(ref("apps/v1", "Deployment")),
     ctx.kube.get<LiveObject>(ref("v1", "Service")),
-    ctx.kube.list<ObservedEndpointSlice>("discovery.k8s.io/v1", "EndpointSlice", key.namespace, `kubernetes.io/service-name=${childName(key.name)}`),
+    relayEndpointSlices(ctx.kube, key),
   ]);
   if (!dpr || dpr.metadata.deletionTimestamp) {
     seen.forget(keyString(key));
