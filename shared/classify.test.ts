@@ -20,6 +20,7 @@ describe("classify", () => {
     { name: "status: an applied report", got: classifyForStatus(ev("com.nvidia.dynamo.poolrelay.applied.v1", { namespace: "n", name: "g", uid: "u", generation: 1, applied: [], unchanged: [], skipped: [] })), expected: { ok: true, value: { key: { namespace: "n", name: "g" }, changed: [] } } },
     { name: "status: a rejected report with an apply failure", got: classifyForStatus(ev("com.nvidia.dynamo.poolrelay.rejected.v1", { namespace: "n", name: "g", uid: "u", generation: 2, reason: "ApplyFailed", message: "m" })), expected: { ok: true, value: { key: { namespace: "n", name: "g" }, changed: [], failure: { uid: "u", generation: 2, message: "m" } } } },
     { name: "status: the managed sources ConfigMap", got: classifyForStatus(ev("dev.knative.apiserver.resource.update", obj("ConfigMap", managed))), expected: { ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["ConfigMap"] } } },
+    { name: "status: the ConfigMap as apply wrote it", got: classifyForStatus(ev("dev.knative.apiserver.resource.update", { ...obj("ConfigMap", managed), metadata: { ...obj("ConfigMap", managed).metadata, managedFields: [{ manager: "dynamo-pool-relay/apply", operation: "Apply", time: "2026-12-01T00:00:00Z" }] } })), expected: { ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["ConfigMap"], awaitsReport: true } } },
     { name: "status: a managed EndpointSlice", got: classifyForStatus(ev("dev.knative.apiserver.resource.update", obj("EndpointSlice", managed))), expected: { ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["EndpointSlice"] } } },
     { name: "status: an unmanaged Service", got: classifyForStatus(ev("dev.knative.apiserver.resource.update", obj("Service"))), expected: { ok: false, status: 422 } },
     { name: "status: a reconcile request", got: classifyForStatus(ev("com.nvidia.dynamo.poolrelay.reconcile.v1", {})), expected: { ok: false, status: 400 } },
@@ -147,6 +148,16 @@ describe("status input", () => {
     expect(child("dev.knative.apiserver.resource.add", "42")).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version } });
     expect(child("dev.knative.apiserver.resource.update", "43")).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version } });
     expect(child("dev.knative.apiserver.resource.delete", "42")).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"] } });
+  });
+
+  it("marks an added or updated child whose last write was apply's, never a deleted one", () => {
+    const managedFields = [{ manager: "dynamo-pool-relay/apply", operation: "Apply", time: "2026-12-01T00:00:00Z" }];
+    const object = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "g1-pool-relay", namespace: "n", labels: managed, managedFields } };
+    const value = { key: { namespace: "n", name: "g1" }, changed: ["ConfigMap"] };
+    const version = { kind: "ConfigMap", name: "g1-pool-relay", digest: statusDigest("ConfigMap", object) };
+    expect(classifyForStatus(ev("dev.knative.apiserver.resource.add", object))).toStrictEqual({ ok: true, value: { ...value, version, awaitsReport: true } });
+    expect(classifyForStatus(ev("dev.knative.apiserver.resource.update", object))).toStrictEqual({ ok: true, value: { ...value, version, awaitsReport: true } });
+    expect(classifyForStatus(ev("dev.knative.apiserver.resource.delete", object))).toStrictEqual({ ok: true, value });
   });
 
   it("merges the events one run answers: every changed kind once, the latest reported failure, no version", () => {

@@ -5,6 +5,7 @@
 import type { CloudEvent } from "./cloudevent.ts";
 import { MAX_DGD_NAME_LENGTH, canPair } from "./names.ts";
 import { APISERVER_TYPES, ApiServerObject, DATA_SCHEMAS, EventType, ReconcileData, RejectedData, SourceEventType, childOwnerKey, parseData, type DprKey } from "./events.ts";
+import { lastWrittenByApply } from "./last-write.ts";
 import { statusDigest, type ChildVersion } from "./seen-versions.ts";
 import type * as z from "./zod.ts";
 
@@ -68,6 +69,11 @@ export interface StatusInput {
    * (what this process already computed the status from), never feed a write. Absent for a delete.
    */
   version?: ChildVersion;
+  /**
+   * The child as the event carries it was last written by apply, whose report brings a run that
+   * reads it (shared/last-write.ts): a hint that may only skip work.
+   */
+  awaitsReport?: true;
   /** An apply the API server refused, as reported; status shows it only while the world agrees. */
   failure?: ReportedFailure;
 }
@@ -98,8 +104,9 @@ export function classifyForStatus(event: CloudEvent): Classified<StatusInput> {
   const key = childOwnerKey(obj.value);
   if (!key) return { ok: false, status: 422, error: `${obj.value.kind} ${obj.value.metadata.namespace}/${obj.value.metadata.name} is not managed by dynamo-pool-relay` };
   const { kind, metadata } = obj.value;
-  const version = event.type === SourceEventType.Delete ? {} : { version: { kind, name: metadata.name, digest: statusDigest(kind, obj.value) } };
-  return { ok: true, value: { key, changed: [kind], ...version } };
+  if (event.type === SourceEventType.Delete) return { ok: true, value: { key, changed: [kind] } };
+  const version = { kind, name: metadata.name, digest: statusDigest(kind, obj.value) };
+  return { ok: true, value: { key, changed: [kind], version, ...(lastWrittenByApply(obj.value) ? { awaitsReport: true } : {}) } };
 }
 
 /**

@@ -13,6 +13,12 @@ export const SHORT_NAME = "dpr";
 export const CATEGORY = "dynamo";
 
 export const PRODUCT = "dynamo-pool-relay";
+/**
+ * The apply function's server-side apply field manager, which forces: the DynamoPoolRelay is the
+ * source of truth for the children it controls (foreign ones are never applied). The status
+ * function recognizes apply's writes by it.
+ */
+export const APPLY_FIELD_MANAGER = `${PRODUCT}/apply`;
 export const SERVICE_SUFFIX = "-pool-relay";
 /** A Service name is a DNS-1035 label: at most 63 characters, so the DGD name gets 63 - 11. */
 export const MAX_DGD_NAME_LENGTH = 63 - SERVICE_SUFFIX.length;

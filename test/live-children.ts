@@ -81,7 +81,7 @@ const fieldRef = (name: string, fieldPath: string) => ({ name, valueFrom: { fiel
 export function liveChildren(input: LiveInput): Record<"ServiceAccount" | "Role" | "RoleBinding" | "ConfigMap" | "Deployment" | "Service", LiveObject> {
   const grpc = { port: 5561, service: "dynamo.kvrelay.v1.KvEventRelay" };
   // A copy, so a case that edits one (an edit by someone else) changes no other case's objects.
-  return structuredClone({
+  const children = structuredClone({
     ServiceAccount: { apiVersion: "v1", kind: "ServiceAccount", metadata: metadata(input, "ServiceAccount", "v1", 1, {}) },
     Role: {
       apiVersion: "rbac.authorization.k8s.io/v1",
@@ -196,4 +196,17 @@ export function liveChildren(input: LiveInput): Record<"ServiceAccount" | "Role"
       status: { loadBalancer: {} },
     },
   });
+  // The Deployment controller writes the status it is given, after the product's apply.
+  if (input.deploymentStatus) (children.Deployment.metadata.managedFields as object[]).push(CONTROLLER_STATUS);
+  return children;
 }
+
+const CONTROLLER_STATUS = {
+  manager: "kube-controller-manager",
+  operation: "Update",
+  subresource: "status",
+  apiVersion: "apps/v1",
+  time: "2026-01-01T00:00:07Z",
+  fieldsType: "FieldsV1",
+  fieldsV1: { "f:status": { "f:observedGeneration": {}, "f:readyReplicas": {}, "f:replicas": {} } },
+};

@@ -10,10 +10,11 @@ import { parseConfig } from "../../shared/config.ts";
 import { decide, type Decision } from "../../shared/decide.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
 import type { KubeObject } from "../../shared/kube/client.ts";
+import { APPLY_FIELD_MANAGER } from "../../shared/names.ts";
 import { FakeKube } from "../../test/unit/fake-kube.ts";
 import type { Context } from "../runtime/handler.ts";
 import { status } from "../status/handler.ts";
-import { apply, FIELD_MANAGER } from "./handler.ts";
+import { apply } from "./handler.ts";
 import { appliedHashes, liveChildren } from "../../test/live-children.ts";
 
 const NOW = "2026-03-01T00:00:00Z";
@@ -69,7 +70,7 @@ describe("apply's applied.v1 reply", () => {
       skipped: [{ kind: "Service", reason: "Service g1-pool-relay exists and is not controlled by this DynamoPoolRelay" }],
     });
     // Written: the ConfigMap only (force: it is ours; pinned to the version read), never the foreign Service.
-    expect(kube.ops("apply").map((c) => [c.object.kind, c.fieldManager, c.options, c.object.metadata.resourceVersion])).toEqual([["ConfigMap", FIELD_MANAGER, { force: true }, live["ConfigMap"]!.metadata.resourceVersion]]);
+    expect(kube.ops("apply").map((c) => [c.object.kind, c.fieldManager, c.options, c.object.metadata.resourceVersion])).toEqual([["ConfigMap", APPLY_FIELD_MANAGER, { force: true }, live["ConfigMap"]!.metadata.resourceVersion]]);
   });
 
   it("lists every child as applied on a first apply, none forced", async () => {

@@ -13,15 +13,13 @@ import { decide } from "../../shared/decide.ts";
 import { EventType, productEvent, type ReconcileData } from "../../shared/events.ts";
 import { Reporter, applied, foreignChildren, rejected, renderEvent, withdrawn, type Occurrence } from "../../shared/k8s-events.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
-import { API_VERSION, KIND, childName } from "../../shared/names.ts";
+import { APPLY_FIELD_MANAGER, API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { ownership } from "../../shared/ownership.ts";
 import { unobserved } from "../../shared/resync.ts";
 import { observedChildren, statusCarried } from "../../shared/status-plan.ts";
 import { coalescing, eventFields, mustClassify, recordEvent, relayEndpointSlices, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/apply";
-/** Force: the DynamoPoolRelay is the source of truth for children it controls; foreign ones are never applied. */
-export const FIELD_MANAGER = "dynamo-pool-relay/apply";
 
 /**
  * Requests for one key at once (a DGD and its DynamoPoolRelay changed together, drift seen by
@@ -85,9 +83,9 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData): Pr
   let serviceUid: string | undefined;
   try {
     const deployment = plan.apply.find((a) => a.object.kind === "Deployment");
-    if (deployment) await ctx.kube.apply(deployment.object, FIELD_MANAGER, { force: deployment.force, dryRun: true });
+    if (deployment) await ctx.kube.apply(deployment.object, APPLY_FIELD_MANAGER, { force: deployment.force, dryRun: true });
     for (const { object, force } of plan.apply) {
-      const written = await ctx.kube.apply<{ metadata: { uid?: string } }>(object, FIELD_MANAGER, { force });
+      const written = await ctx.kube.apply<{ metadata: { uid?: string } }>(object, APPLY_FIELD_MANAGER, { force });
       if (object.kind === "Service") serviceUid = written.metadata.uid;
     }
   } catch (err) {

@@ -175,3 +175,24 @@ describe("a child event whose object is, in all status reads, what the last run 
     expect(dprReads(kube)).toBe(before + 1);
   });
 });
+
+describe("a child event that shows apply's own write as the last change", () => {
+  it("costs no request, as apply's report brings the run that reads it; the same child edited by someone after apply is read", async () => {
+    const { kube } = world(1);
+    const configMap = (await kube.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "team-a", name: "g1-pool-relay" }))!;
+    const before = kube.calls.length;
+    expect(await status(childEvent("ConfigMap", "update", configMap), context(kube))).toMatchObject({ decision: "AwaitsReport", fields: { version: { kind: "ConfigMap" } } });
+    expect(kube.calls).toHaveLength(before);
+    const managedFields = [...(configMap.metadata["managedFields"] as object[]), { manager: "kubectl-edit", operation: "Update", apiVersion: "v1", time: "2026-01-01T00:05:00Z" }];
+    const edited = { ...configMap, metadata: { ...configMap.metadata, managedFields }, data: { "sources.json": "{}" } };
+    expect((await status(childEvent("ConfigMap", "update", edited), context(kube))).decision).not.toBe("AwaitsReport");
+    expect(dprReads(kube)).toBe(1);
+  });
+
+  it("is read when it is a delete", async () => {
+    const { kube } = world(1);
+    const configMap = (await kube.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "team-a", name: "g1-pool-relay" }))!;
+    expect((await status(childEvent("ConfigMap", "delete", configMap), context(kube))).decision).not.toBe("AwaitsReport");
+    expect(dprReads(kube)).toBe(1);
+  });
+});
