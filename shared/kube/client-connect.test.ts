@@ -5,6 +5,7 @@ import http from "node:http";
 import https from "node:https";
 import { connect as connectSocket, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
+import { TLSSocket } from "node:tls";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { KubeClient, connect } from "./client.ts";
@@ -45,15 +46,18 @@ interface Api {
   auth: (string | undefined)[];
   /** The client's port of each request's connection. */
   ports: (number | undefined)[];
+  /** Whether each request's TLS connection resumed an earlier session. */
+  resumed: boolean[];
 }
 
 /** A loopback API server, TLS with the test certificate when `tls`, answering every request with a NamespaceList. */
 async function apiServer(tls: boolean): Promise<Api> {
-  const api = { seen: [] as string[], auth: [] as (string | undefined)[], ports: [] as (number | undefined)[] };
+  const api = { seen: [] as string[], auth: [] as (string | undefined)[], ports: [] as (number | undefined)[], resumed: [] as boolean[] };
   const handler: http.RequestListener = (req, res) => {
     api.seen.push(`${req.method} ${req.url}`);
     api.auth.push(req.headers.authorization);
     api.ports.push(req.socket.remotePort);
+    api.resumed.push(req.socket instanceof TLSSocket && req.socket.isSessionReused());
     res.writeHead(200, { "content-type": "application/json" }).end('{"kind":"NamespaceList","items":[]}');
   };
   const server = tls ? https.createServer({ cert: CERT, key: KEY }, handler) : http.createServer(handler);
@@ -124,6 +128,16 @@ describe("connect", () => {
     await expect(kube.request("GET", "/api/v1/namespaces")).resolves.toEqual({ kind: "NamespaceList", items: [] });
     expect(api.seen).toEqual(["GET /api/v1/namespaces"]);
     expect(api.auth).toEqual(["Bearer s3cret"]);
+  });
+
+  it("makes one full TLS handshake when a cold client sends several requests at once: the other connections resume its session", async () => {
+    const api = await apiServer(true);
+    const kube = new KubeClient(await connect(kubeconfig({ server: api.url, ca: true, user: "{token: s3cret}" }), {}));
+    await Promise.all([1, 2, 3, 4].map(() => kube.request("GET", "/api/v1/namespaces")));
+    expect(api.seen).toHaveLength(4);
+    const connections = new Map(api.ports.map((port, i) => [port, api.resumed[i]]));
+    expect(connections.size).toBeGreaterThan(1);
+    expect([...connections.values()].filter((resumed) => !resumed)).toHaveLength(1);
   });
 
   it("refuses an https API server whose certificate the kubeconfig does not vouch for", async () => {

@@ -10,6 +10,7 @@ import type { RequestOptions as HttpsRequestOptions } from "node:https";
 import { http, https } from "../node-http.ts";
 import { simpleCredentials, type SimpleCredentials } from "./credentials.ts";
 import { ApiError } from "./errors.ts";
+import { FirstExchange, untilReadyOrAborted } from "./first-exchange.ts";
 import { proxyFromEnv } from "./proxy-env.ts";
 import { collectionPath, knownResource, objectPath, splitApiVersion, type Resource } from "./resources.ts";
 
@@ -66,6 +67,7 @@ const THROTTLE_ATTEMPTS = 3;
 const MAX_RETRY_AFTER_MS = 30_000;
 
 const agents = { "https:": new https.Agent({ keepAlive: true, maxSockets: 16 }), "http:": new http.Agent({ keepAlive: true, maxSockets: 16 }) };
+const firstExchange = new FirstExchange();
 
 /**
  * Loads credentials from a kubeconfig file, or from the default chain (KUBECONFIG, ~/.kube/config,
@@ -192,9 +194,20 @@ export class KubeClient {
 
   private async send(method: string, path: string, body: unknown, contentType: string, accept: string): Promise<unknown> {
     const url = new URL(path, this.connection.server);
-    const what = `${method} ${url.pathname}`;
     const base = await this.connection.httpsOptions();
-    // After the credentials, which can take long (exec plugins): the deadline may have passed meanwhile.
+    const { lib, agent } = this.transport(url, base);
+    const gate = url.protocol === "https:" && typeof agent === "object" ? firstExchange.enter(agent, url.origin) : undefined;
+    try {
+      if (gate) await untilReadyOrAborted(gate.ready, this.options.signal);
+      return await this.exchange(lib, agent, base, method, url, body, contentType, accept);
+    } finally {
+      gate?.done?.();
+    }
+  }
+
+  private async exchange(lib: typeof http | typeof https, agent: Agent | boolean | undefined, base: HttpsRequestOptions, method: string, url: URL, body: unknown, contentType: string, accept: string): Promise<unknown> {
+    const what = `${method} ${url.pathname}`;
+    // After the credentials (which can take long: exec plugins) and the first exchange's wait: the deadline may have passed meanwhile.
     const timeout = Math.min(REQUEST_TIMEOUT_MS, this.remaining());
     if (this.options.signal?.aborted || timeout <= 0) throw deadlineExceeded(what, "unsent");
     if (method === "GET") this.stats.reads++;
@@ -207,7 +220,6 @@ export class KubeClient {
       ...(payload === undefined ? {} : { "Content-Type": contentType, "Content-Length": Buffer.byteLength(payload) }),
       ...(this.options.impersonate ? { "Impersonate-User": this.options.impersonate } : {}),
     };
-    const { lib, agent } = this.transport(url, base);
     const signal = this.options.signal;
     return new Promise((resolve, reject) => {
       // The first outcome wins: a promise settles once, and the cleanup can run again harmlessly.
