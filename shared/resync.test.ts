@@ -17,7 +17,22 @@ describe("resyncReason", () => {
     { name: "an object blocked by a foreign child, outside its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Ready", reason: "ForeignChild" }] } }, tick: slot + 1, expected: "Blocked" },
     { name: "an object blocked by a foreign child among other conditions, outside its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Accepted" }, { type: "Ready", reason: "ForeignChild" }] } }, tick: slot + 1, expected: "Blocked" },
     { name: "an object with another condition of reason ForeignChild, outside its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Accepted", reason: "ForeignChild" }] } }, tick: slot + 1, expected: undefined },
-    { name: "an object not Ready for another reason, outside its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Ready", reason: "RolloutPending" }] } }, tick: slot + 1, expected: undefined },
+    ...["Reconciling", "ServiceNotPublished", "RolloutPending", "ListenerUnavailable"].map((reason) => ({
+      name: `an object not Ready with ${reason}, waiting on its children, outside its slot`,
+      d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Eligible", status: "True", reason: "Eligible" }, { type: "Ready", status: "False", reason }] } },
+      tick: slot + 1,
+      expected: "Settling",
+    })),
+    ...["NotEligible", "ApplyFailed"].map((reason) => ({
+      name: `an object not Ready with ${reason}, which no child's change ends, outside its slot`,
+      d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Ready", status: "False", reason }] } },
+      tick: slot + 1,
+      expected: undefined,
+    })),
+    { name: "an object Ready, outside its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Ready", status: "True", reason: "Ready" }] } }, tick: slot + 1, expected: undefined },
+    { name: "an object whose Ready condition has a settling reason but no status, outside its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Ready", reason: "RolloutPending" }] } }, tick: slot + 1, expected: undefined },
+    { name: "an object with another condition of a settling reason, outside its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "ListenerAvailable", status: "False", reason: "RolloutPending" }] } }, tick: slot + 1, expected: undefined },
+    { name: "an object settling, in its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Ready", status: "False", reason: "RolloutPending" }] } }, tick: slot + 10, expected: "Settling" },
   ])("is $expected for $name", ({ d, tick, expected }) => {
     expect(resyncReason(d, tick, 10)).toBe(expected);
   });

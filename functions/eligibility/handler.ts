@@ -46,7 +46,7 @@ async function onChange(event: CloudEvent, input: Extract<EligibilityInput, { ki
 
 async function onResync(event: CloudEvent, ctx: Context): Promise<Result> {
   const tick = tickOf(event.time ?? ctx.now(), ctx.config.resyncPeriodSeconds);
-  const counts = { listed: 0, pages: 0, due: 0, unobserved: 0 };
+  const counts = { listed: 0, pages: 0, due: 0, unobserved: 0, settling: 0 };
   // 2. Read page by page, 3. deciding each page as it comes: the next page is read only when
   // emits have worked off this one, so memory holds one page however many objects there are.
   async function* due(): AsyncGenerator<DprKey> {
@@ -56,6 +56,7 @@ async function onResync(event: CloudEvent, ctx: Context): Promise<Result> {
       for (const { key, reason } of dueOnTick(page, tick, ctx.config.resyncSlots)) {
         counts.due++;
         if (reason === "Unobserved") counts.unobserved++;
+        if (reason === "Settling") counts.settling++;
         yield key;
       }
     }
@@ -65,7 +66,7 @@ async function onResync(event: CloudEvent, ctx: Context): Promise<Result> {
   const { succeeded, failures } = await settleBounded(due(), EMIT_CONCURRENCY, (key) =>
     ctx.emit(productEvent(EventType.Reconcile, { ...key, cause: "Resync" }, emitContext)),
   );
-  const fields = { listed: counts.listed, emitted: succeeded, failed: failures.length, unobserved: counts.unobserved, tick, pages: counts.pages };
+  const fields = { listed: counts.listed, emitted: succeeded, failed: failures.length, unobserved: counts.unobserved, settling: counts.settling, tick, pages: counts.pages };
   const first = failures[0];
   if (first) {
     // 503, so the Broker redelivers the tick and the re-run emits the same ids. The log of a

@@ -33,6 +33,11 @@ function observed(name: string, slot: number): ResyncCandidate {
   while (slotOf(`uid-${name}-${i}`, SLOTS) !== slot) i++;
   return { metadata: { namespace: "team-a", name, uid: `uid-${name}-${i}`, generation: 2 }, status: { observedGeneration: 2 } };
 }
+/** An observed DynamoPoolRelay outside this tick's slot whose Ready waits on its Relay pods. */
+const settling = (name: string): ResyncCandidate => {
+  const o = observed(name, (TICK + 1) % SLOTS);
+  return { ...o, status: { ...o.status, conditions: [{ type: "Ready", status: "False", reason: "RolloutPending" }] } };
+};
 const many = (n: number) => Array.from({ length: n }, (_, i) => fresh(`g${i}`));
 const paged = <T,>(items: T[], size: number) => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 
@@ -93,7 +98,7 @@ describe("the resync tick", () => {
   it("lists in pages of PAGE and emits a request for each due DynamoPoolRelay of every page", async () => {
     const pages = [
       [fresh("new-1"), observed("quiet-1", (TICK + 1) % SLOTS), observed("periodic-1", TICK % SLOTS)],
-      [deleting("gone"), fresh("new-2")],
+      [deleting("gone"), fresh("new-2"), settling("rolling")],
       [observed("periodic-2", TICK % SLOTS), fresh("new-3"), observed("quiet-2", (TICK + 2) % SLOTS)],
       [],
     ];
@@ -101,9 +106,9 @@ describe("the resync tick", () => {
     const emits = recorder();
     const result = await eligibility(ping(T0, "p1"), context(kube, emits));
     expect(calls).toEqual([["listPages", API_VERSION, KIND, undefined, PAGE]]);
-    expect(subjects(emits.sent)).toEqual(["team-a/new-1", "team-a/new-2", "team-a/new-3", "team-a/periodic-1", "team-a/periodic-2"]);
+    expect(subjects(emits.sent)).toEqual(["team-a/new-1", "team-a/new-2", "team-a/new-3", "team-a/periodic-1", "team-a/periodic-2", "team-a/rolling"]);
     expect(emits.sent.map((e) => e.data)).toContainEqual({ namespace: "team-a", name: "new-1", cause: "Resync" });
-    expect(result).toEqual({ decision: "Resync", fields: { listed: 8, emitted: 5, failed: 0, unobserved: 3, tick: TICK, pages: 4 } });
+    expect(result).toEqual({ decision: "Resync", fields: { listed: 9, emitted: 6, failed: 0, unobserved: 3, settling: 1, tick: TICK, pages: 4 } });
   });
 
   it("picks the slot by the ping's event time, not by the clock, one request per due DynamoPoolRelay", async () => {
@@ -136,7 +141,7 @@ describe("the resync tick", () => {
     const result = await done;
     expect(emits.maxInFlight).toBe(EMIT_CONCURRENCY);
     expect(new Set(emits.sent.map((e) => e.subject)).size).toBe(total);
-    expect(result.fields).toEqual({ listed: total, emitted: total, failed: 0, unobserved: total, tick: TICK, pages: Math.ceil(total / pageSize) });
+    expect(result.fields).toEqual({ listed: total, emitted: total, failed: 0, unobserved: total, settling: 0, tick: TICK, pages: Math.ceil(total / pageSize) });
   });
 
   it("emits every other request when some fail, then answers 503 saying how many of how many failed", async () => {
