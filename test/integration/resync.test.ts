@@ -8,8 +8,8 @@ import { workloadStates } from "../../dev/knative/index.ts";
 import { PRODUCT_NAMESPACE, productManifests } from "../../dev/product.ts";
 import type { KubeClient } from "../../shared/kube/client.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
-import { invocations, sourcesSettled } from "./knative-helpers.ts";
-import { condition, settledDpr } from "./pipeline-helpers.ts";
+import { invocations, send, sourcesSettled } from "./knative-helpers.ts";
+import { condition, getDpr, pingEvent, published, settledDpr } from "./pipeline-helpers.ts";
 
 const PING = "poolrelay-resync";
 const DPR_WATCH = `Deployment ${PRODUCT_NAMESPACE}/poolrelay-dpr-watch-deployment`;
@@ -62,5 +62,32 @@ describe("the resync", () => {
     const tick = await eventually("the tick's invocation is logged", async () =>
       invocations("eligibility").find((i) => i.event.source === `/apis/v1/namespaces/${PRODUCT_NAMESPACE}/pingsources/${PING}` && Number(i["emitted"]) > 0));
     expect(tick).toMatchObject({ decision: "Resync", status: 204 });
+  });
+
+  it("repairs on the next tick a status left waiting by a lost child event, without waiting for the pair's periodic slot", async () => {
+    const ns = await freshNamespace("settling");
+    await published(ns);
+    await settledDpr(ns, "g1", "is Ready", (d) => condition(d, "Ready")?.status === "True");
+    await eventually("status is quiet for the namespace", async () => {
+      const handled = () => invocations("status").filter((i) => i.key?.namespace === ns).length;
+      const before = handled();
+      await new Promise((r) => setTimeout(r, 2000));
+      return handled() === before;
+    });
+    // As if the Deployment's last update had never reached status: Ready still waits on the rollout.
+    const shown = await getDpr(admin, ns, "g1");
+    const conditions = (shown.status!["conditions"] as { type: string }[]).map((c) =>
+      c.type === "Ready" ? { ...c, status: "False", reason: "RolloutPending", message: "no Relay replica of the current Deployment generation is available yet" } : c);
+    const ticksBefore = invocations("eligibility").length;
+    await admin.replaceStatus({ ...shown, status: { ...shown.status, conditions } });
+    expect(condition(await getDpr(admin, ns, "g1"), "Ready")).toMatchObject({ status: "False", reason: "RolloutPending" });
+    await send(pingEvent());
+
+    await settledDpr(ns, "g1", "is Ready again", (d) => condition(d, "Ready")?.status === "True", 120_000);
+    const ticks = invocations("eligibility").slice(ticksBefore).filter((i) => i.decision === "Resync");
+    expect(ticks.some((i) => Number(i["settling"]) >= 1)).toBe(true);
+    const resyncs = invocations("apply").filter((i) => i.key?.namespace === ns && (i.key as { cause?: string }).cause === "Resync");
+    // Apply finds the children current and the status not showing them, so it reports to status.
+    expect(resyncs.map((i) => i.decision)).toContain("Applied");
   });
 });
