@@ -145,8 +145,9 @@ describe("status input", () => {
   it("carries what status reads of an added or updated child, as a hint, and nothing for a deleted one", () => {
     const object = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "g1-pool-relay", namespace: "n", labels: managed, resourceVersion: "42" } };
     const version = { kind: "Deployment", name: "g1-pool-relay", digest: statusDigest("Deployment", object) };
-    expect(child("dev.knative.apiserver.resource.add", "42")).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version } });
-    expect(child("dev.knative.apiserver.resource.update", "43")).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version } });
+    expect(child("dev.knative.apiserver.resource.add", "42")).toStrictEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version: { ...version, resourceVersion: "42" } } });
+    expect(child("dev.knative.apiserver.resource.update", "43")).toStrictEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version: { ...version, resourceVersion: "43" } } });
+    expect(child("dev.knative.apiserver.resource.update")).toStrictEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version } });
     expect(child("dev.knative.apiserver.resource.delete", "42")).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"] } });
   });
 

@@ -6,7 +6,7 @@ import type { CloudEvent } from "./cloudevent.ts";
 import { MAX_DGD_NAME_LENGTH, canPair } from "./names.ts";
 import { APISERVER_TYPES, ApiServerObject, DATA_SCHEMAS, EventType, ReconcileData, RejectedData, SourceEventType, childOwnerKey, parseData, type DprKey } from "./events.ts";
 import { lastWrittenByApply } from "./last-write.ts";
-import { statusDigest, type ChildVersion } from "./seen-versions.ts";
+import { childVersion, type ChildVersion } from "./seen-versions.ts";
 import type * as z from "./zod.ts";
 
 export type Classified<T> = { ok: true; value: T } | { ok: false; status: 400 | 422; error: string };
@@ -105,7 +105,7 @@ export function classifyForStatus(event: CloudEvent): Classified<StatusInput> {
   if (!key) return { ok: false, status: 422, error: `${obj.value.kind} ${obj.value.metadata.namespace}/${obj.value.metadata.name} is not managed by dynamo-pool-relay` };
   const { kind, metadata } = obj.value;
   if (event.type === SourceEventType.Delete) return { ok: true, value: { key, changed: [kind] } };
-  const version = { kind, name: metadata.name, digest: statusDigest(kind, obj.value) };
+  const version = childVersion(kind, metadata.name, obj.value);
   return { ok: true, value: { key, changed: [kind], version, ...(lastWrittenByApply(obj.value) ? { awaitsReport: true } : {}) } };
 }
 

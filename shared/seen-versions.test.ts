@@ -76,7 +76,8 @@ describe("childVersions", () => {
       { kind: "EndpointSlice", objects: [{ metadata: { name: "g1-pool-relay-a" } }, { metadata: { name: "g1-pool-relay-b" } }] },
     ]);
     expect(versions.map((x) => `${x.kind}/${x.name}`)).toEqual(["ConfigMap/g1-pool-relay", "EndpointSlice/g1-pool-relay-a", "EndpointSlice/g1-pool-relay-b"]);
-    expect(versions[0]!.digest).toBe(statusDigest("ConfigMap", cm));
+    expect(versions[0]).toEqual({ kind: "ConfigMap", name: "g1-pool-relay", digest: statusDigest("ConfigMap", cm), resourceVersion: "10" });
+    expect(versions[1]).toEqual({ kind: "EndpointSlice", name: "g1-pool-relay-a", digest: statusDigest("EndpointSlice", { metadata: { name: "g1-pool-relay-a" } }) });
   });
 });
 
@@ -84,28 +85,43 @@ describe("SeenVersions", () => {
   it("knows what the last run for a key read, by kind and name, and nothing else", () => {
     const seen = new SeenVersions(10);
     seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5"), v("EndpointSlice", "a-pool-relay-x", "d6")]);
-    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBe(true);
-    expect(seen.has("ns/a", v("EndpointSlice", "a-pool-relay-x", "d6"))).toBe(true);
-    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "d7"))).toBe(false);
-    expect(seen.has("ns/a", v("Service", "a-pool-relay", "d5"))).toBe(false);
-    expect(seen.has("ns/a", v("Deployment", "other", "d5"))).toBe(false);
-    expect(seen.has("ns/b", v("Deployment", "a-pool-relay", "d5"))).toBe(false);
+    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBe("same");
+    expect(seen.seen("ns/a", v("EndpointSlice", "a-pool-relay-x", "d6"))).toBe("same");
+    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d7"))).toBeUndefined();
+    expect(seen.seen("ns/a", v("Service", "a-pool-relay", "d5"))).toBeUndefined();
+    expect(seen.seen("ns/a", v("Deployment", "other", "d5"))).toBeUndefined();
+    expect(seen.seen("ns/b", v("Deployment", "a-pool-relay", "d5"))).toBeUndefined();
   });
 
   it("replaces a key's versions with the next run's: an older one is read again", () => {
     const seen = new SeenVersions(10);
     seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5")]);
     seen.record("ns/a", [v("Deployment", "a-pool-relay", "d8")]);
-    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "d8"))).toBe(true);
-    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBe(false);
+    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d8"))).toBe("same");
+    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBeUndefined();
+  });
+
+  it("knows an event's object is older than what the last run read by its resourceVersion, whatever its digest; a newer one is read unless it is the same", () => {
+    const seen = new SeenVersions(10);
+    const rv = (digest: string, resourceVersion: string) => ({ ...v("Deployment", "a-pool-relay", digest), resourceVersion });
+    seen.record("ns/a", [rv("d8", "108")]);
+    expect(seen.seen("ns/a", rv("d5", "99"))).toBe("older");
+    expect(seen.seen("ns/a", rv("d8", "99"))).toBe("older");
+    expect(seen.seen("ns/a", rv("d8", "108"))).toBe("same");
+    expect(seen.seen("ns/a", rv("d8", "1000"))).toBe("same");
+    expect(seen.seen("ns/a", rv("d9", "1000"))).toBeUndefined();
+    expect(seen.seen("ns/a", rv("d9", "108"))).toBeUndefined();
+    expect(seen.seen("ns/a", rv("d5", "099"))).toBeUndefined();
+    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBeUndefined();
+    expect(seen.seen("ns/a", { ...rv("d5", "99"), name: "other" })).toBeUndefined();
   });
 
   it("forgets a key on request", () => {
     const seen = new SeenVersions(10);
     seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5")]);
-    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBe(true);
+    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBe("same");
     seen.forget("ns/a");
-    expect(seen.has("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBe(false);
+    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBeUndefined();
     expect(seen.size).toBe(0);
   });
 
@@ -116,8 +132,8 @@ describe("SeenVersions", () => {
     seen.record("ns/a", [v("Deployment", "a", "2")]);
     seen.record("ns/c", [v("Deployment", "c", "1")]);
     expect(seen.size).toBe(2);
-    expect(seen.has("ns/a", v("Deployment", "a", "2"))).toBe(true);
-    expect(seen.has("ns/c", v("Deployment", "c", "1"))).toBe(true);
-    expect(seen.has("ns/b", v("Deployment", "b", "1"))).toBe(false);
+    expect(seen.seen("ns/a", v("Deployment", "a", "2"))).toBe("same");
+    expect(seen.seen("ns/c", v("Deployment", "c", "1"))).toBe("same");
+    expect(seen.seen("ns/b", v("Deployment", "b", "1"))).toBeUndefined();
   });
 });

@@ -7,11 +7,17 @@
  * Deployment controller rewrites conditions and counts status does not show as the pods start, and
  * the EndpointSlice controller addresses and ports.
  *
- * Only ever a reason to skip: a delete, anything status reads that differs, or a process that has
- * not run for the key (a new pod) reads everything. A run replaces what it recorded, and only a run
- * that ended without an error records. Bounded: the least recently recorded keys are forgotten first.
+ * An event whose object is older than the one the last run read (its resourceVersion is smaller:
+ * shared/resource-version.ts) is stale: the adapter delivered it late or out of order, and that run
+ * computed the status from something newer.
+ *
+ * Only ever a reason to skip: a delete, anything status reads that differs in a version that is
+ * not older, or a process that has not run for the key (a new pod) reads everything. A run replaces
+ * what it recorded, and only a run that ended without an error records. Bounded: the least
+ * recently recorded keys are forgotten first.
  */
 import { stableJson } from "./connection-revision.ts";
+import { compareResourceVersions } from "./resource-version.ts";
 import { sha256Hex } from "./sources-document.ts";
 import { readyEndpoints, rolledOut, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
 
@@ -20,7 +26,12 @@ export interface ChildVersion {
   name: string;
   /** The digest of what status reads of the child (statusDigest). */
   digest: string;
+  /** Its metadata.resourceVersion, when it has one. */
+  resourceVersion?: string;
 }
+
+/** What the last run read of a child, compared with an event's version of it. */
+export type Seen = "same" | "older";
 
 /**
  * What status reads of a child, as a digest: all of it but the server's bookkeeping
@@ -45,18 +56,24 @@ export function statusDigest(kind: string, obj: Record<string, unknown>): string
   return sha256Hex(stableJson({ meta, rest, status }));
 }
 
+/** The version of one child object, as an event carries it or a read returns it. */
+export function childVersion(kind: string, name: string, obj: Record<string, unknown>): ChildVersion {
+  const resourceVersion = (obj["metadata"] as { resourceVersion?: unknown } | undefined)?.resourceVersion;
+  return { kind, name, digest: statusDigest(kind, obj), ...(typeof resourceVersion === "string" ? { resourceVersion } : {}) };
+}
+
 /** The versions of the observed children of each kind, skipping absent ones and ones without a name. */
 export function childVersions(observed: readonly { kind: string; objects: readonly unknown[] }[]): ChildVersion[] {
   return observed.flatMap(({ kind, objects }) =>
     objects.flatMap((o) => {
-      const name = (o as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;
-      return typeof name === "string" ? [{ kind, name, digest: statusDigest(kind, o as Record<string, unknown>) }] : [];
+      const metadata = (o as { metadata?: { name?: unknown; resourceVersion?: unknown } } | undefined)?.metadata;
+      return typeof metadata?.name === "string" ? [childVersion(kind, metadata.name, o as Record<string, unknown>)] : [];
     }),
   );
 }
 
 export class SeenVersions {
-  private readonly byKey = new Map<string, Map<string, string>>();
+  private readonly byKey = new Map<string, Map<string, ChildVersion>>();
   private readonly capacity: number;
 
   constructor(capacity: number) {
@@ -65,7 +82,7 @@ export class SeenVersions {
 
   record(key: string, versions: readonly ChildVersion[]): void {
     this.byKey.delete(key);
-    this.byKey.set(key, new Map(versions.map((v) => [`${v.kind}/${v.name}`, v.digest])));
+    this.byKey.set(key, new Map(versions.map((v) => [`${v.kind}/${v.name}`, v])));
     for (const oldest of this.byKey.keys()) {
       if (this.byKey.size <= this.capacity) break;
       this.byKey.delete(oldest);
@@ -76,8 +93,12 @@ export class SeenVersions {
     this.byKey.delete(key);
   }
 
-  has(key: string, version: ChildVersion): boolean {
-    return this.byKey.get(key)?.get(`${version.kind}/${version.name}`) === version.digest;
+  /** "same": the last run read this in all status reads; "older": it read a newer version; else undefined. */
+  seen(key: string, version: ChildVersion): Seen | undefined {
+    const read = this.byKey.get(key)?.get(`${version.kind}/${version.name}`);
+    if (!read) return undefined;
+    if (compareResourceVersions(version.resourceVersion, read.resourceVersion) === -1) return "older";
+    return read.digest === version.digest ? "same" : undefined;
   }
 
   get size(): number {

@@ -152,6 +152,20 @@ describe("a child event whose object is, in all status reads, what the last run 
     expect(dprReads(kube)).toBe(3);
   });
 
+  it("costs no request either when it is older than what the last run read (a late or reordered event), whatever it shows", async () => {
+    const { kube, deployment } = world(1);
+    await status(applied(), context(kube));
+    const afterRun = kube.calls.length;
+    const read = (await kube.client.get({ apiVersion: "apps/v1", kind: "Deployment", namespace: "team-a", name: "g1-pool-relay" }))!;
+    const older = String(Number(read.metadata.resourceVersion) - 1);
+    const late = withStatus(deployment, { readyReplicas: 0, availableReplicas: 0 }, older);
+    expect(await status(childEvent("Deployment", "update", late), context(kube))).toMatchObject({ decision: "Stale", fields: { version: { kind: "Deployment", resourceVersion: older } } });
+    expect(kube.calls).toHaveLength(afterRun + 1);
+    const newer = withStatus(deployment, { readyReplicas: 0, availableReplicas: 0 }, String(Number(read.metadata.resourceVersion) + 1));
+    expect((await status(childEvent("Deployment", "update", newer), context(kube))).decision).not.toBe("Stale");
+    expect(dprReads(kube)).toBe(2);
+  });
+
   it("is read again when the run that read it failed to write", async () => {
     const { kube, deployment } = world(2);
     kube.failWith = (call) => (call.op === "replaceStatus" ? new Error("connection reset") : undefined);

@@ -3,8 +3,8 @@
  * function reports or one of its children changes, and writes it only when it differs, with
  * optimistic concurrency. When a changed child is off the decision, it asks for a reconcile. A
  * write that turns Ready True or False is reported as a Kubernetes Event. A child event carrying a
- * version the last run here already read costs nothing (shared/seen-versions.ts), and so does one
- * that shows apply's own write, which apply's report brings a run for (shared/last-write.ts).
+ * version the last run here already read, or an older one, costs nothing (shared/seen-versions.ts),
+ * and so does one that shows apply's own write, which apply's report brings a run for (shared/last-write.ts).
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import type { LiveObject } from "../../shared/apply-plan.ts";
@@ -98,7 +98,8 @@ export const status: Handler = async (event, ctx) => {
   const input = mustClassify(classifyForStatus(event));
   const key = keyString(input.key);
   if (input.awaitsReport) return { decision: "AwaitsReport", fields: { key: input.key, version: input.version } };
-  if (input.version && seen.has(key, input.version)) return { decision: "Seen", fields: { key: input.key, version: input.version } };
+  const read = input.version && seen.seen(key, input.version);
+  if (read) return { decision: read === "same" ? "Seen" : "Stale", fields: { key: input.key, version: input.version } };
   pending.set(key, mergeStatusInputs(pending.get(key), input));
   // With a batch period set (STATUS_BATCH_MS), a child change lets the rest of its burst gather;
   // a report from apply (which comes after the writes whose events it would wait for) starts the
