@@ -7,8 +7,8 @@
  *
  * Only ever a reason to skip, and it errs towards a run: any other manager's entry as recent as
  * apply's (times have whole seconds, so a tie cannot be ordered), an entry without a time, a
- * deletion in progress (a delete sets deletionTimestamp without a managedFields entry), or no entry of
- * apply's server-side apply on the object itself (not a subresource).
+ * deletion in progress (a delete sets deletionTimestamp without a managedFields entry), or no
+ * entry of apply's server-side apply on the object itself (not a subresource).
  */
 import { APPLY_FIELD_MANAGER } from "./names.ts";
 

@@ -11,7 +11,7 @@ import { EventType, productEvent } from "../../shared/events.ts";
 import type { KubeEvent } from "../../shared/k8s-events.ts";
 import type { KubeClient } from "../../shared/kube/client.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
-import { brokerIngress, chain, invocations, send } from "./knative-helpers.ts";
+import { brokerIngress, chain, invocations, send, statusQuiet } from "./knative-helpers.ts";
 import { condition, getDpr, now, published, settledDpr, type Dpr } from "./pipeline-helpers.ts";
 
 let admin: KubeClient;
@@ -135,12 +135,7 @@ describe("W3C trace context", () => {
     // children current, reports to status rather than ending the chain (a converged pair's
     // reconcile sends no report), so the trace crosses all three functions. Written once the pods'
     // updates are handled, so that no status run of theirs repairs it first.
-    await eventually("status is quiet for the namespace", async () => {
-      const handled = () => invocations("status").filter((i) => i.key?.namespace === ns).length;
-      const before = handled();
-      await new Promise((r) => setTimeout(r, 2000));
-      return handled() === before;
-    });
+    await statusQuiet(ns);
     const shown = await getDpr(admin, ns, "g1");
     await admin.replaceStatus({ ...shown, status: { ...shown.status, readyOfDesired: "0/2" } });
     const trace = randomUUID().replaceAll("-", "");

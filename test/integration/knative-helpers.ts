@@ -136,3 +136,16 @@ export async function sourcesSettled(namespace: string): Promise<void> {
     return (JSON.parse(config) as { namespaces?: string[] }).namespaces?.includes(namespace) === true && adapters[0]!.generation === deployment!.metadata.generation;
   });
 }
+
+/**
+ * No status invocation for the namespace's DynamoPoolRelays for 2 s: the pods' updates are handled,
+ * so a status changed by hand now is not repaired by one of their runs first.
+ */
+export async function statusQuiet(namespace: string): Promise<void> {
+  await eventually(`status is quiet for ${namespace}`, async () => {
+    const handled = () => invocations("status").filter((i) => i.key?.namespace === namespace).length;
+    const before = handled();
+    await new Promise((r) => setTimeout(r, 2000));
+    return handled() === before;
+  });
+}

@@ -8,7 +8,7 @@ import { workloadStates } from "../../dev/knative/index.ts";
 import { PRODUCT_NAMESPACE, productManifests } from "../../dev/product.ts";
 import type { KubeClient } from "../../shared/kube/client.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
-import { invocations, send, sourcesSettled } from "./knative-helpers.ts";
+import { invocations, send, sourcesSettled, statusQuiet } from "./knative-helpers.ts";
 import { condition, getDpr, pingEvent, published, settledDpr } from "./pipeline-helpers.ts";
 
 const PING = "poolrelay-resync";
@@ -68,12 +68,7 @@ describe("the resync", () => {
     const ns = await freshNamespace("settling");
     await published(ns);
     await settledDpr(ns, "g1", "is Ready", (d) => condition(d, "Ready")?.status === "True");
-    await eventually("status is quiet for the namespace", async () => {
-      const handled = () => invocations("status").filter((i) => i.key?.namespace === ns).length;
-      const before = handled();
-      await new Promise((r) => setTimeout(r, 2000));
-      return handled() === before;
-    });
+    await statusQuiet(ns);
     // As if the Deployment's last update had never reached status: Ready still waits on the rollout.
     const shown = await getDpr(admin, ns, "g1");
     const conditions = (shown.status!["conditions"] as { type: string }[]).map((c) =>
