@@ -140,6 +140,27 @@ describe("connect", () => {
     expect([...connections.values()].filter((resumed) => !resumed)).toHaveLength(1);
   });
 
+  it("lets the others go once the first connection has the server's session ticket, before the server answers it", async () => {
+    const resumed = new Map<string, boolean>();
+    let held: http.ServerResponse | undefined;
+    const answer = (res: http.ServerResponse) => res.writeHead(200, { "content-type": "application/json" }).end('{"kind":"Namespace"}');
+    const server = https.createServer({ cert: CERT, key: KEY }, (req, res) => {
+      resumed.set(req.url!, (req.socket as TLSSocket).isSessionReused());
+      if (req.url === "/api/v1/namespaces/slow") held = res;
+      else answer(res);
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const kube = new KubeClient(await connect(kubeconfig({ server: url, ca: true, user: "{token: s3cret}" }), {}));
+    const slow = kube.request("GET", "/api/v1/namespaces/slow");
+    await expect(kube.request("GET", "/api/v1/namespaces/quick")).resolves.toEqual({ kind: "Namespace" });
+    expect(held).toBeDefined();
+    expect(Object.fromEntries(resumed)).toEqual({ "/api/v1/namespaces/slow": false, "/api/v1/namespaces/quick": true });
+    answer(held!);
+    await expect(slow).resolves.toEqual({ kind: "Namespace" });
+  });
+
   it("refuses an https API server whose certificate the kubeconfig does not vouch for", async () => {
     const api = await apiServer(true);
     const err = await failure(new KubeClient(await connect(kubeconfig({ server: api.url }), {})).request("GET", "/api/v1/namespaces"));

@@ -134,6 +134,17 @@ export async function envProxyAgent(server: URL, env: Record<string, string | un
   return server.protocol === "https:" ? new HttpsProxyAgent(options) : new HttpProxyAgent(options);
 }
 
+interface Exchange {
+  lib: typeof http | typeof https;
+  agent: Agent | boolean | undefined;
+  base: HttpsRequestOptions;
+  method: string;
+  url: URL;
+  body: unknown;
+  contentType: string;
+  accept: string;
+}
+
 export interface KubeClientOptions {
   /** Act as this user (e.g. `system:serviceaccount:ns:name`); the caller must be allowed to impersonate. */
   impersonate?: string;
@@ -199,13 +210,15 @@ export class KubeClient {
     const gate = url.protocol === "https:" && typeof agent === "object" ? firstExchange.enter(agent, url.origin) : undefined;
     try {
       if (gate) await untilReadyOrAborted(gate.ready, this.options.signal);
-      return await this.exchange(lib, agent, base, method, url, body, contentType, accept);
+      return await this.exchange({ lib, agent, base, method, url, body, contentType, accept }, gate?.done);
     } finally {
       gate?.done?.();
     }
   }
 
-  private async exchange(lib: typeof http | typeof https, agent: Agent | boolean | undefined, base: HttpsRequestOptions, method: string, url: URL, body: unknown, contentType: string, accept: string): Promise<unknown> {
+  /** @param onSession called once the connection has the server's TLS session ticket: the first exchange's others may go */
+  private async exchange(r: Exchange, onSession?: () => void): Promise<unknown> {
+    const { lib, agent, base, method, url, body, contentType, accept } = r;
     const what = `${method} ${url.pathname}`;
     // After the credentials (which can take long: exec plugins) and the first exchange's wait: the deadline may have passed meanwhile.
     const timeout = Math.min(REQUEST_TIMEOUT_MS, this.remaining());
@@ -254,6 +267,8 @@ export class KubeClient {
           reject(new ApiError(status, s.reason ?? "Unknown", `${what}: ${status} ${s.message ?? text}`, retryAfter(status, res.headers["retry-after"])));
         }));
       });
+      // The agent caches the session on the same event, before this listener runs.
+      if (onSession) req.once("socket", (socket) => socket.once("session", onSession));
       // The whole exchange, not only idle time: a slow-drip body must not outlive the deadline.
       const cutByDeadline = timeout < REQUEST_TIMEOUT_MS;
       const timer = setTimeout(() => fail(cutByDeadline ? deadlineExceeded(what, "cut") : new ApiError(0, "Timeout", `${what}: no complete answer within ${timeout} ms`)), timeout);

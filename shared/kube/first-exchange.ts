@@ -1,18 +1,20 @@
 /**
  * One full TLS handshake per server, not one per connection a cold process opens at once: the first
- * request over an agent to a server goes alone, and the requests that come meanwhile wait for its
- * answer, by which time the agent holds the server's session ticket, so their connections resume
- * that session (no certificate chains sent and verified again). A function's first event reads up
- * to nine objects at once, and a cold start is paid on every scale from zero.
+ * request over an agent to a server goes alone, and the requests that come meanwhile wait until its
+ * connection has the server's session ticket (or, without one, until it has settled), so their
+ * connections resume that session (no certificate chains sent and verified again). A function's
+ * first event reads up to nine objects at once, and a cold start is paid on every scale from zero.
  *
- * Waiting is bounded by the first request's own timeout, and a waiter's deadline ends its wait.
+ * A server slow to answer the first request does not hold the others once the ticket is there;
+ * the wait is bounded by the first request's own timeout, and a waiter's deadline ends it.
  */
 export class FirstExchange {
   private readonly gates = new WeakMap<object, Map<string, Promise<void>>>();
 
   /**
    * For a request over `agent` to `origin`: `ready` settles when it may be sent; `done`, given to
-   * the first request only, ends the others' wait and must be called when it has settled.
+   * the first request only, ends the others' wait: when its connection has the session ticket, and
+   * in any case when it has settled (calling it again does nothing).
    */
   enter(agent: object, origin: string): { ready: Promise<void>; done?: () => void } {
     let byOrigin = this.gates.get(agent);
