@@ -4,7 +4,8 @@
  * optimistic concurrency. When a changed child is off the decision, it asks for a reconcile. A
  * write that turns Ready True or False is reported as a Kubernetes Event. A child event carrying a
  * version the last run here already read, or an older one, costs nothing (shared/seen-versions.ts),
- * and so does one that shows apply's own write, which apply's report brings a run for (shared/last-write.ts).
+ * and so does one that shows apply's own write, which apply's report brings a run for
+ * (shared/last-write.ts).
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import type { LiveObject } from "../../shared/apply-plan.ts";
