@@ -4,7 +4,7 @@
  */
 import type { CloudEvent } from "./cloudevent.ts";
 import { MAX_DGD_NAME_LENGTH, canPair } from "./names.ts";
-import { APISERVER_TYPES, ApiServerObject, DATA_SCHEMAS, EventType, ReconcileData, RejectedData, SourceEventType, childOwnerKey, parseData, type DprKey } from "./events.ts";
+import { APISERVER_TYPES, ApiServerObject, AppliedData, DATA_SCHEMAS, EventType, ReconcileData, RejectedData, SourceEventType, childOwnerKey, parseData, type DprKey } from "./events.ts";
 import { lastWrittenByApply } from "./last-write.ts";
 import { childVersion, type ChildVersion } from "./seen-versions.ts";
 import type * as z from "./zod.ts";
@@ -76,6 +76,11 @@ export interface StatusInput {
   awaitsReport?: true;
   /** An apply the API server refused, as reported; status shows it only while the world agrees. */
   failure?: ReportedFailure;
+  /**
+   * A report from an apply that wrote the status its writes make, over the version it read before
+   * any child (functions/apply/handler.ts): nothing is left to show.
+   */
+  shownByApply?: true;
 }
 
 export interface ReportedFailure {
@@ -91,6 +96,12 @@ export function classifyForStatus(event: CloudEvent): Classified<StatusInput> {
     const { namespace, name, reason, uid, generation, message } = report.value;
     const failure = reason === "ApplyFailed" ? { failure: { uid, generation, message } } : {};
     return { ok: true, value: { key: { namespace, name }, changed: [], ...failure } };
+  }
+  if (event.type === EventType.Applied) {
+    const report = data(event, (e) => parseData(e, AppliedData));
+    if (!report.ok) return report;
+    const { namespace, name, statusWritten } = report.value;
+    return { ok: true, value: { key: { namespace, name }, changed: [], ...(statusWritten ? { shownByApply: true } : {}) } };
   }
   if ((REPORTS as readonly string[]).includes(event.type)) {
     const schema: z.ZodMiniType<DprKey> = DATA_SCHEMAS[event.type as Report];

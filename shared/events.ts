@@ -54,6 +54,8 @@ export const AppliedData = z.extend(Outcome, {
   applied: z.array(z.string()),
   unchanged: z.array(z.string()),
   skipped: z.array(z.object({ kind: z.string(), reason: z.string() })),
+  /** Apply wrote the status these children make, over the version it read first: no status run is needed for it. */
+  statusWritten: z.optional(z.literal(true)),
 });
 export type AppliedData = z.infer<typeof AppliedData>;
 

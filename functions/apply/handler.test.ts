@@ -10,6 +10,7 @@ import { parseConfig } from "../../shared/config.ts";
 import { decide, type Decision } from "../../shared/decide.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
 import type { KubeObject } from "../../shared/kube/client.ts";
+import { ApiError } from "../../shared/kube/errors.ts";
 import { APPLY_FIELD_MANAGER } from "../../shared/names.ts";
 import { FakeKube } from "../../test/unit/fake-kube.ts";
 import type { Context } from "../runtime/handler.ts";
@@ -68,6 +69,7 @@ describe("apply's applied.v1 reply", () => {
       applied: ["ConfigMap"],
       unchanged: ["ServiceAccount", "Role", "RoleBinding", "Deployment"],
       skipped: [{ kind: "Service", reason: "Service g1-pool-relay exists and is not controlled by this DynamoPoolRelay" }],
+      statusWritten: true,
     });
     // Written: the ConfigMap only (force: it is ours; pinned to the version read), never the foreign Service.
     expect(kube.ops("apply").map((c) => [c.object.kind, c.fieldManager, c.options, c.object.metadata.resourceVersion])).toEqual([["ConfigMap", APPLY_FIELD_MANAGER, { force: true }, live["ConfigMap"]!.metadata.resourceVersion]]);
@@ -98,11 +100,12 @@ describe("apply's applied.v1 reply", () => {
     expect(kube.ops("apply").map((c) => c.object.kind)).toEqual(["Role", "ConfigMap"]);
   });
 
-  it("lists everything as unchanged, and writes nothing, when the children carry the decision", async () => {
+  it("lists everything as unchanged, and writes no child, when the children carry the decision: only the status it has not shown", async () => {
     const kube = new FakeKube([dpr, dgd(), ...Object.values(current())]);
     const result = await apply(reconcile(), context(kube));
     expect(result.reply?.data).toMatchObject({ applied: [], unchanged: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"], skipped: [] });
-    expect(kube.stats.writes).toBe(0);
+    expect(kube.ops("replaceStatus").map((c) => c.object["status"])).toEqual([expect.objectContaining({ observedGeneration: 4 })]);
+    expect(kube.stats.writes).toBe(1);
   });
 });
 
@@ -127,14 +130,15 @@ describe("apply on a DynamoPoolRelay whose children and status carry the decisio
     expect(kube.ops("list").map((c) => [c.kind, c.labelSelector])).toEqual([["EndpointSlice", "kubernetes.io/service-name=g1-pool-relay"]]);
   });
 
-  it("reports to status when the status does not show what it read yet (the Deployment's pods became Ready)", async () => {
+  it("shows itself what the status does not show yet (the Deployment's pods became Ready), writing no child", async () => {
     const { kube, live } = await settled();
     const deployment = live["Deployment"]!;
     kube.put({ ...deployment, status: { ...(deployment["status"] as object), readyReplicas: 1, availableReplicas: 1 } });
     const result = await apply(reconcile(), context(kube));
     expect(result.reply?.type).toBe(EventType.Applied);
-    expect(result.reply?.data).toMatchObject({ applied: [], unchanged: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"] });
-    expect(kube.stats.writes).toBe(0);
+    expect(result.reply?.data).toMatchObject({ applied: [], unchanged: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"], statusWritten: true });
+    expect(kube.ops("replaceStatus").map((c) => c.object["status"])).toEqual([expect.objectContaining({ readyReplicas: 1 })]);
+    expect(kube.stats.writes).toBe(1);
   });
 
   it("reports to status when the spec moved on (a generation the status has not observed), even with nothing to write", async () => {
@@ -143,6 +147,66 @@ describe("apply on a DynamoPoolRelay whose children and status carry the decisio
     kube.put({ ...shown, metadata: { ...shown.metadata, generation: 5 } });
     const result = await apply(reconcile(), context(kube));
     expect(result.reply?.type).toBe(EventType.Applied);
+  });
+});
+
+describe("the status apply shows itself", () => {
+  it("is written after every child write, from what the writes returned, over the DynamoPoolRelay read before any child", async () => {
+    const kube = new FakeKube([dpr, dgd()]);
+    const result = await apply(reconcile(), context(kube));
+    expect(result.reply?.data).toMatchObject({ statusWritten: true });
+    const at = (op: string, kind?: string) => kube.calls.flatMap((c, i) => (c.op === op && (!kind || ("ref" in c ? c.ref.kind : "object" in c ? c.object.kind : undefined) === kind) ? [i] : []));
+    const [written] = kube.ops("replaceStatus");
+    expect(written!.object.metadata.resourceVersion).toBe("7");
+    // The Service the write returned is the endpoint shown: it was absent when read.
+    expect(written!.object["status"]).toMatchObject({ serviceEndpoint: expect.stringMatching(/^g1-pool-relay\.team-a\.svc:\d+$/) });
+    expect(at("get", "ServiceAccount").length).toBe(1);
+    expect(Math.max(...at("get", "DynamoPoolRelay"))).toBeLessThan(Math.min(...at("get", "ServiceAccount"), ...at("get", "Deployment"), ...at("list")));
+    expect(Math.max(...at("apply"))).toBeLessThan(at("replaceStatus")[0]!);
+  });
+
+  it.each([
+    { name: "someone wrote the status since apply read it (409)", err: new ApiError(409, "Conflict", "the object has been modified") },
+    { name: "the API server is unavailable (503)", err: new ApiError(503, "ServiceUnavailable", "etcd is busy") },
+    { name: "the DynamoPoolRelay went meanwhile (404)", err: new ApiError(404, "NotFound", "dynamopoolrelays g1 not found") },
+  ])("is left to the status function when $name: the children stay written, the report brings a status run", async ({ err }) => {
+    const kube = new FakeKube([dpr, dgd()]);
+    kube.failWith = (c) => (c.op === "replaceStatus" ? err : undefined);
+    const result = await apply(reconcile(), context(kube));
+    expect(result.decision).toBe("Applied");
+    expect(result.fields?.["statusShown"]).toBe(`left to status: ${err.message}`);
+    expect(kube.ops("apply").filter((c) => !c.options.dryRun)).toHaveLength(6);
+    expect(result.reply?.data).not.toHaveProperty("statusWritten");
+    const shown = new FakeKube([dpr, dgd()]);
+    expect((await status(result.reply!, context(shown))).decision).toBe("StatusWritten");
+    expect(shown.stats.reads).toBe(9);
+  });
+
+  it("fails the invocation when the API server refuses it (403): a missing permission is seen, not worked around", async () => {
+    const kube = new FakeKube([dpr, dgd()]);
+    kube.failWith = (c) => (c.op === "replaceStatus" ? new ApiError(403, "Forbidden", "dynamopoolrelays/status is forbidden") : undefined);
+    await expect(apply(reconcile(), context(kube))).rejects.toThrow("dynamopoolrelays/status is forbidden");
+  });
+
+  it("is left to the status function when the status already looks right (it may have been written from children read before these writes)", async () => {
+    const kube = new FakeKube([dpr, dgd(), ...Object.values(current())]);
+    await apply(reconcile(), context(kube));
+    const shown = kube.ops("replaceStatus")[0]!.object;
+    const again = new FakeKube([shown, dgd(), ...Object.values(current())]);
+    again.put({ ...current()["ConfigMap"]!, data: { "sources.json": "{}" } });
+    const result = await apply(reconcile(), context(again));
+    expect(result.reply?.data).toMatchObject({ applied: ["ConfigMap"] });
+    expect(again.ops("replaceStatus")).toEqual([]);
+    expect(result.reply?.data).not.toHaveProperty("statusWritten");
+    expect(result.fields?.["statusShown"]).toBe("left to status");
+  });
+
+  it("is not news to the status function: apply's report of it costs no request", async () => {
+    const kube = new FakeKube([dpr, dgd()]);
+    const result = await apply(reconcile(), context(kube));
+    const after = new FakeKube([dpr, dgd()]);
+    expect(await status(result.reply!, context(after))).toEqual({ decision: "ShownByApply", fields: { key: { namespace: "team-a", name: "g1" } } });
+    expect(after.calls).toEqual([]);
   });
 });
 
@@ -197,9 +261,9 @@ describe("apply's requests for one key at once", () => {
   it("share runs: a third request arriving during the first is answered by the second's run, without a reply of its own", async () => {
     const kube = new FakeKube([dpr, dgd(), ...Object.values(current())]);
     const results = await Promise.all([apply(reconcile(), context(kube)), apply(reconcile(), context(kube)), apply(reconcile(), context(kube))]);
-    // Two runs of two reads (DynamoPoolRelay, DGD) and six children each.
+    // Two runs of two reads (DynamoPoolRelay, DGD), six children and the EndpointSlices each.
     expect(kube.ops("get").filter((c) => c.ref.kind === "DynamoPoolRelay")).toHaveLength(2);
-    expect(kube.stats.reads).toBe(16);
+    expect(kube.stats.reads).toBe(18);
     expect(results.map((r) => [r.decision, r.reply?.type, r.fields?.["coalesced"]])).toEqual([
       ["Applied", EventType.Applied, undefined],
       ["Applied", EventType.Applied, undefined],

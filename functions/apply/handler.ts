@@ -16,8 +16,9 @@ import { ApiError } from "../../shared/kube/errors.ts";
 import { APPLY_FIELD_MANAGER, API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { ownership } from "../../shared/ownership.ts";
 import { unobserved } from "../../shared/resync.ts";
-import { observedChildren, statusCarried } from "../../shared/status-plan.ts";
-import { coalescing, eventFields, mustClassify, recordEvent, relayEndpointSlices, type Context, type Handler, type Result } from "../runtime/handler.ts";
+import { observedChildren, planStatus, statusCarried, type StatusPlanInput } from "../../shared/status-plan.ts";
+import type { ObservedEndpointSlice } from "../../shared/status.ts";
+import { coalescing, eventFields, mustClassify, recordEvent, relayEndpointSlices, writeStatus, type Context, type EventOutcome, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/apply";
 
@@ -72,33 +73,57 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData): Pr
   const desired = desiredChildren(decision);
   const live = await Promise.all(desired.map((d) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name })));
   const plan = planApply(desired, live, dpr.metadata.uid);
+  let endpointSlices: ObservedEndpointSlice[] | undefined;
   if (plan.apply.length === 0 && plan.skipped.length === 0 && !unobserved(dpr)) {
     // Nothing to write, and the status claims this generation. If it already shows what these
     // children make of it, status has nothing to do either: no report (a periodic reconcile of a
     // converged pair ends here).
-    const endpointSlices = await relayEndpointSlices(ctx.kube, key);
+    endpointSlices = await relayEndpointSlices(ctx.kube, key);
     if (statusCarried({ dpr, decision, observed: observedChildren(desired, live, endpointSlices), now: ctx.now() })) return { decision: "Converged", fields: { key } };
   }
-  // The Service object written: a Published Event is named by it.
-  let serviceUid: string | undefined;
+  // What the API server answered each write with: the children as they are now.
+  const written = new Map<string, LiveObject>();
   try {
     const deployment = plan.apply.find((a) => a.object.kind === "Deployment");
     if (deployment) await ctx.kube.apply(deployment.object, APPLY_FIELD_MANAGER, { force: deployment.force, dryRun: true });
-    for (const { object, force } of plan.apply) {
-      const written = await ctx.kube.apply<{ metadata: { uid?: string } }>(object, APPLY_FIELD_MANAGER, { force });
-      if (object.kind === "Service") serviceUid = written.metadata.uid;
-    }
+    for (const { object, force } of plan.apply) written.set(object.kind, await ctx.kube.apply<LiveObject>(object, APPLY_FIELD_MANAGER, { force }));
   } catch (err) {
     if (!(err instanceof ApiError) || err.transient) throw err;
     const data = { ...outcome, reason: "ApplyFailed", message: err.message } as const;
     const events = [await report(rejected("ApplyFailed", err.message), true)];
     return { decision: "ApplyFailed", reply: productEvent(EventType.Rejected, data, emit), fields: { key, error: err.message, ...eventFields(events) } };
   }
-  const data = { ...outcome, applied: plan.apply.map((a) => a.object.kind), unchanged: plan.unchanged, skipped: plan.skipped };
+  const serviceUid = written.get("Service")?.metadata["uid"] as string | undefined;
+  const current = desired.map((d, i) => written.get(d.kind) ?? live[i]);
+  const observed = observedChildren(desired, current, endpointSlices ?? (await relayEndpointSlices(ctx.kube, key)));
+  const shown = await showStatus(ctx, dpr, { dpr, decision, observed, changed: [], now: ctx.now() });
+  const data = { ...outcome, applied: plan.apply.map((a) => a.object.kind), unchanged: plan.unchanged, skipped: plan.skipped, ...(shown.written ? { statusWritten: true as const } : {}) };
   // An apply that wrote nothing writes no Event either: the steady state stays without writes.
   const events = [
     ...(plan.apply.length > 0 ? [await report(applied(dpr, plan.apply.map((a) => a.object), desired, serviceUid))] : []),
     ...(plan.skipped.length > 0 ? [await report(foreignChildren(plan.skipped), true)] : []),
+    ...shown.events,
   ];
-  return { decision: "Applied", reply: productEvent(EventType.Applied, data, emit), fields: { key, applied: data.applied, skipped: plan.skipped.length, ...eventFields(events) } };
+  const fields = { key, applied: data.applied, skipped: plan.skipped.length, statusShown: shown.outcome, ...eventFields(events) };
+  return { decision: "Applied", reply: productEvent(EventType.Applied, data, emit), fields };
+}
+
+/**
+ * Shows what this run wrote in the status at once, computed from the objects the writes returned,
+ * so no status run reads them all again. The DynamoPoolRelay was read before every child, so its
+ * resourceVersion makes the write fail if anyone wrote the status since. Then, on a transient
+ * error, on a DynamoPoolRelay gone meanwhile, and when the status already looks right (it may
+ * have been written meanwhile from children read before these writes), the report leaves the
+ * status to the status function.
+ */
+async function showStatus(ctx: Context, dpr: DynamoPoolRelay, input: StatusPlanInput): Promise<{ written: boolean; outcome: string; events: EventOutcome[] }> {
+  const plan = planStatus(input);
+  if (!plan.write) return { written: false, outcome: "left to status", events: [] };
+  try {
+    return { written: true, outcome: "written", events: await writeStatus(ctx, dpr, plan.status, Reporter.Apply) };
+  } catch (err) {
+    // Refused (403, 422): as any refused call, a failure to see, not to work around.
+    if (!(err instanceof ApiError) || !(err.transient || err.status === 404)) throw err;
+    return { written: false, outcome: `left to status: ${err.message}`, events: [] };
+  }
 }

@@ -2,12 +2,13 @@
  * What a function is: a handler from one validated CloudEvent and a context to a result. The
  * handler throws BadEvent for input that can never succeed; anything else it throws is retried.
  */
+import type { DynamoPoolRelay, DynamoPoolRelayStatus } from "../../shared/api/dynamo-pool-relay.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import type { Classified } from "../../shared/classify.ts";
 import { Coalescer } from "../../shared/coalesce.ts";
 import type { Config } from "../../shared/config.ts";
 import { keyString, type DprKey } from "../../shared/events.ts";
-import type { KubeEvent } from "../../shared/k8s-events.ts";
+import { readyTransition, renderEvent, type KubeEvent } from "../../shared/k8s-events.ts";
 import type { KubeClient } from "../../shared/kube/client.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import { childName } from "../../shared/names.ts";
@@ -100,4 +101,15 @@ export async function recordEvent(kube: KubeClient, event: KubeEvent, lookFirst 
 /** The log field for the Events an invocation wrote, present only when it tried to write one. */
 export function eventFields(outcomes: readonly EventOutcome[]): { kubeEvents?: readonly EventOutcome[] } {
   return outcomes.length > 0 ? { kubeEvents: outcomes } : {};
+}
+
+/**
+ * Writes a computed status over the very DynamoPoolRelay version it was computed from, so a
+ * concurrent write makes it fail (409), then reports Ready turning True or False as a Kubernetes
+ * Event: of concurrent writers, only the one whose write won reports it.
+ */
+export async function writeStatus(ctx: Context, dpr: DynamoPoolRelay, status: DynamoPoolRelayStatus, reporter: string): Promise<EventOutcome[]> {
+  await ctx.kube.replaceStatus({ ...dpr, status } as never);
+  const transition = readyTransition(dpr.status, status, dpr.metadata.resourceVersion);
+  return transition ? [await recordEvent(ctx.kube, renderEvent(dpr, transition, reporter, ctx.now()))] : [];
 }

@@ -13,13 +13,13 @@ import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForStatus, mergeStatusInputs, type StatusInput } from "../../shared/classify.ts";
 import { decide } from "../../shared/decide.ts";
 import { EventType, keyString, productEvent } from "../../shared/events.ts";
-import { Reporter, readyTransition, renderEvent } from "../../shared/k8s-events.ts";
+import { Reporter } from "../../shared/k8s-events.ts";
 import { isConflict } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { SeenVersions, childVersions } from "../../shared/seen-versions.ts";
 import { planStatus } from "../../shared/status-plan.ts";
 import type { ObservedDeployment } from "../../shared/status.ts";
-import { coalescing, eventFields, mustClassify, recordEvent, relayEndpointSlices, type Context, type Handler, type Result } from "../runtime/handler.ts";
+import { coalescing, eventFields, mustClassify, relayEndpointSlices, writeStatus, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/status";
 /** Concurrent events for one key race on the status write; the loser re-reads and recomputes at once. */
@@ -65,13 +65,10 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
     { kind: "EndpointSlice", objects: endpointSlices },
   ]);
 
-  // 4. Write only a change; the resourceVersion read above makes a concurrent write fail (409).
-  if (plan.write) await ctx.kube.replaceStatus({ ...dpr, status: plan.status } as never);
+  // 4. Write only a change.
+  const events = plan.write ? await writeStatus(ctx, dpr, plan.status, Reporter.Status) : undefined;
   seen.record(keyString(key), read);
-  if (!plan.write) return { decision: "Unchanged", fields, ...reply };
-  // After the write only: of concurrent invocations, only the one whose write won reports it.
-  const transition = readyTransition(dpr.status, plan.status, dpr.metadata.resourceVersion);
-  const events = transition ? [await recordEvent(ctx.kube, renderEvent(dpr, transition, Reporter.Status, ctx.now()))] : [];
+  if (!events) return { decision: "Unchanged", fields, ...reply };
   return { decision: "StatusWritten", fields: { ...fields, ...eventFields(events) }, ...reply };
 }
 
@@ -98,6 +95,7 @@ export const status: Handler = async (event, ctx) => {
   // 1. Parse: an apply report or a child change, and the DynamoPoolRelay it is about.
   const input = mustClassify(classifyForStatus(event));
   const key = keyString(input.key);
+  if (input.shownByApply) return { decision: "ShownByApply", fields: { key: input.key } };
   if (input.awaitsReport) return { decision: "AwaitsReport", fields: { key: input.key, version: input.version } };
   const read = input.version && seen.seen(key, input.version);
   if (read) return { decision: read === "same" ? "Seen" : "Stale", fields: { key: input.key, version: input.version } };

@@ -132,9 +132,9 @@ describe("W3C trace context", () => {
     await published(ns);
     await ready(ns);
     // A status that does not show the children (as if written by hand): apply, which finds the
-    // children current, reports to status rather than ending the chain (a converged pair's
-    // reconcile sends no report), so the trace crosses all three functions. Written once the pods'
-    // updates are handled, so that no status run of theirs repairs it first.
+    // children current, writes the status itself and reports it rather than ending the chain (a
+    // converged pair's reconcile sends no report), so the trace crosses all three functions.
+    // Written once the pods' updates are handled, so that no status run of theirs repairs it first.
     await statusQuiet(ns);
     const shown = await getDpr(admin, ns, "g1");
     await admin.replaceStatus({ ...shown, status: { ...shown.status, readyOfDesired: "0/2" } });
@@ -153,7 +153,8 @@ describe("W3C trace context", () => {
 
     const steps = await eventually("the change's chain is handled", async () => chain(dgdChange.id));
     expect(steps.map((i) => i.function)).toEqual(["eligibility", "apply", "status"]);
-    expect(steps.map((i) => i.decision)).toEqual(["Reconcile", "Applied", "StatusWritten"]);
+    expect(steps.map((i) => i.decision)).toEqual(["Reconcile", "Applied", "ShownByApply"]);
+    expect(steps.map((i) => i.writes)).toEqual([0, 1, 0]);
     expect((await getDpr(admin, ns, "g1")).status?.["readyOfDesired"]).toBe("2/2");
     expect(steps.map((i) => i["trace_id"])).toEqual([trace, trace, trace]);
     expect(new Set(steps.map((i) => i["span_id"])).size).toBe(3);

@@ -319,6 +319,10 @@ function liveChildren(): Record<string, object> {
 }
 
 /** apply reads the DynamoPoolRelay, its DGD and the six children; `live` answers for a child, else 404. */
+/**
+ * What apply reads of validDpr and its children, and the status it then shows itself (validDpr has
+ * none yet, so it always writes one).
+ */
 function applyReads(live: Record<string, object> = {}) {
   nock(API).get(dprPath).reply(200, validDpr);
   nock(API).get(dgdPath).reply(200, eligibleDgd);
@@ -326,6 +330,8 @@ function applyReads(live: Record<string, object> = {}) {
     if (live[kind]) nock(API).get(path).reply(200, live[kind]);
     else nock(API).get(path).reply(404, notFound);
   }
+  nock(API).get("/apis/discovery.k8s.io/v1/namespaces/team-a/endpointslices").query(true).reply(200, { items: [] });
+  nock(API).put(`${dprPath}/status`).reply(200, validDpr);
 }
 
 /** Server-side applies of these children (and the Deployment's dry-run first, when it is one of them). */
@@ -382,7 +388,7 @@ describe("Kubernetes Events from apply", () => {
       firstTimestamp: "2026-03-01T00:00:00Z", lastTimestamp: "2026-03-01T00:00:00Z",
     })]);
     expect(created[0]!.metadata.name).toBe(eventName(validDpr, { identity: ["Published", "Service-uid"] }));
-    expect(logs.at(-1)).toMatchObject({ decision: "Applied", reads: 8, writes: 8, kubeEvents: [{ reason: "Published", name: created[0]!.metadata.name, outcome: "created" }] });
+    expect(logs.at(-1)).toMatchObject({ decision: "Applied", reads: 9, writes: 9, statusShown: "written", kubeEvents: [{ reason: "Published", name: created[0]!.metadata.name, outcome: "created" }] });
 
     // The duplicate read the children only after the first had written all but the Service: it
     // writes less, gets the same Service back, and so reports the same occurrence.
@@ -398,12 +404,12 @@ describe("Kubernetes Events from apply", () => {
     expect(logs.at(-1)).not.toHaveProperty("error");
   });
 
-  it("writes nothing, and no Event, when nothing changed", async () => {
+  it("writes no child, and no Event, when nothing changed: only the status it found not shown yet", async () => {
     applyReads(liveChildren());
     const res = await binary("apply", reconcile());
     expect(res.status).toBe(200);
-    expect(JSON.parse(res.text)).toMatchObject({ applied: [], unchanged: [...ALL] });
-    expect(logs.at(-1)).toMatchObject({ decision: "Applied", reads: 8, writes: 0 });
+    expect(JSON.parse(res.text)).toMatchObject({ applied: [], unchanged: [...ALL], statusWritten: true });
+    expect(logs.at(-1)).toMatchObject({ decision: "Applied", reads: 9, writes: 1, statusShown: "written" });
     expect(logs.at(-1)).not.toHaveProperty("kubeEvents");
   });
 
@@ -420,7 +426,7 @@ describe("Kubernetes Events from apply", () => {
       ["Normal", "Applied", "applied ConfigMap for generation 2"],
       ["Warning", "ForeignChild", "Service g1-pool-relay exists and is not controlled by this DynamoPoolRelay"],
     ]);
-    expect(logs.at(-1)).toMatchObject({ decision: "Applied", reads: 9, writes: 3, kubeEvents: [{ reason: "Applied", outcome: "created" }, { reason: "ForeignChild", outcome: "created" }] });
+    expect(logs.at(-1)).toMatchObject({ decision: "Applied", reads: 10, writes: 4, kubeEvents: [{ reason: "Applied", outcome: "created" }, { reason: "ForeignChild", outcome: "created" }] });
   });
 
   it("reports the withdrawal of a Service it deleted, named by that Service's UID", async () => {

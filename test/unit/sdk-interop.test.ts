@@ -193,8 +193,11 @@ describe("every event a function sends, the SDK reads and validates strictly", (
     for (const p of childPaths) nock(API).get(p).reply(404, notFound);
     // The Deployment's dry-run, then the six children.
     nock(API).patch(/g1-pool-relay/).times(7).reply(200, { metadata: { uid: "child-uid" } });
+    // Then the status those children make, shown by apply itself.
+    nock(API).get("/apis/discovery.k8s.io/v1/namespaces/team-a/endpointslices").query(true).reply(200, { items: [] });
+    nock(API).put(`${dprPath}/status`).reply(200, dpr());
     const res = await send("apply", "structured", sdkEvent(EventType.Reconcile, { ...key, cause: "DGDChanged" }));
-    expect(sdkRead(res.headers, res.text)).toMatchObject({ type: EventType.Applied, data: { ...key, applied: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"] } });
+    expect(sdkRead(res.headers, res.text)).toMatchObject({ type: EventType.Applied, data: { ...key, applied: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"], statusWritten: true } });
   });
 
   it("status's reconcile request on drift", async () => {
