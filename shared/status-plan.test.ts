@@ -4,7 +4,7 @@ import { appliedHashes, liveChildren } from "../test/live-children.ts";
 import { desiredChildren } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
-import { observedChildren, planStatus, statusCarried } from "./status-plan.ts";
+import { childrenToRead, observedChildren, planStatus, statusCarried } from "./status-plan.ts";
 
 const NOW = "2026-02-01T00:00:00Z";
 const d = dpr({ generation: 3 });
@@ -233,5 +233,45 @@ describe("statusCarried", () => {
     { name: "a new generation", dpr: { ...shown, metadata: { ...shown.metadata, generation: 4 } }, observed: current },
   ])("is false with $name", ({ dpr: stored, observed }) => {
     expect(statusCarried({ dpr: stored, decision: apply, observed, now: NOW })).toBe(false);
+  });
+});
+
+describe("childrenToRead", () => {
+  /** `d` with the status planStatus computes from the current children: it vouches for them. */
+  const settled = { ...d, status: plan().status };
+  const g = dgd();
+  const read = (dprNow: object, dgdNow: unknown, changed: string[], extra: { failure?: { uid: string; generation: number; message: string } } = {}) =>
+    childrenToRead(dprNow as typeof d, dgdNow, DEFAULT_OPERATOR_DEFAULTS, { changed, ...extra });
+
+  it.each([["Deployment"], ["EndpointSlice"], ["Service"], ["Deployment", "EndpointSlice"]])("reads only what status shows on a change of %s whose status vouches for the decision the DGD makes", (...changed) => {
+    expect(read(settled, g, changed)).toBe("shown");
+  });
+
+  it.each<{ name: string; dpr: object; changed: string[]; extra?: { failure: { uid: string; generation: number; message: string } }; dgd?: unknown }>([
+    { name: "a ConfigMap change (it has events of its own)", dpr: settled, changed: ["ConfigMap"] },
+    { name: "a Deployment change merged with a ConfigMap change", dpr: settled, changed: ["Deployment", "ConfigMap"] },
+    { name: "a report from apply (no change named)", dpr: settled, changed: [] },
+    { name: "a reported apply failure", dpr: settled, changed: ["Deployment"], extra: { failure: { uid: "u", generation: 3, message: "refused" } } },
+    { name: "a generation the status has not observed", dpr: { ...settled, metadata: { ...settled.metadata, generation: 4 } }, changed: ["Deployment"] },
+    { name: "a status that says the children do not carry the decision yet", dpr: { ...settled, status: { ...settled.status, conditions: settled.status.conditions?.map((c) => (c.type === "Ready" ? { ...c, reason: "Reconciling" } : c)) } }, changed: ["Deployment"] },
+    { name: "a DGD that moved on (other worker namespaces)", dpr: settled, changed: ["Deployment"], dgd: dgd({ componentNames: { decode: ["g1-decode-aaaa1111"] } }) },
+    { name: "a DGD gone", dpr: settled, changed: ["Deployment"], dgd: undefined },
+  ])("reads every child on $name", (row) => {
+    expect(read(settled, g, ["Deployment"])).toBe("shown");
+    expect(read(row.dpr, "dgd" in row ? row.dgd : g, row.changed, row.extra)).toBe("all");
+  });
+});
+
+describe("planStatus over the children status shows only", () => {
+  const { serviceAccount: _sa, role: _r, roleBinding: _rb, configMap: _cm, ...shown } = current;
+
+  it("judges only what was read: an unread ServiceAccount is as the status vouched, a missing one (read, absent) is not there", () => {
+    expect(plan({ observed: shown })).toMatchObject({ reflects: true, status: { observedGeneration: 3 } });
+    expect(plan({ observed: { ...shown, serviceAccount: undefined } })).toMatchObject({ reflects: false });
+  });
+
+  it("still sees the Deployment's drift from the decision on its own event", () => {
+    const edited = { ...shown, deployment: { ...live.Deployment, spec: { ...(live.Deployment as { spec: object }).spec, replicas: 7 } } };
+    expect(plan({ observed: edited, changed: ["Deployment"] })).toMatchObject({ reflects: false, drift: true });
   });
 });

@@ -8,17 +8,23 @@ import { desiredChildren, foreignChildren, reflectsDecision, type LiveObject } f
 import { stableJson } from "./connection-revision.ts";
 import type { ReportedFailure } from "./classify.ts";
 import { ConditionType, Reason } from "./conditions.ts";
-import type { Decision } from "./decide.ts";
+import type { Decision, DecisionSettings } from "./decide.ts";
+import { changesNothing } from "./no-op.ts";
 import { computeStatus, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
 
 export interface StatusPlanInput {
   dpr: { metadata: { name: string; namespace?: string; uid?: string; generation?: number }; status?: DynamoPoolRelayStatus };
   decision: Decision;
+  /**
+   * What was read: undefined for a child that does not exist. The ServiceAccount, Role,
+   * RoleBinding and ConfigMap, which status shows nothing of but whether they carry the decision,
+   * are absent (not read) when the stored status vouches for them (`childrenToRead`).
+   */
   observed: {
-    serviceAccount: LiveObject | undefined;
-    role: LiveObject | undefined;
-    roleBinding: LiveObject | undefined;
-    configMap: LiveObject | undefined;
+    serviceAccount?: LiveObject | undefined;
+    role?: LiveObject | undefined;
+    roleBinding?: LiveObject | undefined;
+    configMap?: LiveObject | undefined;
     deployment: (LiveObject & ObservedDeployment) | undefined;
     service: LiveObject | undefined;
     endpointSlices: readonly ObservedEndpointSlice[];
@@ -85,17 +91,34 @@ export function statusCarried(input: Omit<StatusPlanInput, "changed" | "failure"
   return !planStatus({ ...input, changed: [] }).write;
 }
 
+const SHOWN_KINDS: readonly string[] = ["Deployment", "Service", "EndpointSlice"];
+
+/**
+ * Which children a status run reads, once it has read the DynamoPoolRelay and its DGD. A change of
+ * only the children status shows (the Deployment's counts as pods start, the EndpointSlices, the
+ * Service) whose DynamoPoolRelay's stored status says the children carry the decision the live
+ * DGD makes (the rule eligibility skips a DGD event by, shared/no-op.ts) reads only those: the
+ * others are as that status was computed from. Their own events (the ConfigMap's) read them all;
+ * kinds that send none (ServiceAccount, Role, RoleBinding) are put back by the next reconcile.
+ * Sound because the DynamoPoolRelay is read first: a status written after that read, from newer
+ * children, makes this run's write fail (409), and its retry reads again.
+ */
+export function childrenToRead(
+  dpr: Parameters<typeof changesNothing>[0],
+  dgd: unknown,
+  settings: DecisionSettings,
+  input: { changed: readonly string[]; failure?: ReportedFailure },
+): "all" | "shown" {
+  const shownOnly = input.changed.length > 0 && input.changed.every((k) => SHOWN_KINDS.includes(k));
+  return shownOnly && !input.failure && changesNothing(dpr, dgd, settings) ? "shown" : "all";
+}
+
 export function planStatus(input: StatusPlanInput): StatusPlan {
   const { dpr, decision, observed } = input;
   const desired = decision.action === "apply" ? desiredChildren(decision) : [];
-  const live = new Map<string, LiveObject | undefined>([
-    ["ServiceAccount", observed.serviceAccount],
-    ["Role", observed.role],
-    ["RoleBinding", observed.roleBinding],
-    ["ConfigMap", observed.configMap],
-    ["Deployment", observed.deployment],
-    ["Service", observed.service],
-  ]);
+  // Only what was read is judged: a child not read is as the stored status, which vouched for it, says.
+  const read: [string, string][] = [["ServiceAccount", "serviceAccount"], ["Role", "role"], ["RoleBinding", "roleBinding"], ["ConfigMap", "configMap"], ["Deployment", "deployment"], ["Service", "service"]];
+  const live = new Map<string, LiveObject | undefined>(read.filter(([, field]) => field in observed).map(([kind, field]) => [kind, observed[field as keyof typeof observed] as LiveObject | undefined]));
   const reflects = reflectsDecision(decision, desired, live, dpr.metadata.uid);
   const previous = dpr.status?.observedGeneration;
   // Claimed only once the children carry this generation's decision, and never backwards.

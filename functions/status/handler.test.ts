@@ -210,3 +210,38 @@ describe("a child event that shows apply's own write as the last change", () => 
     expect(dprReads(kube)).toBe(1);
   });
 });
+
+describe("a change of a child status shows, under a status that vouches for the rest", () => {
+  /** world(1) with the status a run computed from it stored, and a Deployment version no run here read yet. */
+  async function settled(rv: string): Promise<{ kube: FakeKube; moved: KubeObject }> {
+    const { kube, deployment } = world(1);
+    await status(applied(), context(kube));
+    kube.put(kube.ops("replaceStatus").at(-1)!.object);
+    kube.calls.length = 0;
+    const moved = { ...deployment, metadata: { ...deployment.metadata, resourceVersion: rv }, status: { ...(deployment["status"] as object), readyReplicas: 2, availableReplicas: 2 } };
+    kube.put(moved);
+    return { kube, moved };
+  }
+  const readKinds = (kube: FakeKube) => kube.calls.flatMap((c) => (c.op === "get" ? [c.ref.kind] : c.op === "list" ? [c.kind] : []));
+
+  it("reads the DynamoPoolRelay and its DGD first, then only the Deployment, the Service and the EndpointSlices, and shows the new counts", async () => {
+    const { kube, moved } = await settled("9101");
+    const result = await status(childEvent("Deployment", "update", moved), context(kube));
+    expect(result).toMatchObject({ decision: "StatusWritten", fields: { reads: "shown" } });
+    expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment", "Deployment", "Service", "EndpointSlice"]);
+    expect(kube.readBeforeDpr).toEqual(["DynamoGraphDeployment"]);
+    expect(kube.ops("replaceStatus").map((c) => c.object["status"])).toEqual([expect.objectContaining({ readyReplicas: 2 })]);
+  });
+
+  it("reads every child on a ConfigMap's change", async () => {
+    const { kube } = await settled("9102");
+    const configMap = (await kube.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "team-a", name: "g1-pool-relay" }))!;
+    kube.calls.length = 0;
+    const edited = { ...configMap, metadata: { ...configMap.metadata, resourceVersion: "9103", managedFields: [] }, data: { "sources.json": "{}" } };
+    kube.put(edited);
+    expect(await status(childEvent("ConfigMap", "update", edited), context(kube))).toMatchObject({ fields: { reads: "all" } });
+    expect(readKinds(kube).slice(0, 2)).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment"]);
+    expect(kube.readBeforeDpr).toEqual(["DynamoGraphDeployment"]);
+    expect(new Set(readKinds(kube).slice(2))).toEqual(new Set(["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service", "EndpointSlice"]));
+  });
+});

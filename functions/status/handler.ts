@@ -17,7 +17,8 @@ import { Reporter } from "../../shared/k8s-events.ts";
 import { isConflict } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { SeenVersions, childVersions } from "../../shared/seen-versions.ts";
-import { planStatus } from "../../shared/status-plan.ts";
+import { childrenToRead, planStatus, type StatusPlanInput } from "../../shared/status-plan.ts";
+import type { ObjectRef } from "../../shared/kube/client.ts";
 import type { ObservedDeployment } from "../../shared/status.ts";
 import { coalescing, eventFields, mustClassify, relayEndpointSlices, writeStatus, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
@@ -33,33 +34,35 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   const { key } = input;
   const ref = (apiVersion: string, kind: string, name = childName(key.name)) => ({ apiVersion, kind, namespace: key.namespace, name });
 
-  // 2. Read the DynamoPoolRelay, its DGD and the children status is made of.
-  const [dpr, dgd, serviceAccount, role, roleBinding, configMap, deployment, service, endpointSlices] = await Promise.all([
+  // 2. Read the DynamoPoolRelay and its DGD, then the children status is made of: after the
+  // DynamoPoolRelay, so that a status written meanwhile from newer children fails this run's write.
+  const [dpr, dgd] = await Promise.all([
     ctx.kube.get<DynamoPoolRelay>(ref(API_VERSION, KIND, key.name)),
     ctx.kube.get(ref(ctx.config.dgdApiVersion, "DynamoGraphDeployment", key.name)),
-    ctx.kube.get<LiveObject>(ref("v1", "ServiceAccount")),
-    ctx.kube.get<LiveObject>(ref("rbac.authorization.k8s.io/v1", "Role")),
-    ctx.kube.get<LiveObject>(ref("rbac.authorization.k8s.io/v1", "RoleBinding")),
-    ctx.kube.get<LiveObject>(ref("v1", "ConfigMap")),
-    ctx.kube.get<LiveObject & ObservedDeployment>(ref("apps/v1", "Deployment")),
-    ctx.kube.get<LiveObject>(ref("v1", "Service")),
-    relayEndpointSlices(ctx.kube, key),
   ]);
   if (!dpr || dpr.metadata.deletionTimestamp) {
     seen.forget(keyString(key));
     return { decision: "Gone", fields: { key } };
   }
+  const reads = childrenToRead(dpr, dgd, ctx.config.defaults, input);
+  const unshown = reads === "all" ? readUnshown(ctx, ref) : Promise.resolve({});
+  const [deployment, service, endpointSlices, others] = await Promise.all([
+    ctx.kube.get<LiveObject & ObservedDeployment>(ref("apps/v1", "Deployment")),
+    ctx.kube.get<LiveObject>(ref("v1", "Service")),
+    relayEndpointSlices(ctx.kube, key),
+    unshown,
+  ]);
 
   // 3. Decide.
   const decision = decide(dpr, dgd, ctx.config.defaults);
-  const observed = { serviceAccount, role, roleBinding, configMap, deployment, service, endpointSlices };
+  const observed = { ...others, deployment, service, endpointSlices };
   const plan = planStatus({ dpr, decision, observed, changed: input.changed, ...(input.failure ? { failure: input.failure } : {}), now: ctx.now() });
   const ready = plan.status.conditions?.find((c) => c.type === "Ready");
-  const fields = { key, reflects: plan.reflects, ready: ready?.status, reason: ready?.reason, observedGeneration: plan.status.observedGeneration };
+  const fields = { key, reads, reflects: plan.reflects, ready: ready?.status, reason: ready?.reason, observedGeneration: plan.status.observedGeneration };
   const reply = plan.drift ? { reply: productEvent(EventType.Reconcile, { ...key, cause: "Drift" }, { source: SOURCE, cause: event.id, time: ctx.now() }) } : {};
 
   const read = childVersions([
-    { kind: "ConfigMap", objects: [configMap] },
+    ...("configMap" in others ? [{ kind: "ConfigMap", objects: [others.configMap] }] : []),
     { kind: "Deployment", objects: [deployment] },
     { kind: "Service", objects: [service] },
     { kind: "EndpointSlice", objects: endpointSlices },
@@ -70,6 +73,17 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   seen.record(keyString(key), read);
   if (!events) return { decision: "Unchanged", fields, ...reply };
   return { decision: "StatusWritten", fields: { ...fields, ...eventFields(events) }, ...reply };
+}
+
+/** The children status shows nothing of but whether they carry the decision (shared/status-plan.ts, childrenToRead). */
+async function readUnshown(ctx: Context, ref: (apiVersion: string, kind: string) => ObjectRef): Promise<Partial<StatusPlanInput["observed"]>> {
+  const [serviceAccount, role, roleBinding, configMap] = await Promise.all([
+    ctx.kube.get<LiveObject>(ref("v1", "ServiceAccount")),
+    ctx.kube.get<LiveObject>(ref("rbac.authorization.k8s.io/v1", "Role")),
+    ctx.kube.get<LiveObject>(ref("rbac.authorization.k8s.io/v1", "RoleBinding")),
+    ctx.kube.get<LiveObject>(ref("v1", "ConfigMap")),
+  ]);
+  return { serviceAccount, role, roleBinding, configMap };
 }
 
 async function withRetries(event: CloudEvent, ctx: Context, input: StatusInput): Promise<Result> {

@@ -40,8 +40,16 @@ export class FakeKube {
     return this.client;
   }
 
+  /** Kinds read (get, list) before any read of a DynamoPoolRelay had been answered. */
+  readonly readBeforeDpr: string[] = [];
+  private dprAnswered = false;
+
   private record(call: Call): void {
     this.calls.push(call);
+    if (!this.dprAnswered && (call.op === "get" || call.op === "list")) {
+      const kind = call.op === "get" ? call.ref.kind : call.kind;
+      if (kind !== "DynamoPoolRelay") this.readBeforeDpr.push(kind);
+    }
     if (call.op === "get" || call.op === "list" || call.op === "listPages") this.stats.reads++;
     else this.stats.writes++;
     const err = this.failWith(call);
@@ -54,6 +62,9 @@ export class FakeKube {
 
   async get<T = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
     this.record({ op: "get", ref });
+    // Answered a turn later, as over a network: reads issued together are all issued before it.
+    await null;
+    if (ref.kind === "DynamoPoolRelay") this.dprAnswered = true;
     return this.objects.get(keyOf(ref.apiVersion, ref.kind, ref.namespace, ref.name)) as T | undefined;
   }
 

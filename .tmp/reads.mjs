@@ -1,0 +1,14 @@
+const t0 = performance.now();
+const { connect, KubeClient } = await import(process.env.CLIENT);
+const t1 = performance.now();
+const conn = await connect(process.env.KUBECONFIG);
+const kube = new KubeClient(conn);
+const t2 = performance.now();
+await kube.get({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: "default", name: "g1" });
+const t3 = performance.now();
+await Promise.all(["a","b","c","d","e","f","g","h"].map((n) => kube.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: n })));
+const t4 = performance.now();
+await Promise.all(["a","b","c","d","e","f","g","h"].map((n) => kube.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: n })));
+const t5 = performance.now();
+console.log(JSON.stringify({ import: Math.round(t1-t0), connect: Math.round(t2-t1), first: Math.round(t3-t2), eight: Math.round(t4-t3), eightWarm: Math.round(t5-t4) }));
+process.exit(0);
