@@ -271,7 +271,7 @@ describe("planStatus over the children status shows only", () => {
   });
 
   it("still sees the Deployment's drift from the decision on its own event", () => {
-    const edited = { ...shown, deployment: { ...live.Deployment, spec: { ...(live.Deployment as { spec: object }).spec, replicas: 7 } } };
+    const edited = { ...shown, deployment: { ...live.Deployment, spec: { ...(live.Deployment as unknown as { spec: object }).spec, replicas: 7 } } };
     expect(plan({ observed: edited, changed: ["Deployment"] })).toMatchObject({ reflects: false, drift: true });
   });
 });
