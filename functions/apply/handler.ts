@@ -1,9 +1,10 @@
 /**
  * apply: converges one DynamoPoolRelay's children on a reconcile request. It re-reads the
  * DynamoPoolRelay and its DGD, decides with the core, then either server-side applies the children
- * that differ, withdraws a Service it controls, or (invalid spec) leaves everything as it is.
- * It replies with what it did, and reports it as a Kubernetes Event when something happened; when it
- * wrote nothing and the status already shows these children, it replies nothing.
+ * that differ (and shows the status they make), withdraws a Service it controls, or (invalid spec)
+ * leaves everything as it is. It replies with what it did, and reports it as a Kubernetes Event
+ * when something happened; when it wrote nothing and the status already shows these children, it
+ * replies nothing.
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import { desiredChildren, planApply, type LiveObject } from "../../shared/apply-plan.ts";

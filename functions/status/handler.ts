@@ -5,7 +5,9 @@
  * write that turns Ready True or False is reported as a Kubernetes Event. A child event carrying a
  * version the last run here already read, or an older one, costs nothing (shared/seen-versions.ts),
  * and so does one that shows apply's own write, which apply's report brings a run for
- * (shared/last-write.ts).
+ * (shared/last-write.ts), and that report when apply wrote the status itself. A change of only
+ * what status shows, under a status that vouches for the rest, reads only that
+ * (shared/status-plan.ts, childrenToRead).
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import type { LiveObject } from "../../shared/apply-plan.ts";
