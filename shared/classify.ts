@@ -70,8 +70,8 @@ export interface StatusInput {
    */
   version?: ChildVersion;
   /**
-   * The child as the event carries it was last written by apply, whose report brings a run that
-   * reads it (shared/last-write.ts): a hint that may only skip work.
+   * The child as the event carries it was last written by apply, which showed it in the status
+   * or reports for a run that reads it (shared/last-write.ts): a hint that may only skip work.
    */
   awaitsReport?: true;
   /** An apply the API server refused, as reported; status shows it only while the world agrees. */

@@ -1,9 +1,9 @@
 /**
  * Whether a child's add or update event shows the apply function's own write as the object's last
- * change. Apply answers every run that wrote with a report (applied or rejected), or fails and is
- * redelivered, and the status run for that report reads every child after the writes: the child's
- * own event brings status nothing that run will not read. Skipping it saves a status run for each
- * child apply creates or changes (publish, rollout).
+ * change. Every apply run that wrote either wrote the status from what its writes returned, or
+ * answers with a report (applied or rejected) whose status run reads every child after the writes,
+ * or fails and is redelivered: the child's own event brings status nothing new. Skipping it saves
+ * a status run for each child apply creates or changes (publish, rollout).
  *
  * Only ever a reason to skip, and it errs towards a run: any other manager's entry as recent as
  * apply's (times have whole seconds, so a tie cannot be ordered), an entry without a time, a

@@ -66,8 +66,8 @@ export function childVersion(kind: string, name: string, obj: Record<string, unk
 export function childVersions(observed: readonly { kind: string; objects: readonly unknown[] }[]): ChildVersion[] {
   return observed.flatMap(({ kind, objects }) =>
     objects.flatMap((o) => {
-      const metadata = (o as { metadata?: { name?: unknown; resourceVersion?: unknown } } | undefined)?.metadata;
-      return typeof metadata?.name === "string" ? [childVersion(kind, metadata.name, o as Record<string, unknown>)] : [];
+      const name = (o as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;
+      return typeof name === "string" ? [childVersion(kind, name, o as Record<string, unknown>)] : [];
     }),
   );
 }

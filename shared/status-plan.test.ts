@@ -4,7 +4,7 @@ import { appliedHashes, liveChildren } from "../test/live-children.ts";
 import { desiredChildren } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
-import { childrenToRead, observedChildren, planStatus, statusCarried } from "./status-plan.ts";
+import { childrenToRead, observedChildren, planStatus } from "./status-plan.ts";
 
 const NOW = "2026-02-01T00:00:00Z";
 const d = dpr({ generation: 3 });
@@ -220,10 +220,13 @@ describe("observedChildren", () => {
   });
 });
 
-describe("statusCarried", () => {
+// Whether a reconcile that found every child current leaves the status as it is: then apply ends
+// without a report (Converged).
+describe("planStatus's write for a reconcile (no change named)", () => {
   const shown = { ...d, status: plan().status };
-  it("is true when the stored status is what the children make of it", () => {
-    expect(statusCarried({ dpr: shown, decision: apply, observed: current, now: NOW })).toBe(true);
+  const carried = (input: Omit<Parameters<typeof planStatus>[0], "changed">) => !planStatus({ ...input, changed: [] }).write;
+  it("is none when the stored status is what the children make of it", () => {
+    expect(carried({ dpr: shown, decision: apply, observed: current, now: NOW })).toBe(true);
   });
 
   it.each([
@@ -231,8 +234,8 @@ describe("statusCarried", () => {
     { name: "a Deployment whose counts moved", dpr: shown, observed: { ...current, deployment: { ...live.Deployment, status: { observedGeneration: 1, replicas: 2, readyReplicas: 2, availableReplicas: 2, updatedReplicas: 2 } } } },
     { name: "a Ready endpoint the status does not count", dpr: shown, observed: { ...current, endpointSlices: [{ endpoints: [{ conditions: { ready: true } }] }] } },
     { name: "a new generation", dpr: { ...shown, metadata: { ...shown.metadata, generation: 4 } }, observed: current },
-  ])("is false with $name", ({ dpr: stored, observed }) => {
-    expect(statusCarried({ dpr: stored, decision: apply, observed, now: NOW })).toBe(false);
+  ])("is one with $name", ({ dpr: stored, observed }) => {
+    expect(carried({ dpr: stored, decision: apply, observed, now: NOW })).toBe(false);
   });
 });
 

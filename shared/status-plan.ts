@@ -80,17 +80,6 @@ export function observedChildren(
   };
 }
 
-/**
- * Whether a reconcile that found every child current leaves the status function nothing to do: the
- * stored status is what the children read make of it. Apply then sends no report, so a periodic
- * reconcile of a converged DynamoPoolRelay wakes no status function and reads the children once,
- * not twice. Anything the status does not show yet (a Deployment's new counts, an apply failure
- * it still reports) makes it a write, and the report goes to status as before.
- */
-export function statusCarried(input: Omit<StatusPlanInput, "changed" | "failure">): boolean {
-  return !planStatus({ ...input, changed: [] }).write;
-}
-
 const SHOWN_KINDS: readonly string[] = ["Deployment", "Service", "EndpointSlice"];
 
 /**

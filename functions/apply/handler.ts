@@ -17,8 +17,7 @@ import { ApiError } from "../../shared/kube/errors.ts";
 import { APPLY_FIELD_MANAGER, API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { ownership } from "../../shared/ownership.ts";
 import { unobserved } from "../../shared/resync.ts";
-import { observedChildren, planStatus, statusCarried, type StatusPlanInput } from "../../shared/status-plan.ts";
-import type { ObservedEndpointSlice } from "../../shared/status.ts";
+import { observedChildren, planStatus, type StatusPlan } from "../../shared/status-plan.ts";
 import { coalescing, eventFields, mustClassify, recordEvent, relayEndpointSlices, writeStatus, type Context, type EventOutcome, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/apply";
@@ -74,14 +73,6 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData): Pr
   const desired = desiredChildren(decision);
   const live = await Promise.all(desired.map((d) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name })));
   const plan = planApply(desired, live, dpr.metadata.uid);
-  let endpointSlices: ObservedEndpointSlice[] | undefined;
-  if (plan.apply.length === 0 && plan.skipped.length === 0 && !unobserved(dpr)) {
-    // Nothing to write, and the status claims this generation. If it already shows what these
-    // children make of it, status has nothing to do either: no report (a periodic reconcile of a
-    // converged pair ends here).
-    endpointSlices = await relayEndpointSlices(ctx.kube, key);
-    if (statusCarried({ dpr, decision, observed: observedChildren(desired, live, endpointSlices), now: ctx.now() })) return { decision: "Converged", fields: { key } };
-  }
   // What the API server answered each write with: the children as they are now.
   const written = new Map<string, LiveObject>();
   try {
@@ -94,10 +85,17 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData): Pr
     const events = [await report(rejected("ApplyFailed", err.message), true)];
     return { decision: "ApplyFailed", reply: productEvent(EventType.Rejected, data, emit), fields: { key, error: err.message, ...eventFields(events) } };
   }
-  const serviceUid = written.get("Service")?.metadata["uid"] as string | undefined;
+  // The status these children make, from what the writes returned and the rest as read.
   const current = desired.map((d, i) => written.get(d.kind) ?? live[i]);
-  const observed = observedChildren(desired, current, endpointSlices ?? (await relayEndpointSlices(ctx.kube, key)));
-  const shown = await showStatus(ctx, dpr, { dpr, decision, observed, changed: [], now: ctx.now() });
+  const observed = observedChildren(desired, current, await relayEndpointSlices(ctx.kube, key));
+  const status = planStatus({ dpr, decision, observed, changed: [], now: ctx.now() });
+  if (plan.apply.length === 0 && plan.skipped.length === 0 && !unobserved(dpr) && !status.write) {
+    // Nothing written, and the status already shows what these children make of this generation:
+    // status has nothing to do either, so no report (a periodic reconcile of a converged pair ends here).
+    return { decision: "Converged", fields: { key } };
+  }
+  const serviceUid = written.get("Service")?.metadata["uid"] as string | undefined;
+  const shown = await showStatus(ctx, dpr, status);
   const data = { ...outcome, applied: plan.apply.map((a) => a.object.kind), unchanged: plan.unchanged, skipped: plan.skipped, ...(shown.written ? { statusWritten: true as const } : {}) };
   // An apply that wrote nothing writes no Event either: the steady state stays without writes.
   const events = [
@@ -117,8 +115,7 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData): Pr
  * have been written meanwhile from children read before these writes), the report leaves the
  * status to the status function.
  */
-async function showStatus(ctx: Context, dpr: DynamoPoolRelay, input: StatusPlanInput): Promise<{ written: boolean; outcome: string; events: EventOutcome[] }> {
-  const plan = planStatus(input);
+async function showStatus(ctx: Context, dpr: DynamoPoolRelay, plan: StatusPlan): Promise<{ written: boolean; outcome: string; events: EventOutcome[] }> {
   if (!plan.write) return { written: false, outcome: "left to status", events: [] };
   try {
     return { written: true, outcome: "written", events: await writeStatus(ctx, dpr, plan.status, Reporter.Apply) };
