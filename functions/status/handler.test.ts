@@ -227,7 +227,7 @@ describe("a change of a child status shows, under a status that vouches for the 
   it("reads the DynamoPoolRelay and its DGD first, then only the Deployment, the Service and the EndpointSlices, and shows the new counts", async () => {
     const { kube, moved } = await settled("9101");
     const result = await status(childEvent("Deployment", "update", moved), context(kube));
-    expect(result).toMatchObject({ decision: "StatusWritten", fields: { reads: "shown" } });
+    expect(result).toMatchObject({ decision: "StatusWritten", fields: { childReads: "shown" } });
     expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment", "Deployment", "Service", "EndpointSlice"]);
     expect(kube.readBeforeDpr).toEqual(["DynamoGraphDeployment"]);
     expect(kube.ops("replaceStatus").map((c) => c.object["status"])).toEqual([expect.objectContaining({ readyReplicas: 2 })]);
@@ -239,7 +239,7 @@ describe("a change of a child status shows, under a status that vouches for the 
     kube.calls.length = 0;
     const edited = { ...configMap, metadata: { ...configMap.metadata, resourceVersion: "9103", managedFields: [] }, data: { "sources.json": "{}" } };
     kube.put(edited);
-    expect(await status(childEvent("ConfigMap", "update", edited), context(kube))).toMatchObject({ fields: { reads: "all" } });
+    expect(await status(childEvent("ConfigMap", "update", edited), context(kube))).toMatchObject({ fields: { childReads: "all" } });
     expect(readKinds(kube).slice(0, 2)).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment"]);
     expect(kube.readBeforeDpr).toEqual(["DynamoGraphDeployment"]);
     expect(new Set(readKinds(kube).slice(2))).toEqual(new Set(["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service", "EndpointSlice"]));

@@ -60,7 +60,7 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   const observed = { ...others, deployment, service, endpointSlices };
   const plan = planStatus({ dpr, decision, observed, changed: input.changed, ...(input.failure ? { failure: input.failure } : {}), now: ctx.now() });
   const ready = plan.status.conditions?.find((c) => c.type === "Ready");
-  const fields = { key, reads, reflects: plan.reflects, ready: ready?.status, reason: ready?.reason, observedGeneration: plan.status.observedGeneration };
+  const fields = { key, childReads: reads, reflects: plan.reflects, ready: ready?.status, reason: ready?.reason, observedGeneration: plan.status.observedGeneration };
   const reply = plan.drift ? { reply: productEvent(EventType.Reconcile, { ...key, cause: "Drift" }, { source: SOURCE, cause: event.id, time: ctx.now() }) } : {};
 
   const read = childVersions([
