@@ -39,6 +39,7 @@ export const DprKey = z.object({ namespace: namespaceName, name: dprName });
 export type DprKey = z.infer<typeof DprKey>;
 
 export const ReconcileCause = z.enum(["DGDChanged", "DPRChanged", "Resync", "Drift"]);
+export type ReconcileCause = z.infer<typeof ReconcileCause>;
 
 export const ReconcileData = z.extend(DprKey, {
   cause: ReconcileCause,

@@ -4,7 +4,7 @@ import { appliedHashes, liveChildren } from "../test/live-children.ts";
 import { desiredChildren } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
-import { changesNothing, type ObservedDpr } from "./no-op.ts";
+import { changesNothing, sourcesOnly, type ObservedDpr } from "./no-op.ts";
 import { planStatus } from "./status-plan.ts";
 
 const NOW = "2026-02-01T00:00:00Z";
@@ -131,5 +131,58 @@ describe("changesNothing: withdrawn", () => {
       status: { ...gone.status, conditions: gone.status!.conditions!.map((c) => (c.type === "ServicePublished" ? { ...c, status: "True" as const, reason: "Withdrawing" } : c)) },
     };
     expect(changesNothing(withdrawing, undefined, settings)).toBe(false);
+  });
+});
+
+describe("sourcesOnly: a reconcile asked for by DGD changes that need write only the ConfigMap", () => {
+  const settled = settledOn(rolled);
+  const applyOf = (source: unknown, s = settings) => decide(settled, source, s);
+
+  it("is so for a rollout under a status that vouches for the children", () => {
+    expect(sourcesOnly(settled, applyOf(rolledOn), ["DGDChanged"])).toBe(true);
+    expect(sourcesOnly(settled, applyOf(rolled), ["DGDChanged"])).toBe(true);
+  });
+
+  it("holds because no child but the ConfigMap changes with the worker namespaces", () => {
+    const before = desiredChildren(applyOf(rolled) as Extract<Decision, { action: "apply" }>);
+    const after = desiredChildren(applyOf(rolledOn) as Extract<Decision, { action: "apply" }>);
+    expect(after.map((c) => c.kind)).toEqual(before.map((c) => c.kind));
+    after.forEach((child, i) => {
+      if (child.kind === "ConfigMap") expect(child).not.toEqual(before[i]);
+      else expect(child).toEqual(before[i]);
+    });
+  });
+
+  it.each([
+    { name: "a resync", causes: ["Resync"] as const },
+    { name: "drift", causes: ["Drift"] as const },
+    { name: "a DynamoPoolRelay change", causes: ["DPRChanged"] as const },
+    { name: "a DGD change sharing its run with drift", causes: ["DGDChanged", "Drift"] as const },
+    { name: "no request at all", causes: [] as const },
+  ])("is not so for $name: every child is read", ({ causes }) => {
+    expect(sourcesOnly(settled, applyOf(rolledOn), ["DGDChanged"])).toBe(true);
+    expect(sourcesOnly(settled, applyOf(rolledOn), causes)).toBe(false);
+  });
+
+  it("is not so when the Relay command, and so the connection revision, differs", () => {
+    expect(sourcesOnly(settled, applyOf(rolledOn, { ...settings, relayCommand: ["relay", "--serve"] }), ["DGDChanged"])).toBe(false);
+  });
+
+  it("is not so while the status has not observed the current generation", () => {
+    expect(sourcesOnly({ ...settled, metadata: { generation: 4 } }, applyOf(rolledOn), ["DGDChanged"])).toBe(false);
+  });
+
+  it.each(["Reconciling", "ApplyFailed", "ForeignChild"])("is not so while Ready says %s", (reason) => {
+    expect(sourcesOnly(withReady(settled, "RolloutPending"), applyOf(rolledOn), ["DGDChanged"])).toBe(true);
+    expect(sourcesOnly(withReady(settled, reason), applyOf(rolledOn), ["DGDChanged"])).toBe(false);
+  });
+
+  it("is not so while the status says the DGD was not eligible (the children were withdrawn from)", () => {
+    const gone = settledOn(undefined);
+    expect(sourcesOnly(gone, decide(gone, rolledOn, settings), ["DGDChanged"])).toBe(false);
+  });
+
+  it("is not so for a decision other than apply", () => {
+    expect(sourcesOnly(settled, decide(settled, undefined, settings), ["DGDChanged"])).toBe(false);
   });
 });

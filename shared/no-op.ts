@@ -8,9 +8,13 @@
  * The payload only ever skips work, never writes: a payload that differs from what the status
  * records (stale, or newer) leads to a full reconcile, which reads the truth. A payload that
  * matches while the live DGD has moved on is followed by the event of that move.
+ *
+ * The same word of the status lets apply, for a DGD change, read and write only the ConfigMap
+ * (sourcesOnly): the decision there is made from the DGD apply read, never from a payload.
  */
 import { ConditionType, Reason } from "./conditions.ts";
-import { decide, type DecisionSettings } from "./decide.ts";
+import { decide, type Decision, type DecisionSettings } from "./decide.ts";
+import type { ReconcileCause } from "./events.ts";
 import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
 
 export interface ObservedDpr {
@@ -22,15 +26,41 @@ export interface ObservedDpr {
 const UNSETTLED: readonly string[] = [Reason.Reconciling, Reason.ApplyFailed, Reason.ForeignChild];
 
 /**
+ * The stored status, when it vouches for the children: computed for the current generation from
+ * children that carried its decision, with Eligible and Ready shown and nothing pending.
+ */
+function settledStatus(dpr: ObservedDpr): DynamoPoolRelayStatus | undefined {
+  const status = dpr.status;
+  if (status?.observedGeneration === undefined || status.observedGeneration !== (dpr.metadata.generation ?? 1)) return undefined;
+  const condition = (type: ConditionType) => status.conditions?.find((c) => c.type === type);
+  const ready = condition(ConditionType.Ready);
+  if (!condition(ConditionType.Eligible) || !ready || UNSETTLED.includes(ready.reason)) return undefined;
+  return status;
+}
+
+/**
+ * Whether a reconcile asked for by DGD changes alone need read and write only the ConfigMap: the
+ * stored status vouches that the children carry an apply decision for the current generation
+ * whose connection revision this one keeps, and every child but the ConfigMap is rendered from
+ * the DynamoPoolRelay and that revision alone (shared/render), so only the sources document (a
+ * rollout's worker namespaces) can differ. The payload never enters: `decision` is made from the
+ * DGD just read. A reconcile for drift, a resync or a DynamoPoolRelay change reads every child:
+ * those are how a child changed behind the status's back is found and put back.
+ */
+export function sourcesOnly(dpr: ObservedDpr, decision: Decision, causes: readonly ReconcileCause[]): boolean {
+  if (decision.action !== "apply" || causes.length === 0 || causes.some((c) => c !== "DGDChanged")) return false;
+  // Only a status shown for an apply decision records a connection revision.
+  return settledStatus(dpr)?.connectionRevision === decision.connectionRevision;
+}
+
+/**
  * @param dgd the DGD as the event carries it; undefined for a delete event (the DGD is gone)
  */
 export function changesNothing(dpr: ObservedDpr, dgd: unknown, settings: DecisionSettings): boolean {
-  const status = dpr.status;
-  if (status?.observedGeneration === undefined || status.observedGeneration !== (dpr.metadata.generation ?? 1)) return false;
+  const status = settledStatus(dpr);
+  if (!status) return false;
   const condition = (type: ConditionType) => status.conditions?.find((c) => c.type === type);
-  const eligible = condition(ConditionType.Eligible);
-  const ready = condition(ConditionType.Ready);
-  if (!eligible || !ready || UNSETTLED.includes(ready.reason)) return false;
+  const eligible = condition(ConditionType.Eligible)!;
   const decision = decide(dpr, dgd, settings);
   switch (decision.action) {
     case "apply":

@@ -102,6 +102,16 @@ export function childrenToRead(
   return shownOnly && !input.failure && changesNothing(dpr, dgd, settings) ? "shown" : "all";
 }
 
+/**
+ * The status once apply wrote the sources document alone (shared/no-op.ts, sourcesOnly): the
+ * stored one, which vouched for every other child, with the worker namespaces and the sources
+ * revision the ConfigMap now carries.
+ */
+export function sourcesStatus(dpr: StatusPlanInput["dpr"], decision: Extract<Decision, { action: "apply" }>): StatusPlan {
+  const status = { ...dpr.status, workerNamespaces: decision.workerNamespaces, sourcesRevision: decision.sources.revision };
+  return { status, write: stableJson(status) !== stableJson(dpr.status ?? {}), reflects: true, drift: false };
+}
+
 export function planStatus(input: StatusPlanInput): StatusPlan {
   const { dpr, decision, observed } = input;
   const desired = decision.action === "apply" ? desiredChildren(decision) : [];

@@ -8,7 +8,7 @@ import { desiredChildren } from "../../shared/apply-plan.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { parseConfig } from "../../shared/config.ts";
 import { decide, type Decision } from "../../shared/decide.ts";
-import { EventType, productEvent } from "../../shared/events.ts";
+import { EventType, productEvent, type ReconcileCause } from "../../shared/events.ts";
 import type { KubeObject } from "../../shared/kube/client.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import { APPLY_FIELD_MANAGER } from "../../shared/names.ts";
@@ -35,7 +35,7 @@ const dgd = (annotations: Record<string, string> = {}) => ({
 });
 const SERVICE_REF = { apiVersion: "v1", kind: "Service", namespace: "team-a", name: "g1-pool-relay" };
 
-const reconcile = (): CloudEvent => productEvent(EventType.Reconcile, { namespace: "team-a", name: "g1", cause: "DGDChanged" }, { source: "/test", cause: "r1", time: NOW });
+const reconcile = (cause: ReconcileCause = "DGDChanged"): CloudEvent => productEvent(EventType.Reconcile, { namespace: "team-a", name: "g1", cause }, { source: "/test", cause: "r1", time: NOW });
 const context = (kube: FakeKube): Context => ({ kube: kube.client, config, now: () => NOW, emit: async () => { throw new Error("apply never emits"); }, sleep: async () => {} });
 
 /** The children as the API server holds them after an apply of the current decision (controlled by the DynamoPoolRelay). */
@@ -121,9 +121,9 @@ describe("apply on a DynamoPoolRelay whose children and status carry the decisio
     return { kube: new FakeKube([shown!, dgd(), ...Object.values(live)]), live };
   }
 
-  it("replies nothing, after reading the children and their EndpointSlices once, and writes nothing", async () => {
+  it("replies nothing, after reading the children and their EndpointSlices once, and writes nothing (a periodic reconcile)", async () => {
     const { kube } = await settled();
-    const result = await apply(reconcile(), context(kube));
+    const result = await apply(reconcile("Resync"), context(kube));
     expect(result.decision).toBe("Converged");
     expect(result.reply).toBeUndefined();
     expect(kube.stats).toEqual({ reads: 9, writes: 0 });
@@ -134,7 +134,7 @@ describe("apply on a DynamoPoolRelay whose children and status carry the decisio
     const { kube, live } = await settled();
     const deployment = live["Deployment"]!;
     kube.put({ ...deployment, status: { ...(deployment["status"] as object), readyReplicas: 1, availableReplicas: 1 } });
-    const result = await apply(reconcile(), context(kube));
+    const result = await apply(reconcile("Resync"), context(kube));
     expect(result.reply?.type).toBe(EventType.Applied);
     expect(result.reply?.data).toMatchObject({ applied: [], unchanged: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"], statusWritten: true });
     expect(kube.ops("replaceStatus").map((c) => c.object["status"])).toEqual([expect.objectContaining({ readyReplicas: 1 })]);
@@ -147,6 +147,85 @@ describe("apply on a DynamoPoolRelay whose children and status carry the decisio
     kube.put({ ...shown, metadata: { ...shown.metadata, generation: 5 } });
     const result = await apply(reconcile(), context(kube));
     expect(result.reply?.type).toBe(EventType.Applied);
+  });
+});
+
+describe("apply for a DGD change under a status that vouches for the children (a rollout)", () => {
+  const rolledOut = { ...dgd(), status: { components: { w: { componentNames: ["g1-w-aaaa1111", "g1-w-bbbb2222"] } } } };
+  /**
+   * The settled world, its status shown by apply itself, with the DGD rolled out to two worker
+   * namespaces: `children` as they are now (by default, as that status was shown from).
+   */
+  async function rollout(children = Object.values(current())): Promise<{ kube: FakeKube; before: Record<string, unknown> }> {
+    const kube = new FakeKube([dpr, dgd(), ...Object.values(current())]);
+    await apply(reconcile("Resync"), context(kube));
+    const shown = kube.ops("replaceStatus")[0]!.object;
+    expect(shown["status"]).toMatchObject({ observedGeneration: 4, connectionRevision: expect.any(String) });
+    return { kube: new FakeKube([{ ...shown, metadata: { ...shown.metadata, resourceVersion: "8" } }, rolledOut, ...children]), before: shown["status"] as Record<string, unknown> };
+  }
+  const kinds = (kube: FakeKube, op: "get" | "apply" | "list") => kube.ops(op).map((c) => ("ref" in c ? c.ref.kind : "object" in c ? c.object.kind : c.kind));
+
+  it("reads the DynamoPoolRelay, the DGD and the ConfigMap, writes the ConfigMap over the version read, and shows the new sources itself", async () => {
+    const { kube, before } = await rollout();
+    const configMapVersion = current()["ConfigMap"]!.metadata.resourceVersion;
+    expect(configMapVersion).toBeDefined();
+    const result = await apply(reconcile("DGDChanged"), context(kube));
+    expect(kinds(kube, "get")).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment", "ConfigMap"]);
+    expect(kube.ops("list")).toEqual([]);
+    expect(kube.ops("apply").map((c) => [c.object.kind, c.options, c.object.metadata.resourceVersion])).toEqual([["ConfigMap", { force: true }, configMapVersion]]);
+    expect(JSON.parse((kube.ops("apply")[0]!.object["data"] as Record<string, string>)["sources.json"]!)).toMatchObject({ sources: [{ namespace: "team-a-g1-aaaa1111" }, { namespace: "team-a-g1-bbbb2222" }] });
+    const [written] = kube.ops("replaceStatus");
+    expect(written!.object.metadata.resourceVersion).toBe("8");
+    const after = written!.object["status"] as Record<string, unknown>;
+    expect(after["workerNamespaces"]).toEqual(["team-a-g1-aaaa1111", "team-a-g1-bbbb2222"]);
+    expect(after["sourcesRevision"]).not.toBe(before["sourcesRevision"]);
+    // Everything else is as the status the children were shown in.
+    const { workerNamespaces: _w, sourcesRevision: _s, ...rest } = after;
+    const { workerNamespaces: _bw, sourcesRevision: _bs, ...restBefore } = before;
+    expect(rest).toEqual(restBefore);
+    expect(result.reply?.data).toMatchObject({ applied: ["ConfigMap"], unchanged: ["ServiceAccount", "Role", "RoleBinding", "Deployment", "Service"], skipped: [], statusWritten: true });
+    expect(result.fields?.["childReads"]).toBe("ConfigMap");
+    expect(kube.stats).toEqual({ reads: 3, writes: 3 });
+  });
+
+  it("writes nothing for the same DGD again: the ConfigMap and the status already carry it", async () => {
+    const { kube } = await rollout();
+    await apply(reconcile("DGDChanged"), context(kube));
+    const shown = kube.ops("replaceStatus")[0]!.object;
+    const applied = kube.ops("apply")[0]!.object;
+    const again = new FakeKube([shown, rolledOut, ...Object.values(current()), { ...applied, metadata: { ...applied.metadata, resourceVersion: "20" } }]);
+    const result = await apply(reconcile("DGDChanged"), context(again));
+    expect(result.decision).toBe("Converged");
+    expect(again.stats).toEqual({ reads: 3, writes: 0 });
+  });
+
+  it.each(["Resync", "Drift", "DPRChanged"] as const)("reads every child for a %s request", async (cause) => {
+    const { kube } = await rollout();
+    const result = await apply(reconcile(cause), context(kube));
+    expect(kinds(kube, "get")).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment", "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"]);
+    expect(kinds(kube, "list")).toEqual(["EndpointSlice"]);
+    expect(result.reply?.data).toMatchObject({ applied: ["ConfigMap"], statusWritten: true });
+    expect(result.fields?.["childReads"]).toBe("all");
+  });
+
+  it("reads every child for a run that also answers drift: the causes of every request it answers count", async () => {
+    const { kube } = await rollout();
+    // The first request's run starts at once; the next two wait for, and share, the second run,
+    // which the first of them (a DGD change) starts.
+    await Promise.all([apply(reconcile("DGDChanged"), context(kube)), apply(reconcile("DGDChanged"), context(kube)), apply(reconcile("Drift"), context(kube))]);
+    expect(kinds(kube, "get").filter((k) => k === "ConfigMap")).toHaveLength(2);
+    expect(kinds(kube, "get").filter((k) => k === "Deployment")).toHaveLength(1);
+  });
+
+  const others = Object.values(current()).filter((c) => c.kind !== "ConfigMap");
+  it.each([
+    { name: "gone", children: others },
+    { name: "someone else's", children: [...others, foreign("ConfigMap", "v1")] },
+  ])("reads every child when the ConfigMap is $name: the status's word is out of date", async ({ children }) => {
+    const { kube } = await rollout(children);
+    const result = await apply(reconcile("DGDChanged"), context(kube));
+    expect(kinds(kube, "get").filter((k) => k !== "Event")).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment", "ConfigMap", "ServiceAccount", "Role", "RoleBinding", "Deployment", "Service"]);
+    expect(result.fields?.["childReads"]).toBe("all");
   });
 });
 

@@ -4,37 +4,48 @@
  * that differ (and shows the status they make), withdraws a Service it controls, or (invalid spec)
  * leaves everything as it is. It replies with what it did, and reports it as a Kubernetes Event
  * when something happened; when it wrote nothing and the status already shows these children, it
- * replies nothing.
+ * replies nothing. A DGD change the stored status vouches can have changed only the sources
+ * document (a rollout) reads and writes only the ConfigMap (shared/no-op.ts, sourcesOnly).
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import { desiredChildren, planApply, type LiveObject } from "../../shared/apply-plan.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForApply } from "../../shared/classify.ts";
-import { decide } from "../../shared/decide.ts";
-import { EventType, productEvent, type ReconcileData } from "../../shared/events.ts";
+import { decide, type Decision } from "../../shared/decide.ts";
+import { EventType, keyString, productEvent, type ReconcileCause, type ReconcileData } from "../../shared/events.ts";
 import { Reporter, applied, foreignChildren, rejected, renderEvent, withdrawn, type Occurrence } from "../../shared/k8s-events.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import { APPLY_FIELD_MANAGER, API_VERSION, KIND, childName } from "../../shared/names.ts";
-import { ownership } from "../../shared/ownership.ts";
+import { sourcesOnly } from "../../shared/no-op.ts";
+import { controlledBy, ownership } from "../../shared/ownership.ts";
+import type { KubeObject } from "../../shared/render/index.ts";
 import { unobserved } from "../../shared/resync.ts";
-import { observedChildren, planStatus, type StatusPlan } from "../../shared/status-plan.ts";
+import { observedChildren, planStatus, sourcesStatus, type StatusPlan } from "../../shared/status-plan.ts";
 import { coalescing, eventFields, mustClassify, recordEvent, relayEndpointSlices, writeStatus, type Context, type EventOutcome, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/apply";
 
 /**
  * Requests for one key at once (a DGD and its DynamoPoolRelay changed together, drift seen by
- * several child events) share runs: apply decides from what it reads, never from the request.
+ * several child events) share runs: apply decides from what it reads, never from the request. The
+ * requests' causes only say how much to read: the run that answers them reads for all of them.
  */
 const requests = coalescing();
+const causes = new Map<string, Set<ReconcileCause>>();
 
 export const apply: Handler = async (event, ctx) => {
   // 1. Parse: only reconcile requests, with a valid key.
   const key = mustClassify(classifyForApply(event));
-  return requests(key, () => converge(event, ctx, key));
+  const slot = keyString(key);
+  causes.set(slot, (causes.get(slot) ?? new Set()).add(key.cause));
+  return requests(key, () => {
+    const asked = [...(causes.get(slot) ?? [])];
+    causes.delete(slot);
+    return converge(event, ctx, key, asked);
+  });
 };
 
-async function converge(event: CloudEvent, ctx: Context, key: ReconcileData): Promise<Result> {
+async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, asked: readonly ReconcileCause[]): Promise<Result> {
   const emit = { source: SOURCE, cause: event.id, time: ctx.now() };
 
   // 2. Read the truth.
@@ -71,8 +82,8 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData): Pr
   // user's opaque fields (tolerations, affinity, env sources), so a server dry-run checks it first:
   // a spec the API server refuses writes nothing and is reported instead of retried.
   const desired = desiredChildren(decision);
-  const live = await Promise.all(desired.map((d) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name })));
-  const plan = planApply(desired, live, dpr.metadata.uid);
+  const { read, live, vouched } = await readChildren(ctx, dpr, decision, desired, asked);
+  const plan = planApply(read, live, dpr.metadata.uid);
   // What the API server answered each write with: the children as they are now.
   const written = new Map<string, LiveObject>();
   try {
@@ -86,9 +97,10 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData): Pr
     return { decision: "ApplyFailed", reply: productEvent(EventType.Rejected, data, emit), fields: { key, error: err.message, ...eventFields(events) } };
   }
   // The status these children make, from what the writes returned and the rest as read.
-  const current = desired.map((d, i) => written.get(d.kind) ?? live[i]);
-  const observed = observedChildren(desired, current, await relayEndpointSlices(ctx.kube, key));
-  const status = planStatus({ dpr, decision, observed, changed: [], now: ctx.now() });
+  const current = read.map((d, i) => written.get(d.kind) ?? live[i]);
+  const status = vouched.length > 0
+    ? sourcesStatus(dpr, decision)
+    : planStatus({ dpr, decision, observed: observedChildren(read, current, await relayEndpointSlices(ctx.kube, key)), changed: [], now: ctx.now() });
   if (plan.apply.length === 0 && plan.skipped.length === 0 && !unobserved(dpr) && !status.write) {
     // Nothing written, and the status already shows what these children make of this generation:
     // status has nothing to do either, so no report (a periodic reconcile of a converged pair ends here).
@@ -96,15 +108,37 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData): Pr
   }
   const serviceUid = written.get("Service")?.metadata["uid"] as string | undefined;
   const shown = await showStatus(ctx, dpr, status);
-  const data = { ...outcome, applied: plan.apply.map((a) => a.object.kind), unchanged: plan.unchanged, skipped: plan.skipped, ...(shown.written ? { statusWritten: true as const } : {}) };
+  const unchanged = desired.map((d) => d.kind).filter((kind) => plan.unchanged.includes(kind) || vouched.includes(kind));
+  const data = { ...outcome, applied: plan.apply.map((a) => a.object.kind), unchanged, skipped: plan.skipped, ...(shown.written ? { statusWritten: true as const } : {}) };
   // An apply that wrote nothing writes no Event either: the steady state stays without writes.
   const events = [
     ...(plan.apply.length > 0 ? [await report(applied(dpr, plan.apply.map((a) => a.object), desired, serviceUid))] : []),
     ...(plan.skipped.length > 0 ? [await report(foreignChildren(plan.skipped), true)] : []),
     ...shown.events,
   ];
-  const fields = { key, applied: data.applied, skipped: plan.skipped.length, statusShown: shown.outcome, ...eventFields(events) };
+  const fields = { key, childReads: vouched.length > 0 ? "ConfigMap" : "all", applied: data.applied, skipped: plan.skipped.length, statusShown: shown.outcome, ...eventFields(events) };
   return { decision: "Applied", reply: productEvent(EventType.Applied, data, emit), fields };
+}
+
+/**
+ * The children this run reads (`read`, with `live` as read) and the ones it leaves to the stored
+ * status's word (`vouched`): only the ConfigMap when a DGD change can have changed nothing else
+ * (shared/no-op.ts, sourcesOnly) and the ConfigMap is still this DynamoPoolRelay's. An absent or
+ * foreign one says the status's word is out of date: then every child is read.
+ */
+async function readChildren(
+  ctx: Context,
+  dpr: DynamoPoolRelay,
+  decision: Extract<Decision, { action: "apply" }>,
+  desired: readonly KubeObject[],
+  asked: readonly ReconcileCause[],
+): Promise<{ read: readonly KubeObject[]; live: (LiveObject | undefined)[]; vouched: string[] }> {
+  const get = (d: KubeObject) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name });
+  if (!sourcesOnly(dpr, decision, asked)) return { read: desired, live: await Promise.all(desired.map(get)), vouched: [] };
+  const configMap = desired.find((d) => d.kind === "ConfigMap")!;
+  const live = await get(configMap);
+  if (live && controlledBy(live, dpr.metadata.uid)) return { read: [configMap], live: [live], vouched: desired.filter((d) => d !== configMap).map((d) => d.kind) };
+  return { read: desired, live: await Promise.all(desired.map((d) => (d === configMap ? live : get(d)))), vouched: [] };
 }
 
 /**
