@@ -4,7 +4,7 @@ import { appliedHashes, liveChildren } from "../test/live-children.ts";
 import { desiredChildren } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
-import { childrenToRead, observedChildren, planStatus } from "./status-plan.ts";
+import { childrenToRead, observedChildren, planStatus, sourcesStatus } from "./status-plan.ts";
 
 const NOW = "2026-02-01T00:00:00Z";
 const d = dpr({ generation: 3 });
@@ -276,5 +276,21 @@ describe("planStatus over the children status shows only", () => {
   it("still sees the Deployment's drift from the decision on its own event", () => {
     const edited = { ...shown, deployment: { ...live.Deployment, spec: { ...(live.Deployment as unknown as { spec: object }).spec, replicas: 7 } } };
     expect(plan({ observed: edited, changed: ["Deployment"] })).toMatchObject({ reflects: false, drift: true });
+  });
+});
+
+describe("sourcesStatus: the status after apply wrote the sources document alone", () => {
+  const settled = { ...d, status: plan().status };
+  const rolled = decide(d, dgd({ componentNames: { decode: ["g1-decode-aaaa1111", "g1-decode-bbbb2222"] } }), DEFAULT_OPERATOR_DEFAULTS) as Extract<Decision, { action: "apply" }>;
+
+  it("is what the status function computes from every child once the ConfigMap carries the new sources", () => {
+    expect(rolled.sources.revision).not.toBe(apply.sources.revision);
+    const full = planStatus({ dpr: settled, decision: rolled, observed: { ...current, configMap: liveAfter(rolled).ConfigMap }, changed: [], now: NOW });
+    expect(full.status.workerNamespaces).toEqual(rolled.workerNamespaces);
+    expect(sourcesStatus(settled, rolled)).toEqual({ ...full, write: true });
+  });
+
+  it("writes nothing when the status already shows those sources", () => {
+    expect(sourcesStatus(settled, apply)).toMatchObject({ status: settled.status, write: false });
   });
 });
