@@ -4,7 +4,7 @@
  */
 import type { CloudEvent } from "./cloudevent.ts";
 import { MAX_DGD_NAME_LENGTH, canPair } from "./names.ts";
-import { APISERVER_TYPES, ApiServerObject, AppliedData, DATA_SCHEMAS, EventType, ReconcileData, RejectedData, SourceEventType, childOwnerKey, parseData, type DprKey } from "./events.ts";
+import { APISERVER_TYPES, ApiServerObject, AppliedData, EventType, ReconcileData, RejectedData, SourceEventType, WithdrawnData, childOwnerKey, parseData, type DprKey } from "./events.ts";
 import { lastWrittenByApply } from "./last-write.ts";
 import { childVersion, type ChildVersion } from "./seen-versions.ts";
 import type * as z from "./zod.ts";
@@ -58,7 +58,6 @@ export function classifyForApply(event: CloudEvent): Classified<ReconcileData> {
 
 export const STATUS_CHILD_KINDS = ["ConfigMap", "Deployment", "Service", "EndpointSlice"];
 const REPORTS = [EventType.Applied, EventType.Withdrawn, EventType.Rejected] as const;
-type Report = (typeof REPORTS)[number];
 
 export interface StatusInput {
   key: DprKey;
@@ -97,16 +96,12 @@ export function classifyForStatus(event: CloudEvent): Classified<StatusInput> {
     const failure = reason === "ApplyFailed" ? { failure: { uid, generation, message } } : {};
     return { ok: true, value: { key: { namespace, name }, changed: [], ...failure } };
   }
-  if (event.type === EventType.Applied) {
-    const report = data(event, (e) => parseData(e, AppliedData));
+  if (event.type === EventType.Applied || event.type === EventType.Withdrawn) {
+    const schema: z.ZodMiniType<DprKey & { statusWritten?: true }> = event.type === EventType.Applied ? AppliedData : WithdrawnData;
+    const report = data(event, (e) => parseData(e, schema));
     if (!report.ok) return report;
     const { namespace, name, statusWritten } = report.value;
     return { ok: true, value: { key: { namespace, name }, changed: [], ...(statusWritten ? { shownByApply: true } : {}) } };
-  }
-  if ((REPORTS as readonly string[]).includes(event.type)) {
-    const schema: z.ZodMiniType<DprKey> = DATA_SCHEMAS[event.type as Report];
-    const report = data(event, (e) => parseData(e, schema));
-    return report.ok ? { ok: true, value: { key: { namespace: report.value.namespace, name: report.value.name }, changed: [] } } : report;
   }
   if (!APISERVER_TYPES.includes(event.type)) return wrongType("status", `${REPORTS.join(", ")} and child resource events`, event);
   const obj = data(event, (e) => parseData(e, ApiServerObject));

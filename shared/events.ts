@@ -64,6 +64,8 @@ export const WithdrawnData = z.extend(Outcome, {
   reason: z.string(),
   message: z.string(),
   service: z.enum(["deleted", "absent", "notOwned"]),
+  /** As in applied.v1: apply wrote the status of the withdrawal itself. */
+  statusWritten: z.optional(z.literal(true)),
 });
 export type WithdrawnData = z.infer<typeof WithdrawnData>;
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { dgd, dpr } from "../test/builders.ts";
 import { appliedHashes, liveChildren } from "../test/live-children.ts";
 import { desiredChildren } from "./apply-plan.ts";
-import { decide, type Decision } from "./decide.ts";
+import { decide, type Decision, type DecisionSettings } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
 import { changesNothing, sourcesOnly, type ObservedDpr } from "./no-op.ts";
 import { planStatus } from "./status-plan.ts";
@@ -136,7 +136,7 @@ describe("changesNothing: withdrawn", () => {
 
 describe("sourcesOnly: a reconcile asked for by DGD changes that need write only the ConfigMap", () => {
   const settled = settledOn(rolled);
-  const applyOf = (source: unknown, s = settings) => decide(settled, source, s);
+  const applyOf = (source: unknown, s: DecisionSettings = settings) => decide(settled, source, s);
 
   it("is so for a rollout under a status that vouches for the children", () => {
     expect(sourcesOnly(settled, applyOf(rolledOn), ["DGDChanged"])).toBe(true);

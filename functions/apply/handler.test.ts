@@ -331,8 +331,63 @@ describe("apply's withdrawn.v1 reply and the withdrawal's delete", () => {
     const kube = new FakeKube([dpr, ownService("svc-uid-9", refs)]);
     const result = await apply(reconcile(), context(kube));
     expect(result.reply?.data).toEqual(withdrawnData("notOwned"));
+    expect(kube.ops("replaceStatus").map((c) => condition(c.object, "ServicePublished")?.reason)).toEqual(["ServiceNotOwned"]);
     expect(kube.ops("deleteExact")).toEqual([]);
-    expect(kube.stats.writes).toBe(0);
+    expect(kube.stats.writes).toBe(1);
+  });
+});
+
+const condition = (obj: KubeObject, type: string) => (obj["status"] as { conditions?: { type: string; reason: string; status: string }[] }).conditions?.find((c) => c.type === type);
+
+describe("the status of a withdrawal, shown by apply", () => {
+  const readySlice: KubeObject = {
+    apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice",
+    metadata: { name: "g1-pool-relay-abcde", namespace: "team-a", labels: { "kubernetes.io/service-name": "g1-pool-relay" } },
+    endpoints: [{ conditions: { ready: true } }],
+  } as never;
+
+  it("shows the Service withdrawn and nothing listening once it deleted the Service, though its EndpointSlices are still there", async () => {
+    const kube = new FakeKube([dpr, ownService("svc-uid-7"), readySlice]);
+    const result = await apply(reconcile(), context(kube));
+    expect(kube.ops("deleteExact").map((c) => c.uid)).toEqual(["svc-uid-7"]);
+    const [written] = kube.ops("replaceStatus");
+    expect(written!.object.metadata.resourceVersion).toBe("7");
+    expect([condition(written!.object, "ServicePublished")?.reason, condition(written!.object, "ListenerAvailable")?.status]).toEqual(["Withdrawn", "False"]);
+    expect(result.reply?.data).toMatchObject({ service: "deleted", statusWritten: true });
+    expect(kube.readBeforeDpr).toEqual(["DynamoGraphDeployment"]);
+  });
+
+  it("shows the Relay still listening while the Service is someone else's", async () => {
+    const kube = new FakeKube([dpr, ownService("svc-uid-9", [{ uid: "someone-else", controller: true }]), readySlice]);
+    await apply(reconcile(), context(kube));
+    const [written] = kube.ops("replaceStatus");
+    expect([condition(written!.object, "ServicePublished")?.reason, condition(written!.object, "ListenerAvailable")?.status]).toEqual(["ServiceNotOwned", "True"]);
+  });
+
+  it("is not news to the status function: the withdrawal's report costs no request", async () => {
+    const result = await apply(reconcile(), context(new FakeKube([dpr])));
+    const after = new FakeKube([dpr]);
+    expect(await status(result.reply!, context(after))).toEqual({ decision: "ShownByApply", fields: { key: { namespace: "team-a", name: "g1" } } });
+    expect(after.calls).toEqual([]);
+  });
+
+  it("once shown, makes a reconcile of the withdrawn pair (a resync) reply nothing and write nothing", async () => {
+    const kube = new FakeKube([dpr]);
+    await apply(reconcile(), context(kube));
+    const shown = kube.ops("replaceStatus")[0]!.object;
+    const again = new FakeKube([shown]);
+    const result = await apply(reconcile("Resync"), context(again));
+    expect(result).toEqual({ decision: "Converged", fields: { key: { namespace: "team-a", name: "g1", cause: "Resync" }, reason: "DGDNotFound", service: "absent" } });
+    expect(again.stats).toEqual({ reads: 5, writes: 0 });
+  });
+
+  it("is left to the status function when its write conflicts (409): the report brings a status run", async () => {
+    const kube = new FakeKube([dpr]);
+    kube.failWith = (c) => (c.op === "replaceStatus" ? new ApiError(409, "Conflict", "the object has been modified") : undefined);
+    const result = await apply(reconcile(), context(kube));
+    expect(result.reply?.data).toMatchObject({ service: "absent" });
+    expect(result.reply?.data).not.toHaveProperty("statusWritten");
+    expect((await status(result.reply!, context(new FakeKube([dpr])))).decision).toBe("StatusWritten");
   });
 });
 

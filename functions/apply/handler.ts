@@ -21,6 +21,7 @@ import { controlledBy, ownership } from "../../shared/ownership.ts";
 import type { KubeObject } from "../../shared/render/index.ts";
 import { unobserved } from "../../shared/resync.ts";
 import { observedChildren, planStatus, sourcesStatus, type StatusPlan } from "../../shared/status-plan.ts";
+import type { ObservedDeployment } from "../../shared/status.ts";
 import { coalescing, eventFields, mustClassify, recordEvent, relayEndpointSlices, writeStatus, type Context, type EventOutcome, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/apply";
@@ -66,16 +67,26 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
   }
 
   if (decision.action === "withdraw") {
-    // 4a. Withdraw the Service, only if this DynamoPoolRelay controls it, and only that very object.
+    // 4a. Withdraw the Service, only if this DynamoPoolRelay controls it, and only that very object;
+    // with what the status of a withdrawal shows: the Relay pods that still run, their endpoints.
     const ref = { apiVersion: "v1", kind: "Service", namespace: key.namespace, name: childName(key.name) };
-    const live = await ctx.kube.get<LiveObject & { metadata: { uid: string } }>(ref);
+    const [live, deployment, endpointSlices] = await Promise.all([
+      ctx.kube.get<LiveObject & { metadata: { uid: string } }>(ref),
+      ctx.kube.get<LiveObject & ObservedDeployment>({ apiVersion: "apps/v1", kind: "Deployment", namespace: key.namespace, name: childName(key.name) }),
+      relayEndpointSlices(ctx.kube, key),
+    ]);
     const owner = ownership(live, dpr.metadata.uid);
     let service: "deleted" | "absent" | "notOwned" = owner === "foreign" ? "notOwned" : "absent";
     if (owner === "ours" && (await ctx.kube.deleteExact(ref, live!.metadata.uid)) === "deleted") service = "deleted";
-    const data = { ...outcome, reason: decision.reason, message: decision.message, service } as const;
-    // Only a deletion is news: an absent or foreign Service is what the last withdrawal left.
-    const events = service === "deleted" ? [await report(withdrawn(ref.name, live!.metadata.uid, decision.message))] : [];
-    return { decision: "Withdrawn", reply: productEvent(EventType.Withdrawn, data, emit), fields: { key, reason: decision.reason, service, ...eventFields(events) } };
+    // A deleted Service's EndpointSlices are the garbage collector's to remove: nothing listens behind it.
+    const observed = service === "deleted" ? { deployment, service: undefined, endpointSlices: [] } : { deployment, service: live, endpointSlices };
+    const status = planStatus({ dpr, decision, observed, changed: [], now: ctx.now() });
+    // An absent or foreign Service is what the last withdrawal left: with the status showing it, nothing to report.
+    if (service !== "deleted" && !status.write) return { decision: "Converged", fields: { key, reason: decision.reason, service } };
+    const shown = await showStatus(ctx, dpr, status);
+    const data = { ...outcome, reason: decision.reason, message: decision.message, service, ...(shown.written ? { statusWritten: true as const } : {}) } as const;
+    const events = [...(service === "deleted" ? [await report(withdrawn(ref.name, live!.metadata.uid, decision.message))] : []), ...shown.events];
+    return { decision: "Withdrawn", reply: productEvent(EventType.Withdrawn, data, emit), fields: { key, reason: decision.reason, service, statusShown: shown.outcome, ...eventFields(events) } };
   }
 
   // 4b. Apply the children that are missing or differ, in order. The Deployment carries the

@@ -429,39 +429,45 @@ describe("Kubernetes Events from apply", () => {
     expect(logs.at(-1)).toMatchObject({ decision: "Applied", reads: 10, writes: 4, kubeEvents: [{ reason: "Applied", outcome: "created" }, { reason: "ForeignChild", outcome: "created" }] });
   });
 
-  it("reports the withdrawal of a Service it deleted, named by that Service's UID", async () => {
+  /** What a withdrawal reads of validDpr (its DGD gone): the Service (`service`, else 404), the Deployment (none), the EndpointSlices; and the status it then shows. */
+  function withdrawalReads(service?: object) {
     nock(API).get(dprPath).reply(200, validDpr);
     nock(API).get(dgdPath).reply(404, notFound);
-    nock(API).get(CHILD_PATHS.Service).reply(200, { apiVersion: "v1", kind: "Service", metadata: { name: "g1-pool-relay", namespace: "team-a", uid: "s1", ownerReferences: [{ uid: "u1", controller: true }] } });
+    if (service) nock(API).get(CHILD_PATHS.Service).reply(200, service);
+    else nock(API).get(CHILD_PATHS.Service).reply(404, notFound);
+    nock(API).get(CHILD_PATHS.Deployment).reply(404, notFound);
+    nock(API).get("/apis/discovery.k8s.io/v1/namespaces/team-a/endpointslices").query(true).reply(200, { items: [] });
+    nock(API).put(`${dprPath}/status`).reply(200, validDpr);
+  }
+  const ownService = { apiVersion: "v1", kind: "Service", metadata: { name: "g1-pool-relay", namespace: "team-a", uid: "s1", ownerReferences: [{ uid: "u1", controller: true }] } };
+
+  it("reports the withdrawal of a Service it deleted, named by that Service's UID", async () => {
+    withdrawalReads(ownService);
     nock(API).delete(CHILD_PATHS.Service, (body: { preconditions?: { uid?: string } }) => body.preconditions?.uid === "s1").reply(200, {});
     const created = recordCreates();
     const res = await binary("apply", reconcile());
     expect(res.headers["ce-type"]).toBe(EventType.Withdrawn);
     expect(created).toEqual([expect.objectContaining({ type: "Normal", reason: "Withdrawn", message: expect.stringMatching(/^Service g1-pool-relay withdrawn: /) })]);
     expect(created[0]!.metadata.name).toBe(eventName(validDpr, { identity: ["Withdrawn", "s1"] }));
-    expect(logs.at(-1)).toMatchObject({ decision: "Withdrawn", service: "deleted", writes: 2, kubeEvents: [{ reason: "Withdrawn", outcome: "created" }] });
+    expect(logs.at(-1)).toMatchObject({ decision: "Withdrawn", service: "deleted", reads: 5, writes: 3, statusShown: "written", kubeEvents: [{ reason: "Withdrawn", outcome: "created" }] });
   });
 
-  it("writes no Event when a withdrawal finds nothing to delete", async () => {
-    nock(API).get(dprPath).reply(200, validDpr);
-    nock(API).get(dgdPath).reply(404, notFound);
-    nock(API).get(CHILD_PATHS.Service).reply(404, notFound);
+  it("writes no Event when a withdrawal finds nothing to delete: only the status it has not shown", async () => {
+    withdrawalReads();
     expect((await binary("apply", reconcile())).status).toBe(200);
-    expect(logs.at(-1)).toMatchObject({ decision: "Withdrawn", service: "absent", writes: 0 });
+    expect(logs.at(-1)).toMatchObject({ decision: "Withdrawn", service: "absent", reads: 5, writes: 1, statusShown: "written" });
     expect(logs.at(-1)).not.toHaveProperty("kubeEvents");
   });
 
   it.each([403, 503])("answers as if the Event were written when its create gets %i: logged once, not retried, not redelivered", async (code) => {
-    nock(API).get(dprPath).reply(200, validDpr);
-    nock(API).get(dgdPath).reply(404, notFound);
-    nock(API).get(CHILD_PATHS.Service).reply(200, { apiVersion: "v1", kind: "Service", metadata: { name: "g1-pool-relay", namespace: "team-a", uid: "s1", ownerReferences: [{ uid: "u1", controller: true }] } });
+    withdrawalReads(ownService);
     nock(API).delete(CHILD_PATHS.Service).reply(200, {});
     const tried = recordCreates(1, code);
     const res = await binary("apply", reconcile());
     expect(res.status).toBe(200);
     expect(res.headers["ce-type"]).toBe(EventType.Withdrawn);
     expect(tried).toHaveLength(1);
-    expect(logs.at(-1)).toMatchObject({ status: 200, decision: "Withdrawn", writes: 2, kubeEvents: [{ reason: "Withdrawn", outcome: "failed", error: expect.stringContaining(`POST ${eventsPath}: ${code}`) }] });
+    expect(logs.at(-1)).toMatchObject({ status: 200, decision: "Withdrawn", writes: 3, kubeEvents: [{ reason: "Withdrawn", outcome: "failed", error: expect.stringContaining(`POST ${eventsPath}: ${code}`) }] });
   });
 });
 

@@ -182,9 +182,13 @@ describe("every event a function sends, the SDK reads and validates strictly", (
   it("apply's withdrawn reply", async () => {
     nock(API).get(dprPath).reply(200, dpr());
     nock(API).get(dgdPath).reply(404, notFound);
+    // The Service and the Deployment (none), the EndpointSlices, then the status of the withdrawal.
     nock(API).get(childPaths[5]!).reply(404, notFound);
+    nock(API).get(childPaths[4]!).reply(404, notFound);
+    nock(API).get("/apis/discovery.k8s.io/v1/namespaces/team-a/endpointslices").query(true).reply(200, { items: [] });
+    nock(API).put(`${dprPath}/status`).reply(200, dpr());
     const res = await send("apply", "binary", sdkEvent(EventType.Reconcile, { ...key, cause: "DGDChanged" }));
-    expect(sdkRead(res.headers, res.text)).toMatchObject({ type: EventType.Withdrawn, data: { ...key, reason: "DGDNotFound", service: "absent" } });
+    expect(sdkRead(res.headers, res.text)).toMatchObject({ type: EventType.Withdrawn, data: { ...key, reason: "DGDNotFound", service: "absent", statusWritten: true } });
   });
 
   it("apply's applied reply", async () => {
