@@ -118,7 +118,7 @@ describe("delivery semantics through the Broker", () => {
     const late = again(added); // replayed late: the payload says the DGD exists
     await send(late);
     const steps = await handled([late.id]);
-    expect(steps.map((i) => `${i.function}:${i.decision}`)).toEqual(["eligibility:Reconcile", "apply:Withdrawn", "status:Unchanged"]);
+    expect(steps.map((i) => `${i.function}:${i.decision}`)).toEqual(["eligibility:Reconcile", "apply:Converged"]);
     expect(await admin.get({ apiVersion: "v1", kind: "Service", namespace: ns, name: "g1-pool-relay" })).toBeUndefined();
     expect(condition(await getDpr(admin, ns, "g1"), "Eligible")).toMatchObject({ status: "False", reason: "DGDNotFound" });
   });
