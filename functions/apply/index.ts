@@ -1,6 +1,8 @@
 // Functions Framework entry point: FUNCTION_TARGET=apply.
 import { http } from "@google-cloud/functions-framework";
-import { defaultEnvironment, serve } from "../runtime/serve.ts";
+import { defaultEnvironment, preconnect as preconnectTo, serve } from "../runtime/serve.ts";
 import { apply } from "./handler.ts";
 
-http("apply", serve("apply", apply, defaultEnvironment()));
+const env = defaultEnvironment();
+http("apply", serve("apply", apply, env));
+export const preconnect = preconnectTo(env);

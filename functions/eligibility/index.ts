@@ -1,6 +1,8 @@
 // Functions Framework entry point: FUNCTION_TARGET=eligibility.
 import { http } from "@google-cloud/functions-framework";
-import { defaultEnvironment, serve } from "../runtime/serve.ts";
+import { defaultEnvironment, preconnect as preconnectTo, serve } from "../runtime/serve.ts";
 import { eligibility } from "./handler.ts";
 
-http("eligibility", serve("eligibility", eligibility, defaultEnvironment()));
+const env = defaultEnvironment();
+http("eligibility", serve("eligibility", eligibility, env));
+export const preconnect = preconnectTo(env);

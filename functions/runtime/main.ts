@@ -1,7 +1,8 @@
 /**
  * The functions' entry point, in place of the Functions Framework's main.js, whose server has no
  * body limit of ours: loads the bundle that registers the function, and serves it behind the limit
- * (server.ts) as main.js would, on every interface, with no connection timeout.
+ * (server.ts) as main.js would, on every interface, with no connection timeout. Once it listens,
+ * a bundle that reads the API server opens its connection (serve.ts, preconnect).
  *
  * node dist/functions/main.mjs [--target NAME] [--source FILE] [--port PORT]
  * (else FUNCTION_TARGET, FUNCTION_SOURCE and PORT, default 8080; MAX_EVENT_BYTES, default 1 MiB)
@@ -31,9 +32,11 @@ try {
 }
 
 // The bundle registers its function with the same framework module the server is built from.
-await import(pathToFileURL(resolve(source)).href);
+const bundle = (await import(pathToFileURL(resolve(source)).href)) as { preconnect?: () => Promise<void> };
 const server = functionServer(target, limit);
 server.listen(Number(port), () => {
+  // While the first event is on its way (after the readiness probe), not before listening.
+  void bundle.preconnect?.();
   if (process.env["NODE_ENV"] === "production") return;
   const { port: bound } = server.address() as { port: number };
   console.log(`Serving function...\nFunction: ${target}\nBody limit: ${limit} bytes (MAX_EVENT_BYTES)\nURL: http://localhost:${bound}/`);

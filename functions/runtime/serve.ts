@@ -53,6 +53,14 @@ export function defaultEnvironment(): Environment {
   };
 }
 
+/**
+ * What the entry point calls once the server listens (functions/runtime/main.ts): opens the
+ * connection to the API server the first event will read over (KubeClient.preconnect).
+ */
+export function preconnect(env: Environment): () => Promise<void> {
+  return () => env.kube().then((kube) => kube.preconnect(), () => undefined);
+}
+
 /** The event in this invocation's trace, as the Distributed Tracing extension; unchanged without one. */
 function traced(event: CloudEvent, span: Span | undefined): CloudEvent {
   return span ? { ...event, extensions: { ...event.extensions, ...traceAttributes(span) } } : event;

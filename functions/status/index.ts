@@ -1,6 +1,8 @@
 // Functions Framework entry point: FUNCTION_TARGET=status.
 import { http } from "@google-cloud/functions-framework";
-import { defaultEnvironment, serve } from "../runtime/serve.ts";
+import { defaultEnvironment, preconnect as preconnectTo, serve } from "../runtime/serve.ts";
 import { status } from "./handler.ts";
 
-http("status", serve("status", status, defaultEnvironment()));
+const env = defaultEnvironment();
+http("status", serve("status", status, env));
+export const preconnect = preconnectTo(env);

@@ -161,6 +161,23 @@ describe("connect", () => {
     await expect(slow).resolves.toEqual({ kind: "Namespace" });
   });
 
+  it("opens ahead the connection the first request goes over (preconnect): a GET of /version, then that request on the same connection", async () => {
+    const api = await apiServer(true);
+    const kube = new KubeClient(await connect(kubeconfig({ server: api.url, ca: true, user: "{token: s3cret}" }), {}));
+    await kube.preconnect();
+    await kube.request("GET", "/api/v1/namespaces");
+    expect(api.seen).toEqual(["GET /version", "GET /api/v1/namespaces"]);
+    expect(api.ports[1]).toBe(api.ports[0]);
+    expect(api.auth).toEqual(["Bearer s3cret", "Bearer s3cret"]);
+  });
+
+  it("never fails to preconnect: the first request reports what is wrong", async () => {
+    const api = await apiServer(true);
+    const kube = new KubeClient(await connect(kubeconfig({ server: api.url }), {}));
+    await expect(kube.preconnect()).resolves.toBeUndefined();
+    expect((await failure(kube.request("GET", "/api/v1/namespaces"))).message).toBe("GET /api/v1/namespaces: self-signed certificate");
+  });
+
   it("refuses an https API server whose certificate the kubeconfig does not vouch for", async () => {
     const api = await apiServer(true);
     const err = await failure(new KubeClient(await connect(kubeconfig({ server: api.url }), {})).request("GET", "/api/v1/namespaces"));

@@ -301,6 +301,17 @@ export class KubeClient {
     return objectPath(await this.resource(ref.apiVersion, ref.kind), ref.namespace, ref.name);
   }
 
+  /**
+   * Opens a connection to the API server before any request needs one: a GET of /version, which
+   * the default RBAC policy lets every user read. A cold process calls it once it listens, so the
+   * TLS set-up (OpenSSL's first context, the full handshake, the session ticket) is done while it
+   * waits for its first event, and that event's first read finds the connection open. Never
+   * fails: the first event's own requests report whatever is wrong.
+   */
+  async preconnect(): Promise<void> {
+    await this.request("GET", "/version").catch(() => undefined);
+  }
+
   /** The object, or undefined when it does not exist. */
   async get<T = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
     try {

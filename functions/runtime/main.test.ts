@@ -1,0 +1,27 @@
+// The entry point as a process: it serves the bundle's function, and once it listens asks the
+// bundle to open its API connection (the bundles of functions that read the API server export
+// `preconnect`).
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { expect, it } from "vitest";
+
+const main = fileURLToPath(new URL("./main.ts", import.meta.url));
+const bundle = fileURLToPath(new URL("../../test/fixtures/preconnecting-bundle.mjs", import.meta.url));
+
+it("asks the bundle to preconnect once it listens", async () => {
+  const child = spawn(process.execPath, [main, "--target=preconnecting", `--source=${bundle}`, "--port=0"], { env: { ...process.env, NODE_ENV: "development" }, stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on("data", (c: Buffer) => {
+        out += c.toString("utf8");
+        if (out.includes("URL: ") && out.includes("preconnect called")) resolve();
+      });
+      child.once("exit", (code) => reject(new Error(`main exited with ${code}: ${out}`)));
+    });
+  } finally {
+    child.kill();
+  }
+  const port = /URL: http:\/\/localhost:(\d+)\//.exec(out)?.[1];
+  expect(Number(port)).toBeGreaterThan(0);
+});
