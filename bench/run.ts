@@ -133,11 +133,14 @@ try {
     }
   }
   const reconcile = productEvent(EventType.Reconcile, { namespace: ns, name: "g1", cause: "DGDChanged" }, { source: "/bench", cause: "c", time: now() });
+  // A resync of the same converged pair reads every child (a DGD change reads only the ConfigMap).
+  const resync = productEvent(EventType.Reconcile, { namespace: ns, name: "g1", cause: "Resync" }, { source: "/bench", cause: "c", time: now() });
   const applied = productEvent(EventType.Applied, { namespace: ns, name: "g1", uid: "u", generation: 1, applied: [], unchanged: [], skipped: [] }, { source: "/bench", cause: "c", time: now() });
   const cases: [string, string, string, CloudEvent][] = [
     ["empty Functions Framework function", "empty", `${root}bench/empty.mjs`, reconcile],
     ["eligibility (DGD event)", "eligibility", `${root}dist/functions/eligibility/index.mjs`, dgdEvent],
-    ["apply (reconcile request)", "apply", `${root}dist/functions/apply/index.mjs`, reconcile],
+    ["apply (reconcile request, DGD changed)", "apply", `${root}dist/functions/apply/index.mjs`, reconcile],
+    ["apply (reconcile request, resync)", "apply", `${root}dist/functions/apply/index.mjs`, resync],
     ["status (applied report)", "status", `${root}dist/functions/status/index.mjs`, applied],
   ];
   const coldRows: string[] = [];
