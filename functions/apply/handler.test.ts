@@ -405,6 +405,12 @@ describe("apply's requests for one key at once", () => {
     ]);
   });
 
+  it("log each its own request: one answered by a run another's request started logs its own cause", async () => {
+    const kube = new FakeKube([dpr, dgd(), ...Object.values(current())]);
+    const results = await Promise.all([apply(reconcile("DGDChanged"), context(kube)), apply(reconcile("Resync"), context(kube)), apply(reconcile("Drift"), context(kube))]);
+    expect(results.map((r) => [(r.fields?.["key"] as { cause: string }).cause, r.fields?.["coalesced"]])).toEqual([["DGDChanged", undefined], ["Resync", undefined], ["Drift", true]]);
+  });
+
   it("run side by side for different keys", async () => {
     const other = { ...dpr, metadata: { ...dpr.metadata, namespace: "team-b", uid: "dpr-uid-2" } };
     const kube = new FakeKube([dpr, other]);

@@ -47,13 +47,13 @@ export class BadEvent extends Error {
 /**
  * Concurrent invocations about one DynamoPoolRelay in this process share runs (shared/coalesce.ts).
  * One answered by another's run returns its decision without its reply: that run's invocation sends
- * it, once.
+ * it, once. It logs its own key (a reconcile request's cause with it), not the run's.
  */
-export function coalescing(): (key: DprKey, run: () => Promise<Result>, batch?: () => Promise<void>) => Promise<Result> {
+export function coalescing<K extends DprKey>(): (key: K, run: () => Promise<Result>, batch?: () => Promise<void>) => Promise<Result> {
   const runs = new Coalescer<Result>();
   return async (key, run, batch) => {
     const { value, ran } = await runs.run(keyString(key), run, batch);
-    return ran ? value : { decision: value.decision, fields: { ...value.fields, coalesced: true } };
+    return ran ? value : { decision: value.decision, fields: { ...value.fields, key, coalesced: true } };
   };
 }
 
