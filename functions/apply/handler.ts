@@ -12,7 +12,7 @@ import { desiredChildren, planApply, type LiveObject } from "../../shared/apply-
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForApply } from "../../shared/classify.ts";
 import { decide, type Decision } from "../../shared/decide.ts";
-import { EventType, keyString, productEvent, type ReconcileCause, type ReconcileData } from "../../shared/events.ts";
+import { EventType, keyString, productEvent, type EmitContext, type ReconcileCause, type ReconcileData } from "../../shared/events.ts";
 import { Reporter, applied, foreignChildren, rejected, renderEvent, withdrawn, type Occurrence } from "../../shared/k8s-events.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import { APPLY_FIELD_MANAGER, API_VERSION, KIND, childName } from "../../shared/names.ts";
@@ -46,6 +46,13 @@ export const apply: Handler = async (event, ctx) => {
   });
 };
 
+/** What a run's replies and Events are made of: the outcome's identity, the reply's context, the Event writer. */
+interface Run {
+  outcome: { namespace: string; name: string; uid: string; generation: number };
+  emit: EmitContext;
+  report: (occurrence: Occurrence, lookFirst?: boolean) => Promise<EventOutcome>;
+}
+
 async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, asked: readonly ReconcileCause[]): Promise<Result> {
   const emit = { source: SOURCE, cause: event.id, time: ctx.now() };
 
@@ -66,28 +73,7 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
     return { decision: "Rejected", reply: productEvent(EventType.Rejected, data, emit), fields: { key, ...eventFields(events) } };
   }
 
-  if (decision.action === "withdraw") {
-    // 4a. Withdraw the Service, only if this DynamoPoolRelay controls it, and only that very object;
-    // with what the status of a withdrawal shows: the Relay pods that still run, their endpoints.
-    const ref = { apiVersion: "v1", kind: "Service", namespace: key.namespace, name: childName(key.name) };
-    const [live, deployment, endpointSlices] = await Promise.all([
-      ctx.kube.get<LiveObject & { metadata: { uid: string } }>(ref),
-      ctx.kube.get<LiveObject & ObservedDeployment>({ apiVersion: "apps/v1", kind: "Deployment", namespace: key.namespace, name: childName(key.name) }),
-      relayEndpointSlices(ctx.kube, key),
-    ]);
-    const owner = ownership(live, dpr.metadata.uid);
-    let service: "deleted" | "absent" | "notOwned" = owner === "foreign" ? "notOwned" : "absent";
-    if (owner === "ours" && (await ctx.kube.deleteExact(ref, live!.metadata.uid)) === "deleted") service = "deleted";
-    // A deleted Service's EndpointSlices are the garbage collector's to remove: nothing listens behind it.
-    const observed = service === "deleted" ? { deployment, service: undefined, endpointSlices: [] } : { deployment, service: live, endpointSlices };
-    const status = planStatus({ dpr, decision, observed, changed: [], now: ctx.now() });
-    // An absent or foreign Service is what the last withdrawal left: with the status showing it, nothing to report.
-    if (service !== "deleted" && !status.write) return { decision: "Converged", fields: { key, reason: decision.reason, service } };
-    const shown = await showStatus(ctx, dpr, status);
-    const data = { ...outcome, reason: decision.reason, message: decision.message, service, ...(shown.written ? { statusWritten: true as const } : {}) } as const;
-    const events = [...(service === "deleted" ? [await report(withdrawn(ref.name, live!.metadata.uid, decision.message))] : []), ...shown.events];
-    return { decision: "Withdrawn", reply: productEvent(EventType.Withdrawn, data, emit), fields: { key, reason: decision.reason, service, statusShown: shown.outcome, ...eventFields(events) } };
-  }
+  if (decision.action === "withdraw") return withdraw(ctx, dpr, decision, key, { outcome, emit, report });
 
   // 4b. Apply the children that are missing or differ, in order. The Deployment carries the
   // user's opaque fields (tolerations, affinity, env sources), so a server dry-run checks it first:
@@ -129,6 +115,32 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
   ];
   const fields = { key, childReads: vouched.length > 0 ? "ConfigMap" : "all", applied: data.applied, skipped: plan.skipped.length, statusShown: shown.outcome, ...eventFields(events) };
   return { decision: "Applied", reply: productEvent(EventType.Applied, data, emit), fields };
+}
+
+/**
+ * 4a. Withdraws the Service, only if this DynamoPoolRelay controls it, and only that very object,
+ * and shows the withdrawal's status: the Relay pods that still run, and their endpoints.
+ */
+async function withdraw(ctx: Context, dpr: DynamoPoolRelay, decision: Extract<Decision, { action: "withdraw" }>, key: ReconcileData, run: Run): Promise<Result> {
+  const { outcome, emit, report } = run;
+  const ref = { apiVersion: "v1", kind: "Service", namespace: key.namespace, name: childName(key.name) };
+  const [live, deployment, endpointSlices] = await Promise.all([
+    ctx.kube.get<LiveObject & { metadata: { uid: string } }>(ref),
+    ctx.kube.get<LiveObject & ObservedDeployment>({ apiVersion: "apps/v1", kind: "Deployment", namespace: key.namespace, name: childName(key.name) }),
+    relayEndpointSlices(ctx.kube, key),
+  ]);
+  const owner = ownership(live, dpr.metadata.uid);
+  let service: "deleted" | "absent" | "notOwned" = owner === "foreign" ? "notOwned" : "absent";
+  if (owner === "ours" && (await ctx.kube.deleteExact(ref, live!.metadata.uid)) === "deleted") service = "deleted";
+  // A deleted Service's EndpointSlices are the garbage collector's to remove: nothing listens behind it.
+  const observed = service === "deleted" ? { deployment, service: undefined, endpointSlices: [] } : { deployment, service: live, endpointSlices };
+  const status = planStatus({ dpr, decision, observed, changed: [], now: ctx.now() });
+  // An absent or foreign Service is what the last withdrawal left: with the status showing it, nothing to report.
+  if (service !== "deleted" && !status.write) return { decision: "Converged", fields: { key, reason: decision.reason, service } };
+  const shown = await showStatus(ctx, dpr, status);
+  const data = { ...outcome, reason: decision.reason, message: decision.message, service, ...(shown.written ? { statusWritten: true as const } : {}) } as const;
+  const events = [...(service === "deleted" ? [await report(withdrawn(ref.name, live!.metadata.uid, decision.message))] : []), ...shown.events];
+  return { decision: "Withdrawn", reply: productEvent(EventType.Withdrawn, data, emit), fields: { key, reason: decision.reason, service, statusShown: shown.outcome, ...eventFields(events) } };
 }
 
 /**
