@@ -381,6 +381,18 @@ describe("the status of a withdrawal, shown by apply", () => {
     expect(again.stats).toEqual({ reads: 5, writes: 0 });
   });
 
+  it("reports a Service it deleted even when the status already shows the withdrawal (a late apply put the Service back)", async () => {
+    const kube = new FakeKube([dpr]);
+    await apply(reconcile(), context(kube));
+    const shown = kube.ops("replaceStatus")[0]!.object;
+    expect(condition(shown, "ServicePublished")?.reason).toBe("Withdrawn");
+    const again = new FakeKube([shown, ownService("svc-uid-3")]);
+    const result = await apply(reconcile("Resync"), context(again));
+    expect(again.ops("deleteExact").map((c) => c.uid)).toEqual(["svc-uid-3"]);
+    expect(result.reply?.data).toMatchObject({ service: "deleted" });
+    expect(again.ops("create").map((c) => c.object["reason"])).toEqual(["Withdrawn"]);
+  });
+
   it("is left to the status function when its write conflicts (409): the report brings a status run", async () => {
     const kube = new FakeKube([dpr]);
     kube.failWith = (c) => (c.op === "replaceStatus" ? new ApiError(409, "Conflict", "the object has been modified") : undefined);

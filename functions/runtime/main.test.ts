@@ -1,9 +1,13 @@
 // The entry point as a process: it serves the bundle's function, and once it listens asks the
 // bundle to open its API connection (the bundles of functions that read the API server export
-// `preconnect`).
+// `preconnect`, made by serve.ts from the function's environment).
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { parseConfig } from "../../shared/config.ts";
+import type { KubeClient } from "../../shared/kube/client.ts";
+import { preconnect, type Environment } from "./serve.ts";
+import { sinkPost } from "./sink.ts";
 
 const main = fileURLToPath(new URL("./main.ts", import.meta.url));
 const bundle = fileURLToPath(new URL("../../test/fixtures/preconnecting-bundle.mjs", import.meta.url));
@@ -24,4 +28,19 @@ it("asks the bundle to preconnect once it listens", async () => {
   }
   const port = /URL: http:\/\/localhost:(\d+)\//.exec(out)?.[1];
   expect(Number(port)).toBeGreaterThan(0);
+});
+
+describe("the bundles' preconnect", () => {
+  const environment = (kube: Environment["kube"]): Environment => ({ kube, config: parseConfig({}), now: () => "2026-03-01T00:00:00Z", post: sinkPost({}), log: () => {} });
+
+  it("asks the function's client to preconnect", async () => {
+    let asked = 0;
+    const client = { preconnect: async () => void asked++ } as unknown as KubeClient;
+    await preconnect(environment(async () => client))();
+    expect(asked).toBe(1);
+  });
+
+  it("never fails, also when the credentials cannot be loaded: the first event reports that", async () => {
+    await expect(preconnect(environment(() => Promise.reject(new Error("no kubeconfig"))))()).resolves.toBeUndefined();
+  });
 });
