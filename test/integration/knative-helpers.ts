@@ -52,6 +52,16 @@ export function invocations(fn: "eligibility" | "apply" | "status" | "dead-lette
   return text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Invocation).filter((i) => i.function === fn);
 }
 
+/**
+ * Waits until apply has logged a run in `ns` that wrote (decision Applied) for a request of one of
+ * `causes`. Apply logs its line after the status write a test waits for (it shows the status
+ * itself, then writes its Event), so the line can come a moment after the status.
+ */
+export async function appliedFor(ns: string, causes: readonly string[]): Promise<void> {
+  await eventually(`apply logs a run in ${ns} that wrote for a request of cause ${causes.join(" or ")}`, async () =>
+    invocations("apply").some((i) => i.key?.namespace === ns && i.decision === "Applied" && causes.includes((i.key as { cause?: string }).cause ?? "")), 10_000);
+}
+
 export function allInvocations(): Invocation[] {
   return (["eligibility", "apply", "status", "dead-letter"] as const).flatMap((fn) => invocations(fn));
 }

@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
-import { invocations } from "./knative-helpers.ts";
+import { appliedFor, invocations } from "./knative-helpers.ts";
 import { CHILD_REFS, children, condition, getDpr, published, rollout, settledDpr } from "./pipeline-helpers.ts";
 
 let admin: KubeClient;
@@ -56,8 +56,7 @@ describe("publish", () => {
       invocations("eligibility").some((i) => i.key?.namespace === ns && i.decision === "NoDynamoPoolRelay"));
     await admin.apply(dprObject(ns, "g1"), TEST_MANAGER);
     await settledDpr(ns, "g1", "is published", (d) => condition(d, "ServicePublished")?.status === "True");
-    const causes = invocations("apply").filter((i) => i.key?.namespace === ns && i.decision === "Applied").map((i) => (i.key as { cause?: string }).cause);
-    expect(causes).toContain("DPRChanged");
+    await appliedFor(ns, ["DPRChanged"]);
   });
 
   it("garbage-collects every child when the DynamoPoolRelay is deleted", async () => {
@@ -169,8 +168,7 @@ describe("someone else's edits to fields the product sets", () => {
     // Put back by the reconcile status's drift request asked for; or by a resync tick's, when the
     // pair's slot came round first (then status may have found nothing to ask for). A broken drift
     // path passes only in a run that a tick happens to land in.
-    const causes = invocations("apply").filter((i) => i.key?.namespace === ns && i.decision === "Applied").map((i) => (i.key as { cause?: string }).cause);
-    expect(causes.includes("Drift") || causes.includes("Resync"), `the causes of the applies that wrote: ${causes.join(", ")}`).toBe(true);
+    await appliedFor(ns, ["Drift", "Resync"]);
   });
 });
 
