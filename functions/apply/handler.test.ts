@@ -208,11 +208,13 @@ describe("apply for a DGD change under a status that vouches for the children (a
     expect(result.fields?.["childReads"]).toBe("all");
   });
 
-  it("reads every child for a run that also answers drift: the causes of every request it answers count", async () => {
+  it.each([
+    { name: "drift last", shared: ["DGDChanged", "Drift"] as const },
+    { name: "drift first", shared: ["Drift", "DGDChanged"] as const },
+  ])("reads every child for a run that also answers drift ($name): the causes of every request it answers count", async ({ shared }) => {
     const { kube } = await rollout();
-    // The first request's run starts at once; the next two wait for, and share, the second run,
-    // which the first of them (a DGD change) starts.
-    await Promise.all([apply(reconcile("DGDChanged"), context(kube)), apply(reconcile("DGDChanged"), context(kube)), apply(reconcile("Drift"), context(kube))]);
+    // The first request's run starts at once; the next two wait for, and share, the second run.
+    await Promise.all([apply(reconcile("DGDChanged"), context(kube)), ...shared.map((cause) => apply(reconcile(cause), context(kube)))]);
     expect(kinds(kube, "get").filter((k) => k === "ConfigMap")).toHaveLength(2);
     expect(kinds(kube, "get").filter((k) => k === "Deployment")).toHaveLength(1);
   });

@@ -12,7 +12,7 @@ import { desiredChildren, planApply, type LiveObject } from "../../shared/apply-
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForApply } from "../../shared/classify.ts";
 import { decide, type Decision } from "../../shared/decide.ts";
-import { EventType, keyString, productEvent, type EmitContext, type ReconcileCause, type ReconcileData } from "../../shared/events.ts";
+import { EventType, productEvent, type EmitContext, type ReconcileCause, type ReconcileData } from "../../shared/events.ts";
 import { Reporter, applied, foreignChildren, rejected, renderEvent, withdrawn, type Occurrence } from "../../shared/k8s-events.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import { APPLY_FIELD_MANAGER, API_VERSION, KIND, childName } from "../../shared/names.ts";
@@ -31,19 +31,12 @@ export const SOURCE = "/dynamo-pool-relay/apply";
  * several child events) share runs: apply decides from what it reads, never from the request. The
  * requests' causes only say how much to read: the run that answers them reads for all of them.
  */
-const requests = coalescing();
-const causes = new Map<string, Set<ReconcileCause>>();
+const requests = coalescing<ReconcileData, readonly ReconcileCause[]>((earlier = [], later) => [...new Set([...earlier, ...later])]);
 
 export const apply: Handler = async (event, ctx) => {
   // 1. Parse: only reconcile requests, with a valid key.
   const key = mustClassify(classifyForApply(event));
-  const slot = keyString(key);
-  causes.set(slot, (causes.get(slot) ?? new Set()).add(key.cause));
-  return requests(key, () => {
-    const asked = [...(causes.get(slot) ?? [])];
-    causes.delete(slot);
-    return converge(event, ctx, key, asked);
-  });
+  return requests(key, [key.cause], (asked) => converge(event, ctx, key, asked));
 };
 
 /** What a run's replies and Events are made of: the outcome's identity, the reply's context, the Event writer. */

@@ -46,13 +46,26 @@ export class BadEvent extends Error {
 
 /**
  * Concurrent invocations about one DynamoPoolRelay in this process share runs (shared/coalesce.ts).
- * One answered by another's run returns its decision without its reply: that run's invocation sends
- * it, once. It logs its own key (a reconcile request's cause with it), not the run's.
+ * Each brings its input; a run answers the inputs of every invocation it answers, merged with
+ * `merge` as they arrive, and taken when it starts. One answered by another's run returns its
+ * decision without its reply: that run's invocation sends it, once. It logs its own key (a
+ * reconcile request's cause with it), not the run's.
  */
-export function coalescing<K extends DprKey>(): (key: K, run: () => Promise<Result>, batch?: () => Promise<void>) => Promise<Result> {
+export function coalescing<K extends DprKey, I>(
+  merge: (earlier: I | undefined, later: I) => I,
+): (key: K, input: I, run: (merged: I) => Promise<Result>, batch?: () => Promise<void>) => Promise<Result> {
   const runs = new Coalescer<Result>();
-  return async (key, run, batch) => {
-    const { value, ran } = await runs.run(keyString(key), run, batch);
+  const pending = new Map<string, I>();
+  return async (key, input, run, batch) => {
+    const slot = keyString(key);
+    pending.set(slot, merge(pending.get(slot), input));
+    const start = () => {
+      // Set above by every invocation this run answers, each before it joined the run.
+      const merged = pending.get(slot)!;
+      pending.delete(slot);
+      return run(merged);
+    };
+    const { value, ran } = await runs.run(slot, start, batch);
     return ran ? value : { decision: value.decision, fields: { ...value.fields, key, coalesced: true } };
   };
 }

@@ -14,7 +14,7 @@ import type { LiveObject } from "../../shared/apply-plan.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForStatus, mergeStatusInputs, type StatusInput } from "../../shared/classify.ts";
 import { decide } from "../../shared/decide.ts";
-import { EventType, keyString, productEvent } from "../../shared/events.ts";
+import { EventType, keyString, productEvent, type DprKey } from "../../shared/events.ts";
 import { Reporter } from "../../shared/k8s-events.ts";
 import { isConflict } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
@@ -104,8 +104,7 @@ async function withRetries(event: CloudEvent, ctx: Context, input: StatusInput):
  * of the events that wait for it: a report's failure is shown, every changed kind is judged for
  * drift. Shared runs also keep concurrent writes of one status from conflicting here.
  */
-const runs = coalescing();
-const pending = new Map<string, StatusInput>();
+const runs = coalescing<DprKey, StatusInput>(mergeStatusInputs);
 
 export const status: Handler = async (event, ctx) => {
   // 1. Parse: an apply report or a child change, and the DynamoPoolRelay it is about.
@@ -115,18 +114,9 @@ export const status: Handler = async (event, ctx) => {
   if (input.awaitsReport) return { decision: "AwaitsReport", fields: { key: input.key, version: input.version } };
   const read = input.version && seen.seen(key, input.version);
   if (read) return { decision: read === "same" ? "Seen" : "Stale", fields: { key: input.key, version: input.version } };
-  pending.set(key, mergeStatusInputs(pending.get(key), input));
   // With a batch period set (STATUS_BATCH_MS), a child change lets the rest of its burst gather;
   // a report from apply (which comes after the writes whose events it would wait for) starts the
   // run at once.
   const batch = input.changed.length > 0 && ctx.config.statusBatchMs > 0 ? () => ctx.sleep(ctx.config.statusBatchMs) : undefined;
-  return runs(
-    input.key,
-    () => {
-      const merged = pending.get(key)!;
-      pending.delete(key);
-      return withRetries(event, ctx, merged);
-    },
-    batch,
-  );
+  return runs(input.key, input, (merged) => withRetries(event, ctx, merged), batch);
 };
