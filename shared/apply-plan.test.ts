@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { dgd, dpr } from "../test/builders.ts";
 import { appliedHashes, liveChildren, type LiveInput } from "../test/live-children.ts";
-import { childState, foreignChildren, isSubset, planApply, reflectsDecision, withAppliedHash, APPLIED_HASH, type LiveObject } from "./apply-plan.ts";
+import { childState, foreignChildren, isSubset, planApply, planSources, reflectsDecision, withAppliedHash, APPLIED_HASH, type LiveObject } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
 import { renderChildren, type KubeObject } from "./render/index.ts";
@@ -200,6 +200,27 @@ describe("planApply, pinning", () => {
     expect(plan.apply).toHaveLength(1);
     expect(plan.apply[0]!.force).toBe(true);
     expect(plan.apply[0]!.object).toStrictEqual(cm);
+  });
+});
+
+describe("planSources: a rollout that reads no child", () => {
+  const kinds = desired.map((d) => d.kind);
+  const rolled = decide(dpr(), dgd({ componentNames: { decode: ["g1-decode-aaaa1111"] } }), DEFAULT_OPERATOR_DEFAULTS) as Extract<Decision, { action: "apply" }>;
+  const rolledChildren = renderChildren(rolled).map(withAppliedHash);
+
+  it("writes the new sources document alone, forced, over the version of the ConfigMap the status vouched for", () => {
+    expect(rolled.sources.revision).not.toBe(apply.sources.revision);
+    const plan = planSources(rolledChildren, rolled, { sourcesRevision: apply.sources.revision, resourceVersion: "104" });
+    const configMap = rolledChildren.find((d) => d.kind === "ConfigMap")!;
+    expect(plan).toEqual({
+      apply: [{ object: { ...configMap, metadata: { ...configMap.metadata, resourceVersion: "104" } }, force: true }],
+      unchanged: kinds.filter((k) => k !== "ConfigMap"),
+      skipped: [],
+    });
+  });
+
+  it("writes nothing when the ConfigMap carries the decision's sources already", () => {
+    expect(planSources(rolledChildren, rolled, { sourcesRevision: rolled.sources.revision, resourceVersion: "104" })).toEqual({ apply: [], unchanged: kinds, skipped: [] });
   });
 });
 

@@ -8,6 +8,7 @@ import { stableJson } from "./connection-revision.ts";
 import { controlledBy } from "./ownership.ts";
 import { sameQuantity } from "./quantity.ts";
 import type { Decision } from "./decide.ts";
+import type { VouchedSources } from "./no-op.ts";
 import { renderChildren, type KubeObject } from "./render/index.ts";
 import { sha256Hex } from "./sources-document.ts";
 
@@ -141,10 +142,19 @@ export function planApply(desired: readonly KubeObject[], live: readonly (LiveOb
 }
 
 /**
- * Whether the observed children already carry the decision as far as it can be carried, i.e. the
- * last apply or withdrawal for this generation succeeded: foreign children, and the ones that
- * need them, are left as they are (and reported as foreign), so they do not count.
+ * The plan of a rollout that reads no child (shared/no-op.ts, sourcesOnly): every child but the
+ * ConfigMap is as the stored status vouched; the ConfigMap is written, over the version the status
+ * found it at and so forced as a child this DynamoPoolRelay controls, only when the decision's
+ * sources document is not the one it carries.
  */
+export function planSources(desired: readonly KubeObject[], decision: Extract<Decision, { action: "apply" }>, vouched: VouchedSources): ApplyPlan {
+  const kinds = desired.map((d) => d.kind);
+  if (decision.sources.revision === vouched.sourcesRevision) return { apply: [], unchanged: kinds, skipped: [] };
+  const configMap = desired.find((d) => d.kind === "ConfigMap")!;
+  const object = { ...configMap, metadata: { ...configMap.metadata, resourceVersion: vouched.resourceVersion } } as KubeObject;
+  return { apply: [{ object, force: true }], unchanged: kinds.filter((k) => k !== "ConfigMap"), skipped: [] };
+}
+
 /**
  * Whether the children carry the decision: all of them, or only those of the `kinds` given (a foreign
  * or missing child of another kind still blocks what needs it).

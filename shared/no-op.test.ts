@@ -137,10 +137,17 @@ describe("changesNothing: withdrawn", () => {
 describe("sourcesOnly: a reconcile asked for by DGD changes that need write only the ConfigMap", () => {
   const settled = settledOn(rolled);
   const applyOf = (source: unknown, s: DecisionSettings = settings) => decide(settled, source, s);
+  const vouched = { sourcesRevision: (decide(settled, rolled, settings) as Extract<Decision, { action: "apply" }>).sources.revision, resourceVersion: "104" };
 
-  it("is so for a rollout under a status that vouches for the children", () => {
-    expect(sourcesOnly(settled, applyOf(rolledOn), ["DGDChanged"])).toBe(true);
-    expect(sourcesOnly(settled, applyOf(rolled), ["DGDChanged"])).toBe(true);
+  it("is so for a rollout under a status that vouches for the children: the sources they carry, and the ConfigMap's version that carries them", () => {
+    expect(settled.status?.sourcesResourceVersion).toBe("104");
+    expect(sourcesOnly(settled, applyOf(rolledOn), ["DGDChanged"])).toEqual(vouched);
+    expect(sourcesOnly(settled, applyOf(rolled), ["DGDChanged"])).toEqual(vouched);
+  });
+
+  it("is not so under a status that does not say which version of the ConfigMap carried its sources (one written before it said so)", () => {
+    const { sourcesResourceVersion: _version, ...older } = settled.status!;
+    expect(sourcesOnly({ ...settled, status: older }, applyOf(rolledOn), ["DGDChanged"])).toBeUndefined();
   });
 
   it("holds because no child but the ConfigMap changes with the worker namespaces", () => {
@@ -160,29 +167,29 @@ describe("sourcesOnly: a reconcile asked for by DGD changes that need write only
     { name: "a DGD change sharing its run with drift", causes: ["DGDChanged", "Drift"] as const },
     { name: "no request at all", causes: [] as const },
   ])("is not so for $name: every child is read", ({ causes }) => {
-    expect(sourcesOnly(settled, applyOf(rolledOn), ["DGDChanged"])).toBe(true);
-    expect(sourcesOnly(settled, applyOf(rolledOn), causes)).toBe(false);
+    expect(sourcesOnly(settled, applyOf(rolledOn), ["DGDChanged"])).toEqual(vouched);
+    expect(sourcesOnly(settled, applyOf(rolledOn), causes)).toBeUndefined();
   });
 
   it("is not so when the Relay command, and so the connection revision, differs", () => {
-    expect(sourcesOnly(settled, applyOf(rolledOn, { ...settings, relayCommand: ["relay", "--serve"] }), ["DGDChanged"])).toBe(false);
+    expect(sourcesOnly(settled, applyOf(rolledOn, { ...settings, relayCommand: ["relay", "--serve"] }), ["DGDChanged"])).toBeUndefined();
   });
 
   it("is not so while the status has not observed the current generation", () => {
-    expect(sourcesOnly({ ...settled, metadata: { generation: 4 } }, applyOf(rolledOn), ["DGDChanged"])).toBe(false);
+    expect(sourcesOnly({ ...settled, metadata: { generation: 4 } }, applyOf(rolledOn), ["DGDChanged"])).toBeUndefined();
   });
 
   it.each(["Reconciling", "ApplyFailed", "ForeignChild"])("is not so while Ready says %s", (reason) => {
-    expect(sourcesOnly(withReady(settled, "RolloutPending"), applyOf(rolledOn), ["DGDChanged"])).toBe(true);
-    expect(sourcesOnly(withReady(settled, reason), applyOf(rolledOn), ["DGDChanged"])).toBe(false);
+    expect(sourcesOnly(withReady(settled, "RolloutPending"), applyOf(rolledOn), ["DGDChanged"])).toEqual(vouched);
+    expect(sourcesOnly(withReady(settled, reason), applyOf(rolledOn), ["DGDChanged"])).toBeUndefined();
   });
 
   it("is not so while the status says the DGD was not eligible (the children were withdrawn from)", () => {
     const gone = settledOn(undefined);
-    expect(sourcesOnly(gone, decide(gone, rolledOn, settings), ["DGDChanged"])).toBe(false);
+    expect(sourcesOnly(gone, decide(gone, rolledOn, settings), ["DGDChanged"])).toBeUndefined();
   });
 
   it("is not so for a decision other than apply", () => {
-    expect(sourcesOnly(settled, decide(settled, undefined, settings), ["DGDChanged"])).toBe(false);
+    expect(sourcesOnly(settled, decide(settled, undefined, settings), ["DGDChanged"])).toBeUndefined();
   });
 });

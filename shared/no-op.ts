@@ -9,8 +9,9 @@
  * records (stale, or newer) leads to a full reconcile, which reads the truth. A payload that
  * matches while the live DGD has moved on is followed by the event of that move.
  *
- * The same word of the status lets apply, for a DGD change, read and write only the ConfigMap
- * (sourcesOnly): the decision there is made from the DGD apply read, never from a payload.
+ * The same word of the status lets apply, for a DGD change, write only the ConfigMap, over the
+ * version the status found it at, without reading any child (sourcesOnly): the decision there is
+ * made from the DGD apply read, never from a payload.
  */
 import { ConditionType, Reason } from "./conditions.ts";
 import { decide, type Decision, type DecisionSettings } from "./decide.ts";
@@ -38,19 +39,30 @@ function settledStatus(dpr: ObservedDpr): DynamoPoolRelayStatus | undefined {
   return status;
 }
 
+/** What the stored status says the sources ConfigMap carried, and at which of its versions. */
+export interface VouchedSources {
+  sourcesRevision: string;
+  resourceVersion: string;
+}
+
 /**
- * Whether a reconcile asked for by DGD changes alone need read and write only the ConfigMap: the
- * stored status vouches that the children carry an apply decision for the current generation
- * whose connection revision this one keeps, and every child but the ConfigMap is rendered from
- * the DynamoPoolRelay and that revision alone (shared/render), so only the sources document (a
- * rollout's worker namespaces) can differ. The payload never enters: `decision` is made from the
- * DGD just read. A reconcile for drift, a resync or a DynamoPoolRelay change reads every child:
- * those are how a child changed behind the status's back is found and put back.
+ * What a reconcile asked for by DGD changes alone may take from the stored status instead of
+ * reading the children: the status vouches that they carry an apply decision for the current
+ * generation whose connection revision this one keeps, and every child but the ConfigMap is
+ * rendered from the DynamoPoolRelay and that revision alone (shared/render), so only the sources
+ * document (a rollout's worker namespaces) can differ; it also says which version of the
+ * ConfigMap carried its sources revision, so the next document can be written over that very
+ * version, which fails if anyone changed it since. The payload never enters: `decision` is made
+ * from the DGD just read. A reconcile for drift, a resync or a DynamoPoolRelay change reads every
+ * child: those are how a child changed behind the status's back is found and put back.
  */
-export function sourcesOnly(dpr: ObservedDpr, decision: Decision, causes: readonly ReconcileCause[]): boolean {
-  if (decision.action !== "apply" || causes.length === 0 || causes.some((c) => c !== "DGDChanged")) return false;
+export function sourcesOnly(dpr: ObservedDpr, decision: Decision, causes: readonly ReconcileCause[]): VouchedSources | undefined {
+  if (decision.action !== "apply" || causes.length === 0 || causes.some((c) => c !== "DGDChanged")) return undefined;
+  const status = settledStatus(dpr);
   // Only a status shown for an apply decision records a connection revision.
-  return settledStatus(dpr)?.connectionRevision === decision.connectionRevision;
+  if (status?.connectionRevision !== decision.connectionRevision) return undefined;
+  const { sourcesRevision, sourcesResourceVersion } = status;
+  return sourcesRevision && sourcesResourceVersion ? { sourcesRevision, resourceVersion: sourcesResourceVersion } : undefined;
 }
 
 /**

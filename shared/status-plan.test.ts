@@ -69,6 +69,18 @@ describe("planStatus", () => {
     expect(caughtUp.status.conditions!.find((c) => c.type === "Ready")?.reason).toBe("RolloutPending");
   });
 
+  it("records the version of the ConfigMap it found carrying the sources, a rollout's precondition (shared/no-op.ts)", () => {
+    expect(live.ConfigMap.metadata["resourceVersion"]).toBe("104");
+    expect(plan().status.sourcesResourceVersion).toBe("104");
+    // Not read (the stored status vouched for it): as stored.
+    const { configMap: _c, serviceAccount: _s, role: _r, roleBinding: _b, ...shown } = current;
+    expect(plan({ dpr: { ...d, status: { ...plan().status, sourcesResourceVersion: "77" } }, observed: shown }).status.sourcesResourceVersion).toBe("77");
+    // Someone else's, or missing: no version a rollout may write over.
+    const foreignConfigMap = { ...live.ConfigMap, metadata: { ...live.ConfigMap.metadata, ownerReferences: [{ uid: "someone-else", controller: true }] } };
+    expect(plan({ observed: { ...current, configMap: foreignConfigMap } }).status.sourcesResourceVersion).toBeUndefined();
+    expect(plan({ observed: { ...current, configMap: undefined } }).status.sourcesResourceVersion).toBeUndefined();
+  });
+
   it("never moves observedGeneration backwards", () => {
     expect(plan({ dpr: { ...d, status: { observedGeneration: 5 } } }).status.observedGeneration).toBe(5);
   });
@@ -283,14 +295,17 @@ describe("sourcesStatus: the status after apply wrote the sources document alone
   const settled = { ...d, status: plan().status };
   const rolled = decide(d, dgd({ componentNames: { decode: ["g1-decode-aaaa1111", "g1-decode-bbbb2222"] } }), DEFAULT_OPERATOR_DEFAULTS) as Extract<Decision, { action: "apply" }>;
 
+  // The ConfigMap as the write of the new document returned it: a new version.
+  const written = { ...liveAfter(rolled).ConfigMap, metadata: { ...liveAfter(rolled).ConfigMap.metadata, resourceVersion: "900" } };
+
   it("is what the status function computes from every child once the ConfigMap carries the new sources", () => {
     expect(rolled.sources.revision).not.toBe(apply.sources.revision);
-    const full = planStatus({ dpr: settled, decision: rolled, observed: { ...current, configMap: liveAfter(rolled).ConfigMap }, changed: [], now: NOW });
-    expect(full.status.workerNamespaces).toEqual(rolled.workerNamespaces);
-    expect(sourcesStatus(settled, rolled)).toEqual({ ...full, write: true });
+    const full = planStatus({ dpr: settled, decision: rolled, observed: { ...current, configMap: written }, changed: [], now: NOW });
+    expect(full.status).toMatchObject({ workerNamespaces: rolled.workerNamespaces, sourcesResourceVersion: "900" });
+    expect(sourcesStatus(settled, rolled, written)).toEqual({ ...full, write: true });
   });
 
-  it("writes nothing when the status already shows those sources", () => {
-    expect(sourcesStatus(settled, apply)).toMatchObject({ status: settled.status, write: false });
+  it("writes nothing when the status already shows those sources, at that version of the ConfigMap", () => {
+    expect(sourcesStatus(settled, apply, live.ConfigMap)).toMatchObject({ status: settled.status, write: false });
   });
 });

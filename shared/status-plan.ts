@@ -5,6 +5,7 @@
  */
 import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
 import { desiredChildren, foreignChildren, reflectsDecision, type LiveObject } from "./apply-plan.ts";
+import { controlledBy } from "./ownership.ts";
 import { stableJson } from "./connection-revision.ts";
 import type { ReportedFailure } from "./classify.ts";
 import { ConditionType, Reason } from "./conditions.ts";
@@ -104,12 +105,18 @@ export function childrenToRead(
 
 /**
  * The status once apply wrote the sources document alone (shared/no-op.ts, sourcesOnly): the
- * stored one, which vouched for every other child, with the worker namespaces and the sources
- * revision the ConfigMap now carries.
+ * stored one, which vouched for every other child, with the worker namespaces, the sources
+ * revision and the version of the ConfigMap as its write returned it.
  */
-export function sourcesStatus(dpr: StatusPlanInput["dpr"], decision: Extract<Decision, { action: "apply" }>): StatusPlan {
-  const status = { ...dpr.status, workerNamespaces: decision.workerNamespaces, sourcesRevision: decision.sources.revision };
+export function sourcesStatus(dpr: StatusPlanInput["dpr"], decision: Extract<Decision, { action: "apply" }>, configMap: LiveObject): StatusPlan {
+  const status = { ...dpr.status, workerNamespaces: decision.workerNamespaces, sourcesRevision: decision.sources.revision, ...sourcesVersion(configMap, dpr.metadata.uid) };
   return { status, write: stableJson(status) !== stableJson(dpr.status ?? {}), reflects: true, drift: false };
+}
+
+/** The version a ConfigMap that is this DynamoPoolRelay's was read at: what a rollout writes over (shared/no-op.ts). */
+function sourcesVersion(configMap: LiveObject | undefined, dprUid: string | undefined): { sourcesResourceVersion?: string } {
+  const version = configMap?.metadata["resourceVersion"];
+  return configMap && controlledBy(configMap, dprUid) && typeof version === "string" ? { sourcesResourceVersion: version } : {};
 }
 
 export function planStatus(input: StatusPlanInput): StatusPlan {
@@ -133,6 +140,8 @@ export function planStatus(input: StatusPlanInput): StatusPlan {
     reflects,
     foreign: foreignChildren(desired, live, dpr.metadata.uid),
     applyFailure: failure,
+    // Not read: as the stored status, which vouched for it, has it.
+    ...(live.has("ConfigMap") ? sourcesVersion(live.get("ConfigMap"), dpr.metadata.uid) : { sourcesResourceVersion: dpr.status?.sourcesResourceVersion }),
   });
   return {
     status,

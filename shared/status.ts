@@ -51,6 +51,11 @@ export interface StatusInput {
    * worker namespaces and revisions in effect and Ready is False: it describes what the Relay runs.
    */
   reflects: boolean;
+  /**
+   * The resourceVersion of the sources ConfigMap the revisions are found at: as read, or as the
+   * stored status had it when the ConfigMap was not read; undefined when it is missing or not ours.
+   */
+  sourcesResourceVersion?: string | undefined;
 }
 
 type Verdict = { status: boolean; reason: string; message: string };
@@ -139,11 +144,12 @@ function labelSelector(dgdName: string): string {
 }
 
 /** The sources and connection the previous status reported: still in effect while the children lag. */
-function inEffect(previous: DynamoPoolRelayStatus): Pick<DynamoPoolRelayStatus, "workerNamespaces" | "sourcesRevision" | "connectionRevision"> {
+function inEffect(previous: DynamoPoolRelayStatus): Pick<DynamoPoolRelayStatus, "workerNamespaces" | "sourcesRevision" | "connectionRevision" | "sourcesResourceVersion"> {
   return {
     ...(previous.workerNamespaces ? { workerNamespaces: previous.workerNamespaces } : {}),
     ...(previous.sourcesRevision ? { sourcesRevision: previous.sourcesRevision } : {}),
     ...(previous.connectionRevision ? { connectionRevision: previous.connectionRevision } : {}),
+    ...(previous.sourcesResourceVersion ? { sourcesResourceVersion: previous.sourcesResourceVersion } : {}),
   };
 }
 
@@ -195,7 +201,7 @@ export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
     ...(decision.action !== "apply"
       ? {}
       : input.reflects
-        ? { workerNamespaces: decision.workerNamespaces, sourcesRevision: decision.sources.revision, connectionRevision: decision.connectionRevision }
+        ? { workerNamespaces: decision.workerNamespaces, sourcesRevision: decision.sources.revision, connectionRevision: decision.connectionRevision, ...(input.sourcesResourceVersion ? { sourcesResourceVersion: input.sourcesResourceVersion } : {}) }
         : inEffect(previous)),
   };
 }

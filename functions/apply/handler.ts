@@ -5,10 +5,10 @@
  * leaves everything as it is. It replies with what it did, and reports it as a Kubernetes Event
  * when something happened; when it wrote nothing and the status already shows these children, it
  * replies nothing. A DGD change the stored status vouches can have changed only the sources
- * document (a rollout) reads and writes only the ConfigMap (shared/no-op.ts, sourcesOnly).
+ * document (a rollout) reads no child and writes only the ConfigMap (shared/no-op.ts, sourcesOnly).
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
-import { desiredChildren, planApply, type LiveObject } from "../../shared/apply-plan.ts";
+import { desiredChildren, planApply, planSources, type ApplyPlan, type LiveObject } from "../../shared/apply-plan.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForApply } from "../../shared/classify.ts";
 import { decide, type Decision } from "../../shared/decide.ts";
@@ -16,8 +16,8 @@ import { EventType, productEvent, type EmitContext, type ReconcileCause, type Re
 import { Reporter, applied, foreignChildren, rejected, renderEvent, withdrawn, type Occurrence } from "../../shared/k8s-events.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import { APPLY_FIELD_MANAGER, API_VERSION, KIND, childName } from "../../shared/names.ts";
-import { sourcesOnly } from "../../shared/no-op.ts";
-import { controlledBy, ownership } from "../../shared/ownership.ts";
+import { sourcesOnly, type VouchedSources } from "../../shared/no-op.ts";
+import { ownership } from "../../shared/ownership.ts";
 import type { KubeObject } from "../../shared/render/index.ts";
 import { unobserved } from "../../shared/resync.ts";
 import { observedChildren, planStatus, sourcesStatus, type StatusPlan } from "../../shared/status-plan.ts";
@@ -66,14 +66,20 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
     return { decision: "Rejected", reply: productEvent(EventType.Rejected, data, emit), fields: { key, ...eventFields(events) } };
   }
 
-  if (decision.action === "withdraw") return withdraw(ctx, dpr, decision, key, { outcome, emit, report });
+  const run: Run = { outcome, emit, report };
+  if (decision.action === "withdraw") return withdraw(ctx, dpr, decision, key, run);
 
-  // 4b. Apply the children that are missing or differ, in order. The Deployment carries the
+  // 4b. A rollout the stored status vouches for writes the sources document alone, reading no child.
+  const desired = desiredChildren(decision);
+  const vouched = sourcesOnly(dpr, decision, asked);
+  const rolled = vouched && (await rollout(ctx, dpr, decision, desired, vouched, key, run));
+  if (rolled) return rolled;
+
+  // 4c. Apply the children that are missing or differ, in order. The Deployment carries the
   // user's opaque fields (tolerations, affinity, env sources), so a server dry-run checks it first:
   // a spec the API server refuses writes nothing and is reported instead of retried.
-  const desired = desiredChildren(decision);
-  const { read, live, vouched } = await readChildren(ctx, dpr, decision, desired, asked);
-  const plan = planApply(read, live, dpr.metadata.uid);
+  const live = await Promise.all(desired.map((d) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name })));
+  const plan = planApply(desired, live, dpr.metadata.uid);
   // What the API server answered each write with: the children as they are now.
   const written = new Map<string, LiveObject>();
   try {
@@ -87,26 +93,64 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
     return { decision: "ApplyFailed", reply: productEvent(EventType.Rejected, data, emit), fields: { key, error: err.message, ...eventFields(events) } };
   }
   // The status these children make, from what the writes returned and the rest as read.
-  const current = read.map((d, i) => written.get(d.kind) ?? live[i]);
-  const status = vouched.length > 0
-    ? sourcesStatus(dpr, decision)
-    : planStatus({ dpr, decision, observed: observedChildren(read, current, await relayEndpointSlices(ctx.kube, key)), changed: [], now: ctx.now() });
+  const current = desired.map((d, i) => written.get(d.kind) ?? live[i]);
+  const status = planStatus({ dpr, decision, observed: observedChildren(desired, current, await relayEndpointSlices(ctx.kube, key)), changed: [], now: ctx.now() });
   if (plan.apply.length === 0 && plan.skipped.length === 0 && !unobserved(dpr) && !status.write) {
     // Nothing written, and the status already shows what these children make of this generation:
     // status has nothing to do either, so no report (a periodic reconcile of a converged pair ends here).
     return { decision: "Converged", fields: { key } };
   }
+  return answer(ctx, dpr, run, key, { desired, plan, written, status, childReads: "all" });
+}
+
+/**
+ * A rollout (shared/no-op.ts, sourcesOnly): the stored status vouches for every child, and for the
+ * ConfigMap at the version it found it at. The next sources document is written over that very
+ * version (or creates the ConfigMap if it went: the API server's apply does, whatever the
+ * version), and the status shown with it; undefined when the ConfigMap changed since (409) or the
+ * write was refused: the status's word is out of date, so every child is read.
+ */
+async function rollout(
+  ctx: Context,
+  dpr: DynamoPoolRelay,
+  decision: Extract<Decision, { action: "apply" }>,
+  desired: readonly KubeObject[],
+  vouched: VouchedSources,
+  key: ReconcileData,
+  run: Run,
+): Promise<Result | undefined> {
+  const plan = planSources(desired, decision, vouched);
+  // The same sources again (the DGD moved back, or another run wrote them): the status shows them.
+  if (plan.apply.length === 0) return { decision: "Converged", fields: { key, childReads: "none" } };
+  let configMap: LiveObject;
+  try {
+    configMap = await ctx.kube.apply<LiveObject>(plan.apply[0]!.object, APPLY_FIELD_MANAGER, { force: true });
+  } catch (err) {
+    if (!(err instanceof ApiError) || (err.transient && err.status !== 409)) throw err;
+    return undefined;
+  }
+  const written = new Map([["ConfigMap", configMap]]);
+  return answer(ctx, dpr, run, key, { desired, plan, written, status: sourcesStatus(dpr, decision, configMap), childReads: "none" });
+}
+
+/** Shows the status the writes make, replies what was applied, and reports it as Kubernetes Events. */
+async function answer(
+  ctx: Context,
+  dpr: DynamoPoolRelay,
+  { outcome, emit, report }: Run,
+  key: ReconcileData,
+  { desired, plan, written, status, childReads }: { desired: readonly KubeObject[]; plan: ApplyPlan; written: ReadonlyMap<string, LiveObject>; status: StatusPlan; childReads: "all" | "none" },
+): Promise<Result> {
   const serviceUid = written.get("Service")?.metadata["uid"] as string | undefined;
   const shown = await showStatus(ctx, dpr, status);
-  const unchanged = desired.map((d) => d.kind).filter((kind) => plan.unchanged.includes(kind) || vouched.includes(kind));
-  const data = { ...outcome, applied: plan.apply.map((a) => a.object.kind), unchanged, skipped: plan.skipped, ...(shown.written ? { statusWritten: true as const } : {}) };
+  const data = { ...outcome, applied: plan.apply.map((a) => a.object.kind), unchanged: desired.map((d) => d.kind).filter((kind) => plan.unchanged.includes(kind)), skipped: plan.skipped, ...(shown.written ? { statusWritten: true as const } : {}) };
   // An apply that wrote nothing writes no Event either: the steady state stays without writes.
   const events = [
     ...(plan.apply.length > 0 ? [await report(applied(dpr, plan.apply.map((a) => a.object), desired, serviceUid))] : []),
     ...(plan.skipped.length > 0 ? [await report(foreignChildren(plan.skipped), true)] : []),
     ...shown.events,
   ];
-  const fields = { key, childReads: vouched.length > 0 ? "ConfigMap" : "all", applied: data.applied, skipped: plan.skipped.length, statusShown: shown.outcome, ...eventFields(events) };
+  const fields = { key, childReads, applied: data.applied, skipped: plan.skipped.length, statusShown: shown.outcome, ...eventFields(events) };
   return { decision: "Applied", reply: productEvent(EventType.Applied, data, emit), fields };
 }
 
@@ -134,27 +178,6 @@ async function withdraw(ctx: Context, dpr: DynamoPoolRelay, decision: Extract<De
   const data = { ...outcome, reason: decision.reason, message: decision.message, service, ...(shown.written ? { statusWritten: true as const } : {}) } as const;
   const events = [...(service === "deleted" ? [await report(withdrawn(ref.name, live!.metadata.uid, decision.message))] : []), ...shown.events];
   return { decision: "Withdrawn", reply: productEvent(EventType.Withdrawn, data, emit), fields: { key, reason: decision.reason, service, statusShown: shown.outcome, ...eventFields(events) } };
-}
-
-/**
- * The children this run reads (`read`, with `live` as read) and the ones it leaves to the stored
- * status's word (`vouched`): only the ConfigMap when a DGD change can have changed nothing else
- * (shared/no-op.ts, sourcesOnly) and the ConfigMap is still this DynamoPoolRelay's. An absent or
- * foreign one says the status's word is out of date: then every child is read.
- */
-async function readChildren(
-  ctx: Context,
-  dpr: DynamoPoolRelay,
-  decision: Extract<Decision, { action: "apply" }>,
-  desired: readonly KubeObject[],
-  asked: readonly ReconcileCause[],
-): Promise<{ read: readonly KubeObject[]; live: (LiveObject | undefined)[]; vouched: string[] }> {
-  const get = (d: KubeObject) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name });
-  if (!sourcesOnly(dpr, decision, asked)) return { read: desired, live: await Promise.all(desired.map(get)), vouched: [] };
-  const configMap = desired.find((d) => d.kind === "ConfigMap")!;
-  const live = await get(configMap);
-  if (live && controlledBy(live, dpr.metadata.uid)) return { read: [configMap], live: [live], vouched: desired.filter((d) => d !== configMap).map((d) => d.kind) };
-  return { read: desired, live: await Promise.all(desired.map((d) => (d === configMap ? live : get(d)))), vouched: [] };
 }
 
 /**

@@ -120,6 +120,8 @@ export const DynamoPoolRelayStatus = z
       .check(z.meta({ description: "SHA-256 of the sources document, equal to the revision the Relay reports as applied." })),
     connectionRevision: z.optional(z.string())
       .check(z.meta({ description: "Revision of the Relay's connection settings, in both the sources document and the pod template." })),
+    sourcesResourceVersion: z.optional(z.string())
+      .check(z.meta({ description: "resourceVersion of the sources ConfigMap this status found carrying sourcesRevision. A rollout writes the next document over that very version without reading the ConfigMap first: if anyone changed it since, the write fails and every child is read." })),
   })
   .check(z.meta({ description: "Observed state of the DynamoPoolRelay." }));
 export type DynamoPoolRelayStatus = z.infer<typeof DynamoPoolRelayStatus>;

@@ -135,16 +135,18 @@ describe("W3C trace context", () => {
     const ns = await freshNamespace("trace");
     await published(ns);
     await ready(ns);
-    // A status whose worker namespaces are not the ConfigMap's (as if written by hand): apply, for
-    // a DGD change, finds the ConfigMap current, writes the status itself and reports it rather
-    // than ending the chain (a converged pair's reconcile sends no report), so the trace crosses
-    // all three functions. Written once the pods' updates are handled, so that no status run of
-    // theirs repairs it first.
+    // A status whose sources are not the ConfigMap's (as if written by hand): apply, for a DGD
+    // change, writes the document the status does not show over the version the status names (the
+    // one there: nothing changes), writes the status itself and reports it rather than ending the
+    // chain (a converged pair's reconcile sends no report), so the trace crosses all three
+    // functions. Written once the pods' updates are handled, so that no status run of theirs
+    // repairs it first.
     await statusQuiet(ns);
     const shown = await getDpr(admin, ns, "g1");
     const workerNamespaces = shown.status?.["workerNamespaces"];
+    const sourcesRevision = shown.status?.["sourcesRevision"];
     expect(workerNamespaces).toEqual([expect.any(String)]);
-    await admin.replaceStatus({ ...shown, status: { ...shown.status, workerNamespaces: ["edited-by-hand"] } });
+    await admin.replaceStatus({ ...shown, status: { ...shown.status, workerNamespaces: ["edited-by-hand"], sourcesRevision: "edited-by-hand" } });
     const trace = randomUUID().replaceAll("-", "");
     const traceparent = `00-${trace}-00f067aa0ba902b7-01`;
     const dgdChange: CloudEvent = {
@@ -161,8 +163,9 @@ describe("W3C trace context", () => {
     const steps = await eventually("the change's chain is handled", async () => chain(dgdChange.id));
     expect(steps.map((i) => i.function)).toEqual(["eligibility", "apply", "status"]);
     expect(steps.map((i) => i.decision)).toEqual(["Reconcile", "Applied", "ShownByApply"]);
-    expect(steps.map((i) => i.writes)).toEqual([0, 1, 0]);
-    expect((await getDpr(admin, ns, "g1")).status?.["workerNamespaces"]).toEqual(workerNamespaces);
+    // The ConfigMap (unchanged), the status, the Applied Event.
+    expect(steps.map((i) => i.writes)).toEqual([0, 3, 0]);
+    expect((await getDpr(admin, ns, "g1")).status).toMatchObject({ workerNamespaces, sourcesRevision });
     expect(steps.map((i) => i["trace_id"])).toEqual([trace, trace, trace]);
     expect(new Set(steps.map((i) => i["span_id"])).size).toBe(3);
     // Which span each names as its parent depends on whether Knative passes the HTTP header on (the

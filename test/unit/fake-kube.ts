@@ -2,6 +2,7 @@
 // need to see what a handler asked for: every call is recorded, objects are held by
 // apiVersion/kind/namespace/name, and any call can be made to fail.
 import type { KubeClient, KubeObject, ObjectRef } from "../../shared/kube/client.ts";
+import { ApiError } from "../../shared/kube/errors.ts";
 
 export type Call =
   | { op: "get"; ref: ObjectRef }
@@ -18,6 +19,8 @@ export class FakeKube {
   readonly calls: Call[] = [];
   readonly stats = { reads: 0, writes: 0 };
   private readonly objects = new Map<string, KubeObject>();
+  /** The last resourceVersion a write made. */
+  private version = 1000;
   /** Answers for `deleteExact`, by default "deleted" (and the object is dropped). */
   deleteAnswer: "deleted" | "gone" = "deleted";
   /** A call for which this returns an error fails with it. */
@@ -81,7 +84,15 @@ export class FakeKube {
 
   async apply<T = KubeObject>(object: KubeObject, fieldManager: string, options: { force?: boolean; dryRun?: boolean } = {}): Promise<T> {
     this.record({ op: "apply", object, fieldManager, options });
-    const written = { ...object, metadata: { ...object.metadata, uid: `${object.kind}-uid` } };
+    // A resourceVersion in the applied object is a precondition on an object that exists, as on
+    // the API server (v1.36 here: an apply with one creates a missing object).
+    const pinned = object.metadata.resourceVersion;
+    const stored = this.objects.get(keyOf(object.apiVersion, object.kind, object.metadata.namespace, object.metadata.name));
+    if (pinned !== undefined && stored && stored.metadata.resourceVersion !== pinned) {
+      throw new ApiError(409, "Conflict", `Operation cannot be fulfilled on ${object.kind} ${object.metadata.name}: the object has been modified`);
+    }
+    // As the API server: every write makes a new resourceVersion, which is what it answers with.
+    const written = { ...object, metadata: { ...object.metadata, uid: `${object.kind}-uid`, resourceVersion: String(++this.version) } };
     if (!options.dryRun) this.put(written);
     return written as T;
   }
@@ -100,6 +111,17 @@ export class FakeKube {
 
   async replaceStatus<T = KubeObject>(object: KubeObject): Promise<T> {
     this.record({ op: "replaceStatus", object });
-    return object as T;
+    const stored = this.objects.get(keyOf(object.apiVersion, object.kind, object.metadata.namespace, object.metadata.name));
+    if (stored && stored.metadata.resourceVersion !== object.metadata.resourceVersion) {
+      throw new ApiError(409, "Conflict", `Operation cannot be fulfilled on ${object.kind} ${object.metadata.name}: the object has been modified`);
+    }
+    const written = { ...object, metadata: { ...object.metadata, resourceVersion: String(++this.version) } };
+    this.put(written);
+    return written as T;
+  }
+
+  /** The object of `kind` as it is held now, after any write. */
+  stored(kind: string): KubeObject | undefined {
+    return [...this.objects.values()].find((o) => o.kind === kind);
   }
 }
