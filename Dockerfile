@@ -1,19 +1,17 @@
 # One small image for every function; the Knative Service picks one with FUNCTION_TARGET and
-# FUNCTION_SOURCE (see knative/services.yaml). Only the Functions Framework is installed at run
-# time: each function is one bundle (npm run build) with its dependencies inside.
+# FUNCTION_SOURCE (see knative/services.yaml). Nothing is installed at run time: each function is
+# one bundle (npm run build) with its dependencies inside, and the Functions Framework is bundled
+# once beside them (functions/framework.mjs), so the image has no node_modules.
 FROM node:22-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN npm run build \
- && node -e 'const v=require("./package-lock.json").packages["node_modules/@google-cloud/functions-framework"].version; require("fs").writeFileSync("dist/package.json", JSON.stringify({type:"module",private:true,dependencies:{"@google-cloud/functions-framework":v}}))'
+RUN npm run build
 
 FROM node:22-bookworm-slim
 ENV NODE_ENV=production PORT=8080
 WORKDIR /app
-COPY --from=build /src/dist/package.json ./package.json
-RUN npm install --omit=dev --no-audit --no-fund --no-package-lock && npm cache clean --force
 COPY --from=build /src/dist/functions ./functions
 # Numeric, so the kubelet can verify runAsNonRoot (the node user of this image is 1000).
 USER 1000:1000

@@ -7,6 +7,8 @@
  * node dist/functions/main.mjs [--target NAME] [--source FILE] [--port PORT]
  * (else FUNCTION_TARGET, FUNCTION_SOURCE and PORT, default 8080; MAX_EVENT_BYTES, default 1 MiB)
  */
+import { getFunction, getTestServer } from "@google-cloud/functions-framework/testing";
+import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
@@ -31,9 +33,10 @@ try {
   fail((err as Error).message);
 }
 
-// The bundle registers its function with the same framework module the server is built from.
 const bundle = (await import(pathToFileURL(resolve(source)).href)) as { preconnect?: () => Promise<void> };
-const server = functionServer(target, limit);
+// The product's bundles register with the framework copy they share with this entry point
+// (dist/functions/framework.mjs); any other source, with the framework package installed beside it.
+const server = functionServer(target, limit, getFunction(target) ? { getTestServer } : (createRequire(import.meta.url)("@google-cloud/functions-framework/testing") as typeof import("@google-cloud/functions-framework/testing")));
 server.listen(Number(port), () => {
   // While the first event is on its way (after the readiness probe), not before listening.
   void bundle.preconnect?.();

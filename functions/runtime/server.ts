@@ -56,10 +56,11 @@ function guard(app: RequestListener, limit: number): RequestListener {
 /**
  * The server for the function registered as `target`. getTestServer is the framework's public way
  * to the server its own main builds (getServer with the options our deployments use: no timeout,
- * no execution ids, the default ignored routes); its one 'request' listener is the app.
+ * no execution ids, the default ignored routes); its one 'request' listener is the app. `framework`
+ * is the copy of the framework the function registered with (main.ts).
  */
-export function functionServer(target: string, limit: number): Server {
-  const server = getTestServer(target);
+export function functionServer(target: string, limit: number, framework: { getTestServer(target: string): Server } = { getTestServer }): Server {
+  const server = framework.getTestServer(target);
   const listeners = server.listeners("request") as RequestListener[];
   if (listeners.length !== 1) throw new Error(`the Functions Framework's server has ${listeners.length} request listeners, expected its one app`);
   const guarded = guard(listeners[0]!, limit);
