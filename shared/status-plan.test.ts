@@ -4,7 +4,7 @@ import { appliedHashes, liveChildren } from "../test/live-children.ts";
 import { desiredChildren } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
-import { childrenToRead, observedChildren, planStatus, sourcesStatus } from "./status-plan.ts";
+import { childrenToRead, endpointsBehind, observedChildren, planStatus, sourcesStatus } from "./status-plan.ts";
 
 const NOW = "2026-02-01T00:00:00Z";
 const d = dpr({ generation: 3 });
@@ -307,5 +307,12 @@ describe("sourcesStatus: the status after apply wrote the sources document alone
 
   it("writes nothing when the status already shows those sources, at that version of the ConfigMap", () => {
     expect(sourcesStatus(settled, apply, live.ConfigMap)).toMatchObject({ status: settled.status, write: false });
+  });
+});
+
+describe("endpointsBehind: which Services' EndpointSlices are listed", () => {
+  it("only a Service that was there when read: one created by this run, or absent, has none of its own", () => {
+    expect(endpointsBehind(live.Service)).toBe(true);
+    expect(endpointsBehind(undefined)).toBe(false);
   });
 });

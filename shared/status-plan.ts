@@ -81,6 +81,16 @@ export function observedChildren(
   };
 }
 
+/**
+ * Whether the Relay's EndpointSlices can show anything: only those of a Service that existed when
+ * read. The EndpointSlice controller makes a Service's slices after the Service, so one just
+ * created has none yet; a slice still labelled with the name of one that is absent (or that this
+ * run deletes) is the garbage collector's to remove, and nothing listens behind it.
+ */
+export function endpointsBehind(service: LiveObject | undefined): boolean {
+  return service !== undefined;
+}
+
 const SHOWN_KINDS: readonly string[] = ["Deployment", "Service", "EndpointSlice"];
 
 /**

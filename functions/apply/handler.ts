@@ -20,7 +20,7 @@ import { sourcesOnly, type VouchedSources } from "../../shared/no-op.ts";
 import { ownership } from "../../shared/ownership.ts";
 import type { KubeObject } from "../../shared/render/index.ts";
 import { unobserved } from "../../shared/resync.ts";
-import { observedChildren, planStatus, sourcesStatus, type StatusPlan } from "../../shared/status-plan.ts";
+import { endpointsBehind, observedChildren, planStatus, sourcesStatus, type StatusPlan } from "../../shared/status-plan.ts";
 import type { ObservedDeployment } from "../../shared/status.ts";
 import { coalescing, eventFields, mustClassify, recordEvent, relayEndpointSlices, writeStatus, type Context, type EventOutcome, type Handler, type Result } from "../runtime/handler.ts";
 
@@ -94,7 +94,8 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
   }
   // The status these children make, from what the writes returned and the rest as read.
   const current = desired.map((d, i) => written.get(d.kind) ?? live[i]);
-  const status = planStatus({ dpr, decision, observed: observedChildren(desired, current, await relayEndpointSlices(ctx.kube, key)), changed: [], now: ctx.now() });
+  const endpointSlices = endpointsBehind(live[desired.findIndex((d) => d.kind === "Service")]) ? await relayEndpointSlices(ctx.kube, key) : [];
+  const status = planStatus({ dpr, decision, observed: observedChildren(desired, current, endpointSlices), changed: [], now: ctx.now() });
   if (plan.apply.length === 0 && plan.skipped.length === 0 && !unobserved(dpr) && !status.write) {
     // Nothing written, and the status already shows what these children make of this generation:
     // status has nothing to do either, so no report (a periodic reconcile of a converged pair ends here).
@@ -156,21 +157,22 @@ async function answer(
 
 /**
  * 4a. Withdraws the Service, only if this DynamoPoolRelay controls it, and only that very object,
- * and shows the withdrawal's status: the Relay pods that still run, and their endpoints.
+ * and shows the withdrawal's status: the Relay pods that still run, and their endpoints behind a
+ * Service that stays (someone else's).
  */
 async function withdraw(ctx: Context, dpr: DynamoPoolRelay, decision: Extract<Decision, { action: "withdraw" }>, key: ReconcileData, run: Run): Promise<Result> {
   const { outcome, emit, report } = run;
   const ref = { apiVersion: "v1", kind: "Service", namespace: key.namespace, name: childName(key.name) };
-  const [live, deployment, endpointSlices] = await Promise.all([
+  const [live, deployment] = await Promise.all([
     ctx.kube.get<LiveObject & { metadata: { uid: string } }>(ref),
     ctx.kube.get<LiveObject & ObservedDeployment>({ apiVersion: "apps/v1", kind: "Deployment", namespace: key.namespace, name: childName(key.name) }),
-    relayEndpointSlices(ctx.kube, key),
   ]);
   const owner = ownership(live, dpr.metadata.uid);
   let service: "deleted" | "absent" | "notOwned" = owner === "foreign" ? "notOwned" : "absent";
   if (owner === "ours" && (await ctx.kube.deleteExact(ref, live!.metadata.uid)) === "deleted") service = "deleted";
-  // A deleted Service's EndpointSlices are the garbage collector's to remove: nothing listens behind it.
-  const observed = service === "deleted" ? { deployment, service: undefined, endpointSlices: [] } : { deployment, service: live, endpointSlices };
+  // Only someone else's Service, which stays, can still have the Relay listening behind it.
+  const kept = service === "deleted" ? undefined : live;
+  const observed = { deployment, service: kept, endpointSlices: endpointsBehind(kept) ? await relayEndpointSlices(ctx.kube, key) : [] };
   const status = planStatus({ dpr, decision, observed, changed: [], now: ctx.now() });
   // An absent or foreign Service is what the last withdrawal left: with the status showing it, nothing to report.
   if (service !== "deleted" && !status.write) return { decision: "Converged", fields: { key, reason: decision.reason, service } };

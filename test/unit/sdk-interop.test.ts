@@ -182,10 +182,9 @@ describe("every event a function sends, the SDK reads and validates strictly", (
   it("apply's withdrawn reply", async () => {
     nock(API).get(dprPath).reply(200, dpr());
     nock(API).get(dgdPath).reply(404, notFound);
-    // The Service and the Deployment (none), the EndpointSlices, then the status of the withdrawal.
+    // The Service and the Deployment (none), then the status of the withdrawal.
     nock(API).get(childPaths[5]!).reply(404, notFound);
     nock(API).get(childPaths[4]!).reply(404, notFound);
-    nock(API).get("/apis/discovery.k8s.io/v1/namespaces/team-a/endpointslices").query(true).reply(200, { items: [] });
     nock(API).put(`${dprPath}/status`).reply(200, dpr());
     const res = await send("apply", "binary", sdkEvent(EventType.Reconcile, { ...key, cause: "DGDChanged" }));
     expect(sdkRead(res.headers, res.text)).toMatchObject({ type: EventType.Withdrawn, data: { ...key, reason: "DGDNotFound", service: "absent", statusWritten: true } });
@@ -197,8 +196,7 @@ describe("every event a function sends, the SDK reads and validates strictly", (
     for (const p of childPaths) nock(API).get(p).reply(404, notFound);
     // The Deployment's dry-run, then the six children.
     nock(API).patch(/g1-pool-relay/).times(7).reply(200, { metadata: { uid: "child-uid" } });
-    // Then the status those children make, shown by apply itself.
-    nock(API).get("/apis/discovery.k8s.io/v1/namespaces/team-a/endpointslices").query(true).reply(200, { items: [] });
+    // Then the status those children make, shown by apply itself (a Service it created has no EndpointSlices to list).
     nock(API).put(`${dprPath}/status`).reply(200, dpr());
     const res = await send("apply", "structured", sdkEvent(EventType.Reconcile, { ...key, cause: "DGDChanged" }));
     expect(sdkRead(res.headers, res.text)).toMatchObject({ type: EventType.Applied, data: { ...key, applied: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"], statusWritten: true } });
