@@ -1,23 +1,11 @@
 // npm run bench:idle: the pod-seconds an idle hour costs each function, computed (bench/idle-model.ts)
 // from knative/services.yaml and the resync PingSource, next to what Knative's default stable
 // window would cost, for no DynamoPoolRelay and for 1,000. Prints a Markdown table.
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { parseAllDocuments } from "yaml";
-import { idleCost, periodicWakeChance, scaling, ticksPerHour, type IdleCost } from "./idle-model.ts";
+import { idleCost, periodicWakeChance, scaling, type IdleCost } from "./idle-model.ts";
+import { knativeDocs, resyncSettings } from "./knative-settings.ts";
 
-const knative = fileURLToPath(new URL("../knative/", import.meta.url));
-interface Doc {
-  kind: string;
-  metadata: { name: string };
-  spec: { schedule?: string; template?: { metadata?: { annotations?: Record<string, string> }; spec: { containers: { env?: { name: string; value?: string }[] }[] } } };
-}
-const docs = (file: string) => parseAllDocuments(readFileSync(`${knative}${file}`, "utf8")).map((d) => d.toJS() as Doc).filter(Boolean);
-const services = docs("services.yaml").filter((d) => d.kind === "Service");
-const ping = docs("pingsource.yaml").find((d) => d.kind === "PingSource")!;
-const ticks = ticksPerHour(ping.spec.schedule!);
-const eligibilityEnv = services.find((s) => s.metadata.name === "poolrelay-eligibility")!.spec.template!.spec.containers[0]!.env ?? [];
-const slots = Number(eligibilityEnv.find((e) => e.name === "RESYNC_SLOTS")!.value);
+const services = knativeDocs("services.yaml").filter((d) => d.kind === "Service");
+const { schedule, ticksPerHour: ticks, slots } = resyncSettings();
 /** A wake-up's own work: one resync tick or reconcile takes well under this (see `npm run bench`). */
 const BUSY_SECONDS = 1;
 
@@ -45,7 +33,7 @@ for (const objects of [0, 1000]) {
     rows.push(`| ${objects} | ${s.metadata.name.replace("poolrelay-", "")} | ${annotations["autoscaling.knative.dev/window"] ?? "60s (default)"} | ${n.toFixed(1)} | ${range(ours)} | ${range(defaults)} |`);
   }
 }
-console.log(`resync: "${ping.spec.schedule}" (${ticks} ticks an hour), ${slots} slots; a wake-up busy ${BUSY_SECONDS} s; grace 0–30 s, drain 30 s\n`);
+console.log(`resync: "${schedule}" (${ticks} ticks an hour), ${slots} slots; a wake-up busy ${BUSY_SECONDS} s; grace 0–30 s, drain 30 s\n`);
 console.log("| DynamoPoolRelays | function | window | wake-ups per idle hour | pod-seconds per idle hour | with the default 60 s window |\n|---|---|---|---|---|---|");
 console.log(rows.join("\n"));
 console.log(`\n1,000 DynamoPoolRelays, all functions: ${totals.ours.map(Math.round).join("–")} pod-seconds an idle hour (default window: ${totals.defaults.map(Math.round).join("–")})`);

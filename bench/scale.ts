@@ -21,13 +21,13 @@ import { fromHttp, toBinary, type CloudEvent } from "../shared/cloudevent.ts";
 import { settleBounded } from "../shared/concurrency.ts";
 import { EventType, productEvent, SourceEventType } from "../shared/events.ts";
 import type { KubeObject } from "../shared/kube/client.ts";
-import { ticksPerHour } from "./idle-model.ts";
+import { resyncSettings } from "./knative-settings.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const DPRS = Number(process.env["SCALE_DPRS"] ?? 10_000);
 const PER_NAMESPACE = 100;
-const SLOTS = 6;
-const PERIOD_SECONDS = 300;
+// As knative/ installs the resync.
+const { ticksPerHour: TICKS, periodSeconds: PERIOD_SECONDS, slots: SLOTS } = resyncSettings();
 const MANAGER = "dynamo-pool-relay/bench";
 const now = () => new Date().toISOString();
 
@@ -80,7 +80,7 @@ try {
   sink.server.close();
 
   // 4. An idle hour per 1,000 DynamoPoolRelays: every tick lists them and reconciles one slot.
-  const ticks = ticksPerHour("*/5 * * * *");
+  const ticks = TICKS;
   const perReconcile = round!.apply.reads + round!.apply.writes + round!.status.reads + round!.status.writes;
   const idlePerHour = ticks * (Math.ceil(1000 / 500) + (1000 / SLOTS) * perReconcile);
 
