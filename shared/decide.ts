@@ -74,7 +74,11 @@ export function decide(rawDpr: unknown, rawDgd: unknown, settings: DecisionSetti
   const verdict = eligibility(dpr.metadata.name, dgd, settings);
   if (!verdict.eligible) return { action: "withdraw", dpr, reason: verdict.reason, message: verdict.message };
 
-  const namespaces = workerNamespaces(dgd!);
+  return decideFor(dpr, workerNamespaces(dgd!), settings);
+}
+
+/** The decision for an eligible DGD whose workers register under `namespaces`. */
+export function decideFor(dpr: DynamoPoolRelay, namespaces: string[], settings: DecisionSettings): Extract<Decision, { action: "apply" | "withdraw" }> {
   const relayCommand = settings.relayCommand ?? DEFAULT_RELAY_COMMAND;
   const revision = connectionRevision(dpr.spec, relayCommand);
   const sources = sourcesDocument(namespaces, revision);

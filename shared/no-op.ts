@@ -14,9 +14,9 @@
  * made from the DGD apply read, never from a payload.
  */
 import { ConditionType, Reason } from "./conditions.ts";
-import { decide, type Decision, type DecisionSettings } from "./decide.ts";
+import { decide, decideFor, type Decision, type DecisionSettings } from "./decide.ts";
 import type { ReconcileCause } from "./events.ts";
-import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
+import { DynamoPoolRelay, type DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
 
 export interface ObservedDpr {
   metadata: { generation?: number };
@@ -63,6 +63,30 @@ export function sourcesOnly(dpr: ObservedDpr, decision: Decision, causes: readon
   if (status?.connectionRevision !== decision.connectionRevision) return undefined;
   const { sourcesRevision, sourcesResourceVersion } = status;
   return sourcesRevision && sourcesResourceVersion ? { sourcesRevision, resourceVersion: sourcesResourceVersion } : undefined;
+}
+
+/**
+ * The decision the stored status records, made again without the DGD: when the status vouches for
+ * the children, what the DGD decided is in it (the worker namespaces, or the reason the DGD was not
+ * eligible). What makes a status run need no DGD (shared/status-plan.ts, shownOnly). Undefined
+ * when the status does not vouch, when the DynamoPoolRelay's spec is invalid, and when this
+ * DynamoPoolRelay and the operator's settings would not make the revisions the status records.
+ */
+export function recordedDecision(rawDpr: unknown, settings: DecisionSettings): Extract<Decision, { action: "apply" | "withdraw" }> | undefined {
+  const parsed = DynamoPoolRelay.safeParse(rawDpr);
+  if (!parsed.success) return undefined;
+  const dpr = parsed.data;
+  const status = settledStatus(dpr);
+  if (!status) return undefined;
+  const condition = (type: ConditionType) => status.conditions?.find((c) => c.type === type);
+  const eligible = condition(ConditionType.Eligible)!;
+  if (eligible.status === "True") {
+    const decision = decideFor(dpr, status.workerNamespaces ?? [], settings);
+    return decision.action === "apply" && decision.sources.revision === status.sourcesRevision && decision.connectionRevision === status.connectionRevision ? decision : undefined;
+  }
+  // Withdrawn (or never ours) already, as changesNothing asks of a withdrawal.
+  const withdrawn = [Reason.Withdrawn, Reason.ServiceNotOwned].includes(condition(ConditionType.ServicePublished)?.reason as never);
+  return withdrawn ? { action: "withdraw", dpr, reason: eligible.reason as Extract<Decision, { action: "withdraw" }>["reason"], message: eligible.message } : undefined;
 }
 
 /**

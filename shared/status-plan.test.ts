@@ -4,7 +4,7 @@ import { appliedHashes, liveChildren } from "../test/live-children.ts";
 import { desiredChildren } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
-import { childrenToRead, endpointsBehind, observedChildren, planStatus, sourcesStatus } from "./status-plan.ts";
+import { endpointsBehind, observedChildren, planStatus, shownOnly, sourcesStatus } from "./status-plan.ts";
 
 const NOW = "2026-02-01T00:00:00Z";
 const d = dpr({ generation: 3 });
@@ -251,29 +251,40 @@ describe("planStatus's write for a reconcile (no change named)", () => {
   });
 });
 
-describe("childrenToRead", () => {
+describe("shownOnly: the decision a status run takes from the stored status", () => {
   /** `d` with the status planStatus computes from the current children: it vouches for them. */
   const settled = { ...d, status: plan().status };
-  const g = dgd();
-  const read = (dprNow: object, dgdNow: unknown, changed: string[], extra: { failure?: { uid: string; generation: number; message: string } } = {}) =>
-    childrenToRead(dprNow as typeof d, dgdNow, DEFAULT_OPERATOR_DEFAULTS, { changed, ...extra });
+  const shown = (dprNow: object, changed: string[], extra: { failure?: { uid: string; generation: number; message: string } } = {}, settings = DEFAULT_OPERATOR_DEFAULTS) =>
+    shownOnly(dprNow, settings, { changed, ...extra });
 
-  it.each([["Deployment"], ["EndpointSlice"], ["Service"], ["Deployment", "EndpointSlice"]])("reads only what status shows on a change of %s whose status vouches for the decision the DGD makes", (...changed) => {
-    expect(read(settled, g, changed)).toBe("shown");
+  it.each([["Deployment"], ["EndpointSlice"], ["Service"], ["Deployment", "EndpointSlice"]])("is what the DGD decides, without it, on a change of %s under a status that vouches for that decision", (...changed) => {
+    expect(shown(settled, changed)).toEqual(decide(settled, dgd(), DEFAULT_OPERATOR_DEFAULTS));
   });
 
-  it.each<{ name: string; dpr: object; changed: string[]; extra?: { failure: { uid: string; generation: number; message: string } }; dgd?: unknown }>([
+  it("is the withdrawal the status shows, without the DGD, once the Service is withdrawn", () => {
+    const withdraw = decide(d, undefined, DEFAULT_OPERATOR_DEFAULTS);
+    const withdrawn = { ...d, status: plan({ decision: withdraw, observed: { ...current, service: undefined } }).status };
+    expect(shown(withdrawn, ["Deployment"])).toEqual(decide(withdrawn, undefined, DEFAULT_OPERATOR_DEFAULTS));
+    expect(withdraw.action).toBe("withdraw");
+    // Still being withdrawn (the Service is there): the withdrawal is apply's to finish.
+    const withdrawing = { ...d, status: plan({ decision: withdraw }).status };
+    expect(withdrawing.status.conditions?.find((c) => c.type === "ServicePublished")?.reason).toBe("Withdrawing");
+    expect(shown(withdrawing, ["Deployment"])).toBeUndefined();
+  });
+
+  it.each<{ name: string; dpr: object; changed: string[]; extra?: { failure: { uid: string; generation: number; message: string } }; settings?: typeof DEFAULT_OPERATOR_DEFAULTS & { relayCommand?: string[] } }>([
     { name: "a ConfigMap change (it has events of its own)", dpr: settled, changed: ["ConfigMap"] },
     { name: "a Deployment change merged with a ConfigMap change", dpr: settled, changed: ["Deployment", "ConfigMap"] },
     { name: "a report from apply (no change named)", dpr: settled, changed: [] },
     { name: "a reported apply failure", dpr: settled, changed: ["Deployment"], extra: { failure: { uid: "u", generation: 3, message: "refused" } } },
     { name: "a generation the status has not observed", dpr: { ...settled, metadata: { ...settled.metadata, generation: 4 } }, changed: ["Deployment"] },
     { name: "a status that says the children do not carry the decision yet", dpr: { ...settled, status: { ...settled.status, conditions: settled.status.conditions?.map((c) => (c.type === "Ready" ? { ...c, reason: "Reconciling" } : c)) } }, changed: ["Deployment"] },
-    { name: "a DGD that moved on (other worker namespaces)", dpr: settled, changed: ["Deployment"], dgd: dgd({ componentNames: { decode: ["g1-decode-aaaa1111"] } }) },
-    { name: "a DGD gone", dpr: settled, changed: ["Deployment"], dgd: undefined },
-  ])("reads every child on $name", (row) => {
-    expect(read(settled, g, ["Deployment"])).toBe("shown");
-    expect(read(row.dpr, "dgd" in row ? row.dgd : g, row.changed, row.extra)).toBe("all");
+    { name: "a status whose worker namespaces are not those of its sources revision (edited by hand)", dpr: { ...settled, status: { ...settled.status, workerNamespaces: ["edited-by-hand"] } }, changed: ["Deployment"] },
+    { name: "another Relay command, and so another connection revision", dpr: settled, changed: ["Deployment"], settings: { ...DEFAULT_OPERATOR_DEFAULTS, relayCommand: ["relay", "--serve"] } },
+    { name: "a spec the core rejects", dpr: { ...settled, spec: { ...settled.spec, image: "" } }, changed: ["Deployment"] },
+  ])("is none, and the DGD and every child are read, on $name", (row) => {
+    expect(shown(settled, ["Deployment"])).toBeDefined();
+    expect(shown(row.dpr, row.changed, row.extra, row.settings)).toBeUndefined();
   });
 });
 

@@ -10,7 +10,7 @@ import { stableJson } from "./connection-revision.ts";
 import type { ReportedFailure } from "./classify.ts";
 import { ConditionType, Reason } from "./conditions.ts";
 import type { Decision, DecisionSettings } from "./decide.ts";
-import { changesNothing } from "./no-op.ts";
+import { recordedDecision } from "./no-op.ts";
 import { computeStatus, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
 
 export interface StatusPlanInput {
@@ -19,7 +19,7 @@ export interface StatusPlanInput {
   /**
    * What was read: undefined for a child that does not exist. The ServiceAccount, Role,
    * RoleBinding and ConfigMap, which status shows nothing of but whether they carry the decision,
-   * are absent (not read) when the stored status vouches for them (`childrenToRead`).
+   * are absent (not read) when the stored status vouches for them (`shownOnly`).
    */
   observed: {
     serviceAccount?: LiveObject | undefined;
@@ -94,23 +94,25 @@ export function endpointsBehind(service: LiveObject | undefined): boolean {
 const SHOWN_KINDS: readonly string[] = ["Deployment", "Service", "EndpointSlice"];
 
 /**
- * Which children a status run reads, once it has read the DynamoPoolRelay and its DGD. A change of
- * only the children status shows (the Deployment's counts as pods start, the EndpointSlices, the
- * Service) whose DynamoPoolRelay's stored status says the children carry the decision the live
- * DGD makes (the rule eligibility skips a DGD event by, shared/no-op.ts) reads only those: the
- * others are as that status was computed from. Their own events (the ConfigMap's) read them all;
- * kinds that send none (ServiceAccount, Role, RoleBinding) are put back by the next reconcile.
+ * The decision a status run takes from the stored status, reading neither the DGD nor the children
+ * status shows nothing of: on a change of only the children status shows (the Deployment's counts
+ * as pods start, the EndpointSlices, the Service) under a stored status that vouches for the
+ * decision and the other children (shared/no-op.ts, recordedDecision). The Deployment and the
+ * Service are still judged against that decision (a hand edit is drift), and rendered from the
+ * DynamoPoolRelay and its connection revision alone, as they always are. Undefined: read the DGD
+ * and every child. Their own events (the ConfigMap's) read them all; kinds that send none
+ * (ServiceAccount, Role, RoleBinding) are put back by the next reconcile. A DGD changed meanwhile
+ * is apply's to act on: its event asks for that reconcile, which shows the status it makes.
  * Sound because the DynamoPoolRelay is read first: a status written after that read, from newer
  * children, makes this run's write fail (409), and its retry reads again.
  */
-export function childrenToRead(
-  dpr: Parameters<typeof changesNothing>[0],
-  dgd: unknown,
+export function shownOnly(
+  dpr: unknown,
   settings: DecisionSettings,
   input: { changed: readonly string[]; failure?: ReportedFailure },
-): "all" | "shown" {
-  const shownOnly = input.changed.length > 0 && input.changed.every((k) => SHOWN_KINDS.includes(k));
-  return shownOnly && !input.failure && changesNothing(dpr, dgd, settings) ? "shown" : "all";
+): Decision | undefined {
+  const shown = input.changed.length > 0 && input.changed.every((k) => SHOWN_KINDS.includes(k));
+  return shown && !input.failure ? recordedDecision(dpr, settings) : undefined;
 }
 
 /**

@@ -6,8 +6,8 @@
  * version the last run here already read, or an older one, costs nothing (shared/seen-versions.ts),
  * and so does one that shows apply's own write, which apply's report brings a run for
  * (shared/last-write.ts), and that report when apply wrote the status itself. A change of only
- * what status shows, under a status that vouches for the rest, reads only that
- * (shared/status-plan.ts, childrenToRead).
+ * what status shows, under a status that vouches for the rest, reads only that and the
+ * DynamoPoolRelay, not the DGD (shared/status-plan.ts, shownOnly).
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import type { LiveObject } from "../../shared/apply-plan.ts";
@@ -19,7 +19,7 @@ import { Reporter } from "../../shared/k8s-events.ts";
 import { isConflict } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { SeenVersions, childVersions } from "../../shared/seen-versions.ts";
-import { childrenToRead, planStatus, type StatusPlanInput } from "../../shared/status-plan.ts";
+import { planStatus, shownOnly, type StatusPlanInput } from "../../shared/status-plan.ts";
 import type { ObjectRef } from "../../shared/kube/client.ts";
 import type { ObservedDeployment } from "../../shared/status.ts";
 import { coalescing, eventFields, mustClassify, relayEndpointSlices, writeStatus, type Context, type Handler, type Result } from "../runtime/handler.ts";
@@ -36,31 +36,30 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   const { key } = input;
   const ref = (apiVersion: string, kind: string, name = childName(key.name)) => ({ apiVersion, kind, namespace: key.namespace, name });
 
-  // 2. Read the DynamoPoolRelay and its DGD, then the children status is made of: after the
+  // 2. Read the DynamoPoolRelay, then its DGD and the children status is made of: after the
   // DynamoPoolRelay, so that a status written meanwhile from newer children fails this run's write.
-  const [dpr, dgd] = await Promise.all([
-    ctx.kube.get<DynamoPoolRelay>(ref(API_VERSION, KIND, key.name)),
-    ctx.kube.get(ref(ctx.config.dgdApiVersion, "DynamoGraphDeployment", key.name)),
-  ]);
+  const dpr = await ctx.kube.get<DynamoPoolRelay>(ref(API_VERSION, KIND, key.name));
   if (!dpr || dpr.metadata.deletionTimestamp) {
     seen.forget(keyString(key));
     return { decision: "Gone", fields: { key } };
   }
-  const reads = childrenToRead(dpr, dgd, ctx.config.defaults, input);
-  const unshown = reads === "all" ? readUnshown(ctx, ref) : Promise.resolve({});
-  const [deployment, service, endpointSlices, others] = await Promise.all([
+  // A change of only what status shows, under a status that vouches for the rest: neither the DGD
+  // nor the other children (shared/status-plan.ts, shownOnly).
+  const recorded = shownOnly(dpr, ctx.config.defaults, input);
+  const [dgd, deployment, service, endpointSlices, others] = await Promise.all([
+    recorded ? undefined : ctx.kube.get(ref(ctx.config.dgdApiVersion, "DynamoGraphDeployment", key.name)),
     ctx.kube.get<LiveObject & ObservedDeployment>(ref("apps/v1", "Deployment")),
     ctx.kube.get<LiveObject>(ref("v1", "Service")),
     relayEndpointSlices(ctx.kube, key),
-    unshown,
+    recorded ? {} : readUnshown(ctx, ref),
   ]);
 
   // 3. Decide.
-  const decision = decide(dpr, dgd, ctx.config.defaults);
+  const decision = recorded ?? decide(dpr, dgd, ctx.config.defaults);
   const observed = { ...others, deployment, service, endpointSlices };
   const plan = planStatus({ dpr, decision, observed, changed: input.changed, ...(input.failure ? { failure: input.failure } : {}), now: ctx.now() });
   const ready = plan.status.conditions?.find((c) => c.type === "Ready");
-  const fields = { key, childReads: reads, reflects: plan.reflects, ready: ready?.status, reason: ready?.reason, observedGeneration: plan.status.observedGeneration };
+  const fields = { key, childReads: recorded ? "shown" : "all", reflects: plan.reflects, ready: ready?.status, reason: ready?.reason, observedGeneration: plan.status.observedGeneration };
   const reply = plan.drift ? { reply: productEvent(EventType.Reconcile, { ...key, cause: "Drift" }, { source: SOURCE, cause: event.id, time: ctx.now() }) } : {};
 
   const read = childVersions([
@@ -77,7 +76,7 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   return { decision: "StatusWritten", fields: { ...fields, ...eventFields(events) }, ...reply };
 }
 
-/** The children status shows nothing of but whether they carry the decision (shared/status-plan.ts, childrenToRead). */
+/** The children status shows nothing of but whether they carry the decision (shared/status-plan.ts, shownOnly). */
 async function readUnshown(ctx: Context, ref: (apiVersion: string, kind: string) => ObjectRef): Promise<Partial<StatusPlanInput["observed"]>> {
   const [serviceAccount, role, roleBinding, configMap] = await Promise.all([
     ctx.kube.get<LiveObject>(ref("v1", "ServiceAccount")),
