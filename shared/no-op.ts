@@ -23,6 +23,8 @@ export interface ObservedDpr {
   status?: DynamoPoolRelayStatus;
 }
 
+const conditionOf = (status: DynamoPoolRelayStatus, type: ConditionType) => status.conditions?.find((c) => c.type === type);
+
 /** Ready reasons that say the children do not carry the decision (yet), or cannot. */
 const UNSETTLED: readonly string[] = [Reason.Reconciling, Reason.ApplyFailed, Reason.ForeignChild];
 
@@ -33,11 +35,14 @@ const UNSETTLED: readonly string[] = [Reason.Reconciling, Reason.ApplyFailed, Re
 function settledStatus(dpr: ObservedDpr): DynamoPoolRelayStatus | undefined {
   const status = dpr.status;
   if (status?.observedGeneration === undefined || status.observedGeneration !== (dpr.metadata.generation ?? 1)) return undefined;
-  const condition = (type: ConditionType) => status.conditions?.find((c) => c.type === type);
-  const ready = condition(ConditionType.Ready);
-  if (!condition(ConditionType.Eligible) || !ready || UNSETTLED.includes(ready.reason)) return undefined;
+  const ready = conditionOf(status, ConditionType.Ready);
+  if (!conditionOf(status, ConditionType.Eligible) || !ready || UNSETTLED.includes(ready.reason)) return undefined;
   return status;
 }
+
+/** The Service withdrawn (or never ours) already: one still being withdrawn is not settled. */
+const withdrawnAlready = (status: DynamoPoolRelayStatus) =>
+  [Reason.Withdrawn, Reason.ServiceNotOwned].includes(conditionOf(status, ConditionType.ServicePublished)?.reason as never);
 
 /** What the stored status says the sources ConfigMap carried, and at which of its versions. */
 export interface VouchedSources {
@@ -78,15 +83,12 @@ export function recordedDecision(rawDpr: unknown, settings: DecisionSettings): E
   const dpr = parsed.data;
   const status = settledStatus(dpr);
   if (!status) return undefined;
-  const condition = (type: ConditionType) => status.conditions?.find((c) => c.type === type);
-  const eligible = condition(ConditionType.Eligible)!;
+  const eligible = conditionOf(status, ConditionType.Eligible)!;
   if (eligible.status === "True") {
     const decision = decideFor(dpr, status.workerNamespaces ?? [], settings);
     return decision.action === "apply" && decision.sources.revision === status.sourcesRevision && decision.connectionRevision === status.connectionRevision ? decision : undefined;
   }
-  // Withdrawn (or never ours) already, as changesNothing asks of a withdrawal.
-  const withdrawn = [Reason.Withdrawn, Reason.ServiceNotOwned].includes(condition(ConditionType.ServicePublished)?.reason as never);
-  return withdrawn ? { action: "withdraw", dpr, reason: eligible.reason as Extract<Decision, { action: "withdraw" }>["reason"], message: eligible.message } : undefined;
+  return withdrawnAlready(status) ? { action: "withdraw", dpr, reason: eligible.reason as Extract<Decision, { action: "withdraw" }>["reason"], message: eligible.message } : undefined;
 }
 
 /**
@@ -95,16 +97,13 @@ export function recordedDecision(rawDpr: unknown, settings: DecisionSettings): E
 export function changesNothing(dpr: ObservedDpr, dgd: unknown, settings: DecisionSettings): boolean {
   const status = settledStatus(dpr);
   if (!status) return false;
-  const condition = (type: ConditionType) => status.conditions?.find((c) => c.type === type);
-  const eligible = condition(ConditionType.Eligible)!;
+  const eligible = conditionOf(status, ConditionType.Eligible)!;
   const decision = decide(dpr, dgd, settings);
   switch (decision.action) {
     case "apply":
       return eligible.status === "True" && status.sourcesRevision === decision.sources.revision && status.connectionRevision === decision.connectionRevision;
     case "withdraw":
-      // Withdrawn (or never ours) already: a Service still being withdrawn is not settled.
-      return eligible.status === "False" && eligible.reason === decision.reason &&
-        [Reason.Withdrawn, Reason.ServiceNotOwned].includes(condition(ConditionType.ServicePublished)?.reason as never);
+      return eligible.status === "False" && eligible.reason === decision.reason && withdrawnAlready(status);
     case "reject":
       return false;
   }
