@@ -27,14 +27,19 @@ afterAll(async () => {
   await tap?.stop();
 });
 
-/** What the session produced, without what differs between runs (UIDs, versions, times, cluster IPs). */
+/**
+ * What the session produced, without what differs between runs (UIDs, versions, times, cluster
+ * IPs): of the ConfigMap's version the status names, only that it is the live one.
+ */
 async function state(ns: string) {
   const get = (apiVersion: string, kind: string, name = "g1-pool-relay") => admin.get<Record<string, any>>({ apiVersion, kind, namespace: ns, name });
   const dpr = (await get("nvidia.com/v1alpha1", "DynamoPoolRelay", "g1"))!;
-  const { conditions, ...status } = dpr["status"] ?? {};
+  const configMap = await get("v1", "ConfigMap");
+  const { conditions, sourcesResourceVersion, ...status } = dpr["status"] ?? {};
   return {
     status: { ...status, conditions: (conditions ?? []).map(({ lastTransitionTime: _t, ...c }: Record<string, unknown>) => c) },
-    sources: (await get("v1", "ConfigMap"))?.["data"],
+    sourcesAtLiveVersion: sourcesResourceVersion !== undefined && sourcesResourceVersion === configMap?.["metadata"].resourceVersion,
+    sources: configMap?.["data"],
     template: (await get("apps/v1", "Deployment"))?.["spec"].template,
     service: (await get("v1", "Service"))?.["spec"].ports,
     role: (await get("rbac.authorization.k8s.io/v1", "Role"))?.["rules"],
@@ -120,6 +125,7 @@ describe("record and replay", () => {
     await recording;
     const original = await state(ns);
     expect(original.sources["sources.json"]).toContain(`${ns}-g1-bbbb2222`);
+    expect(original.sourcesAtLiveVersion).toBe(true);
 
     const about = (e: CloudEvent) => e.extensions["namespace"] === ns || e.subject === `${ns}/g1`;
     const events = readEvents(file).filter(about);
