@@ -33,10 +33,18 @@ try {
   fail((err as Error).message);
 }
 
+/**
+ * The framework copy `name` was registered with: the product's bundles register with the one they
+ * share with this entry point (dist/functions/framework.mjs); any other source, with the framework
+ * package installed beside it.
+ */
+function frameworkOf(name: string): { getTestServer(target: string): ReturnType<typeof getTestServer> } {
+  if (getFunction(name)) return { getTestServer };
+  return createRequire(import.meta.url)("@google-cloud/functions-framework/testing") as typeof import("@google-cloud/functions-framework/testing");
+}
+
 const bundle = (await import(pathToFileURL(resolve(source)).href)) as { preconnect?: () => Promise<void> };
-// The product's bundles register with the framework copy they share with this entry point
-// (dist/functions/framework.mjs); any other source, with the framework package installed beside it.
-const server = functionServer(target, limit, getFunction(target) ? { getTestServer } : (createRequire(import.meta.url)("@google-cloud/functions-framework/testing") as typeof import("@google-cloud/functions-framework/testing")));
+const server = functionServer(target, limit, frameworkOf(target));
 server.listen(Number(port), () => {
   // While the first event is on its way (after the readiness probe), not before listening.
   void bundle.preconnect?.();

@@ -1,0 +1,54 @@
+// The built entry point as the image runs it (npm run build, which this suite's set-up ran): the
+// product's bundles import the one Functions Framework bundled beside them, so dist/functions
+// alone serves them, with no node_modules anywhere above it (the image has none); a source that
+// registered with the installed framework package instead is served by that package.
+import { spawn } from "node:child_process";
+import { cpSync, existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { toBinary } from "../../shared/cloudevent.ts";
+import { EventType, productEvent } from "../../shared/events.ts";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+
+/** Starts `main` serving `target` from `source`, posts one event, and answers its HTTP status. */
+async function serveOnce(main: string, target: string, source: string): Promise<number> {
+  const child = spawn(process.execPath, [main, `--target=${target}`, `--source=${source}`, "--port=0"], {
+    env: { ...process.env, NODE_ENV: "development" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  try {
+    const port = await new Promise<string>((resolve, reject) => {
+      const take = (c: Buffer) => {
+        out += c.toString("utf8");
+        const found = /URL: http:\/\/localhost:(\d+)\//.exec(out)?.[1];
+        if (found) resolve(found);
+      };
+      child.stdout.on("data", take);
+      child.stderr.on("data", take);
+      child.once("exit", (code) => reject(new Error(`main exited with ${code}: ${out}`)));
+    });
+    const event = productEvent(EventType.Reconcile, { namespace: "team-a", name: "g1", cause: "Drift" }, { source: "/test", cause: "c", time: "2026-03-01T00:00:00Z" });
+    const res = await fetch(`http://127.0.0.1:${port}/`, { method: "POST", ...toBinary(event) });
+    await res.arrayBuffer();
+    return res.status;
+  } finally {
+    child.kill();
+  }
+}
+
+describe("the built entry point", () => {
+  it("serves a product bundle from a copy of dist/functions with no node_modules above it, as in the image", async () => {
+    const app = join(mkdtempSync(join(tmpdir(), "poolrelay-image-")), "functions");
+    cpSync(join(root, "dist/functions"), app, { recursive: true });
+    for (let dir = app; dir !== dirname(dir); dir = dirname(dir)) expect(existsSync(join(dir, "node_modules"))).toBe(false);
+    expect(await serveOnce(join(app, "main.mjs"), "dead-letter", join(app, "dead-letter/index.mjs"))).toBe(204);
+  });
+
+  it("serves a source that registered with the installed framework package", async () => {
+    expect(await serveOnce(join(root, "dist/functions/main.mjs"), "preconnecting", join(root, "test/fixtures/preconnecting-bundle.mjs"))).toBe(204);
+  });
+});
