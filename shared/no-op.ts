@@ -85,8 +85,10 @@ export function recordedDecision(rawDpr: unknown, settings: DecisionSettings): E
   if (!status) return undefined;
   const eligible = conditionOf(status, ConditionType.Eligible)!;
   if (eligible.status === "True") {
-    const decision = decideFor(dpr, status.workerNamespaces ?? [], settings);
-    return decision.action === "apply" && decision.sources.revision === status.sourcesRevision && decision.connectionRevision === status.connectionRevision ? decision : undefined;
+    if (!status.workerNamespaces) return undefined;
+    const decision = decideFor(dpr, status.workerNamespaces, settings);
+    // The sources document carries the connection revision: the same sources revision is the same connection too.
+    return decision.action === "apply" && decision.sources.revision === status.sourcesRevision ? decision : undefined;
   }
   return withdrawnAlready(status) ? { action: "withdraw", dpr, reason: eligible.reason as Extract<Decision, { action: "withdraw" }>["reason"], message: eligible.message } : undefined;
 }

@@ -280,6 +280,7 @@ describe("shownOnly: the decision a status run takes from the stored status", ()
     { name: "a generation the status has not observed", dpr: { ...settled, metadata: { ...settled.metadata, generation: 4 } }, changed: ["Deployment"] },
     { name: "a status that says the children do not carry the decision yet", dpr: { ...settled, status: { ...settled.status, conditions: settled.status.conditions?.map((c) => (c.type === "Ready" ? { ...c, reason: "Reconciling" } : c)) } }, changed: ["Deployment"] },
     { name: "a status whose worker namespaces are not those of its sources revision (edited by hand)", dpr: { ...settled, status: { ...settled.status, workerNamespaces: ["edited-by-hand"] } }, changed: ["Deployment"] },
+    { name: "a status that lists no worker namespaces (edited by hand)", dpr: { ...settled, status: { ...settled.status, workerNamespaces: undefined } }, changed: ["Deployment"] },
     { name: "another Relay command, and so another connection revision", dpr: settled, changed: ["Deployment"], settings: { ...DEFAULT_OPERATOR_DEFAULTS, relayCommand: ["relay", "--serve"] } },
     { name: "a spec the core rejects", dpr: { ...settled, spec: { ...settled.spec, image: "" } }, changed: ["Deployment"] },
   ])("is none, and the DGD and every child are read, on $name", (row) => {

@@ -144,12 +144,11 @@ function labelSelector(dgdName: string): string {
 }
 
 /** The sources and connection the previous status reported: still in effect while the children lag. */
-function inEffect(previous: DynamoPoolRelayStatus): Pick<DynamoPoolRelayStatus, "workerNamespaces" | "sourcesRevision" | "connectionRevision" | "sourcesResourceVersion"> {
+function inEffect(previous: DynamoPoolRelayStatus): Pick<DynamoPoolRelayStatus, "workerNamespaces" | "sourcesRevision" | "connectionRevision"> {
   return {
     ...(previous.workerNamespaces ? { workerNamespaces: previous.workerNamespaces } : {}),
     ...(previous.sourcesRevision ? { sourcesRevision: previous.sourcesRevision } : {}),
     ...(previous.connectionRevision ? { connectionRevision: previous.connectionRevision } : {}),
-    ...(previous.sourcesResourceVersion ? { sourcesResourceVersion: previous.sourcesResourceVersion } : {}),
   };
 }
 
