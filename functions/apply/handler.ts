@@ -101,7 +101,7 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
     // status has nothing to do either, so no report (a periodic reconcile of a converged pair ends here).
     return { decision: "Converged", fields: { key } };
   }
-  return answer(ctx, dpr, run, key, { desired, plan, written, status, childReads: "all" });
+  return answer(ctx, dpr, run, key, { desired, plan, serviceUid: written.get("Service")?.metadata["uid"] as string | undefined, status, childReads: "all" });
 }
 
 /**
@@ -130,19 +130,20 @@ async function rollout(
     if (!(err instanceof ApiError) || (err.transient && err.status !== 409)) throw err;
     return undefined;
   }
-  const written = new Map([["ConfigMap", configMap]]);
-  return answer(ctx, dpr, run, key, { desired, plan, written, status: sourcesStatus(dpr, decision, configMap), childReads: "none" });
+  return answer(ctx, dpr, run, key, { desired, plan, status: sourcesStatus(dpr, decision, configMap), childReads: "none" });
 }
 
-/** Shows the status the writes make, replies what was applied, and reports it as Kubernetes Events. */
+/**
+ * Shows the status the writes make, replies what was applied, and reports it as Kubernetes Events
+ * (a publication named by the UID of the Service it created, `serviceUid`).
+ */
 async function answer(
   ctx: Context,
   dpr: DynamoPoolRelay,
   { outcome, emit, report }: Run,
   key: ReconcileData,
-  { desired, plan, written, status, childReads }: { desired: readonly KubeObject[]; plan: ApplyPlan; written: ReadonlyMap<string, LiveObject>; status: StatusPlan; childReads: "all" | "none" },
+  { desired, plan, serviceUid, status, childReads }: { desired: readonly KubeObject[]; plan: ApplyPlan; serviceUid?: string | undefined; status: StatusPlan; childReads: "all" | "none" },
 ): Promise<Result> {
-  const serviceUid = written.get("Service")?.metadata["uid"] as string | undefined;
   const shown = await showStatus(ctx, dpr, status);
   const data = { ...outcome, applied: plan.apply.map((a) => a.object.kind), unchanged: desired.map((d) => d.kind).filter((kind) => plan.unchanged.includes(kind)), skipped: plan.skipped, ...(shown.written ? { statusWritten: true as const } : {}) };
   // An apply that wrote nothing writes no Event either: the steady state stays without writes.
