@@ -6,7 +6,7 @@ import { workloadStates } from "../dev/knative/index.ts";
 import { PRODUCT_NAMESPACE } from "../dev/product.ts";
 import type { KubeClient } from "../shared/kube/client.ts";
 
-export interface Invocation { function: string; event: { id: string; type: string; subject?: string }; key?: { namespace: string }; reads: number; writes: number; decision?: string; ms?: number }
+export interface Invocation { function: string; event: { id: string; type: string; subject?: string }; key?: { namespace: string; cause?: string }; reads: number; writes: number; decision?: string; status?: number; ms?: number }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

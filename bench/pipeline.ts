@@ -99,6 +99,16 @@ try {
     console.log(`| ${fn} | ${xs.length} | ${(xs.length / PAIRS).toFixed(1)} | ${sum(xs, "reads")} | ${sum(xs, "writes")} | ${((sum(xs, "reads") + sum(xs, "writes")) / PAIRS).toFixed(1)} |`);
   }
   console.log(`| all | ${invocations.length} | ${(invocations.length / PAIRS).toFixed(1)} | ${sum(invocations, "reads")} | ${sum(invocations, "writes")} | ${((sum(invocations, "reads") + sum(invocations, "writes")) / PAIRS).toFixed(1)} |`);
+  // Why apply ran: each reconcile request's cause, and what the run decided.
+  const causes = new Map<string, number>();
+  for (const i of per("apply")) {
+    const label = `${i.key?.cause ?? "?"} → ${i.decision ?? `status ${i.status}`}`;
+    causes.set(label, (causes.get(label) ?? 0) + 1);
+  }
+  console.log("\n| apply: request cause → decision | runs | per pair |\n|---|---|---|");
+  for (const [label, n] of [...causes].sort((a, b) => b[1] - a[1])) console.log(`| ${label} | ${n} | ${(n / PAIRS).toFixed(2)} |`);
+  const ticks = per("eligibility").filter((i) => i.decision === "Resync");
+  console.log(`\nresync ticks during the run: ${ticks.length}`);
 } finally {
   await cp.stop();
 }
