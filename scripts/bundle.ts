@@ -12,7 +12,7 @@ export const FRAMEWORK_FILE = `${root}dist/functions/framework.mjs`;
  * Resolves the framework's two entry points, in a bundle written to `outdir`, to the shared copy:
  * so the function a bundle registers is in the registry the entry point serves from.
  */
-export function sharedFramework(outdir: string): Plugin {
+function sharedFramework(outdir: string): Plugin {
   const path = relative(outdir, FRAMEWORK_FILE);
   return { name: "shared framework", setup: (b) => b.onResolve({ filter: /^@google-cloud\/functions-framework(\/testing)?$/ }, () => ({ path: path.startsWith(".") ? path : `./${path}`, external: true })) };
 }

@@ -4,8 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
-import { readFileSync } from "node:fs";
-import { parseAllDocuments } from "yaml";
+import { resyncSettings } from "../../bench/knative-settings.ts";
 import { SOURCE as ELIGIBILITY_SOURCE } from "../../functions/eligibility/handler.ts";
 import { EventType, derivedId, productEvent } from "../../shared/events.ts";
 import { resyncCause, tickOf } from "../../shared/resync.ts";
@@ -64,14 +63,6 @@ async function handled(ids: readonly string[]): Promise<Invocation[]> {
     const chains = ids.map((id) => chain(id));
     return chains.every((c) => c !== undefined) ? chains.flat() as Invocation[] : undefined;
   });
-}
-
-/** RESYNC_PERIOD_SECONDS and RESYNC_SLOTS of the eligibility Service in knative/. */
-function resyncSettings(): { period: number; slots: number } {
-  const services = parseAllDocuments(readFileSync(new URL("../../knative/services.yaml", import.meta.url), "utf8")).map((d) => d.toJS());
-  const env: { name: string; value: string }[] = services.find((s) => s?.metadata?.name === "poolrelay-eligibility").spec.template.spec.containers[0].env;
-  const value = (name: string) => Number(env.find((e) => e.name === name)?.value);
-  return { period: value("RESYNC_PERIOD_SECONDS"), slots: value("RESYNC_SLOTS") };
 }
 
 /** The same event as a new watch event (the adapter gives every watch event a new id). */
@@ -139,7 +130,7 @@ describe("delivery semantics through the Broker", () => {
     expect(childEvents).toHaveLength(3);
     // One tick in every resync slot (the eligibility Service's settings), so this DynamoPoolRelay's
     // periodic full reconcile is among them.
-    const { period, slots } = resyncSettings();
+    const { periodSeconds: period, slots } = resyncSettings();
     const pings = Array.from({ length: slots }, (_, tick) => pingEvent(new Date(Date.now() + tick * period * 1000).toISOString().replace(/\.\d{3}Z$/, "Z")));
     for (const e of [dgdUpdate, ...childEvents, ...pings]) await send(e);
     const steps = await handled([dgdUpdate, ...childEvents, ...pings].map((e) => e.id));
