@@ -233,6 +233,20 @@ describe("a change of a child status shows, under a status that vouches for the 
     expect(kube.ops("replaceStatus").map((c) => c.object["status"])).toEqual([expect.objectContaining({ readyReplicas: 2 })]);
   });
 
+  it("reads the DGD and every child when the children are off the recorded decision (a withdrawal that deleted the Service before its status was written), and shows the withdrawal", async () => {
+    const { kube } = await settled("9104");
+    const service = (await kube.client.get({ apiVersion: "v1", kind: "Service", namespace: "team-a", name: "g1-pool-relay" }))!;
+    await kube.client.deleteExact({ apiVersion: config.dgdApiVersion, kind: "DynamoGraphDeployment", namespace: "team-a", name: "g1" }, "dgd-uid");
+    await kube.client.deleteExact({ apiVersion: "v1", kind: "Service", namespace: "team-a", name: "g1-pool-relay" }, UID);
+    kube.calls.length = 0;
+    const result = await status(childEvent("Service", "delete", service), context(kube));
+    expect(result).toMatchObject({ decision: "StatusWritten", fields: { childReads: "all", ready: "False", reason: "NotEligible" } });
+    expect(result.reply).toBeUndefined();
+    expect(readKinds(kube)).toContain("DynamoGraphDeployment");
+    const conditions = (kube.ops("replaceStatus").at(-1)!.object["status"] as { conditions: { type: string; reason: string }[] }).conditions;
+    expect(Object.fromEntries(conditions.map((c) => [c.type, c.reason]))).toMatchObject({ Ready: "NotEligible", ServicePublished: "Withdrawn" });
+  });
+
   it("reads every child on a ConfigMap's change", async () => {
     const { kube } = await settled("9102");
     const configMap = (await kube.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "team-a", name: "g1-pool-relay" }))!;

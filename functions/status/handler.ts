@@ -7,7 +7,8 @@
  * and so does one that shows apply's own write, which apply's report brings a run for
  * (shared/last-write.ts), and that report when apply wrote the status itself. A change of only
  * what status shows, under a status that vouches for the rest, reads only that and the
- * DynamoPoolRelay, not the DGD (shared/status-plan.ts, shownOnly).
+ * DynamoPoolRelay, not the DGD (shared/status-plan.ts, shownOnly), unless the children are off the
+ * decision that status records.
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import type { LiveObject } from "../../shared/apply-plan.ts";
@@ -32,7 +33,7 @@ const SEEN_CAPACITY = 10_000;
 
 const seen = new SeenVersions(SEEN_CAPACITY);
 
-async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInput): Promise<Result> {
+async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInput, trustRecord = true): Promise<Result> {
   const { key } = input;
   const ref = (apiVersion: string, kind: string, name = childName(key.name)) => ({ apiVersion, kind, namespace: key.namespace, name });
 
@@ -45,7 +46,7 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   }
   // A change of only what status shows, under a status that vouches for the rest: neither the DGD
   // nor the other children (shared/status-plan.ts, shownOnly).
-  const recorded = shownOnly(dpr, ctx.config.defaults, input);
+  const recorded = trustRecord ? shownOnly(dpr, ctx.config.defaults, input) : undefined;
   const [dgd, deployment, service, endpointSlices, others] = await Promise.all([
     recorded ? undefined : ctx.kube.get(ref(ctx.config.dgdApiVersion, "DynamoGraphDeployment", key.name)),
     ctx.kube.get<LiveObject & ObservedDeployment>(ref("apps/v1", "Deployment")),
@@ -58,6 +59,9 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   const decision = recorded ?? decide(dpr, dgd, ctx.config.defaults);
   const observed = { ...others, deployment, service, endpointSlices };
   const plan = planStatus({ dpr, decision, observed, changed: input.changed, ...(input.failure ? { failure: input.failure } : {}), now: ctx.now() });
+  // Children off the recorded decision may carry a newer one (a withdrawal that deleted the Service
+  // before its status was written): only the DGD can tell, so read everything.
+  if (recorded && !plan.reflects) return reconcileStatus(event, ctx, input, false);
   const ready = plan.status.conditions?.find((c) => c.type === "Ready");
   const fields = { key, childReads: recorded ? "shown" : "all", reflects: plan.reflects, ready: ready?.status, reason: ready?.reason, observedGeneration: plan.status.observedGeneration };
   const reply = plan.drift ? { reply: productEvent(EventType.Reconcile, { ...key, cause: "Drift" }, { source: SOURCE, cause: event.id, time: ctx.now() }) } : {};
