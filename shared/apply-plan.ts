@@ -142,6 +142,30 @@ export function planApply(desired: readonly KubeObject[], live: readonly (LiveOb
 }
 
 /**
+ * A resourceVersion no stored object carries: the API server's versions are etcd revisions, which
+ * start at 1 and give the first write 2. Server-side applied with it, an absent child is created
+ * (an apply creates a missing object whatever version it names) and one that exists is refused
+ * (409), whoever controls it. Unlike a POST, which records the field manager as an Update, the
+ * create records it as an Apply: a later apply that stops setting a field removes it.
+ */
+export const NO_STORED_VERSION = "1";
+
+/** A planned child that was absent: applied over no version read (planApply pins every other one to the version it read). */
+export const absentWhenPlanned = (child: { metadata: { resourceVersion?: string } }): boolean =>
+  child.metadata.resourceVersion === undefined || child.metadata.resourceVersion === NO_STORED_VERSION;
+
+/**
+ * The plan for children the stored status never showed (no sources revision, no Relay replica: a
+ * new DynamoPoolRelay, or one only ever withdrawn): most likely all absent, so each is created
+ * without being read, and only if absent. One that exists refuses, and every child is read.
+ */
+export function planAbsent(dpr: { status?: { sourcesRevision?: string; replicas?: number } }, desired: readonly KubeObject[]): ApplyPlan | undefined {
+  if (dpr.status?.sourcesRevision !== undefined || (dpr.status?.replicas ?? 0) > 0) return undefined;
+  const apply = desired.map((d) => ({ object: { ...d, metadata: { ...d.metadata, resourceVersion: NO_STORED_VERSION } } as KubeObject, force: false }));
+  return { apply, unchanged: [], skipped: [] };
+}
+
+/**
  * The plan of a rollout that reads no child (shared/no-op.ts, sourcesOnly): every child but the
  * ConfigMap is as the stored status vouched; the ConfigMap is written, over the version the status
  * found it at and so forced as a child this DynamoPoolRelay controls, only when the decision's

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
-import { APPLIED_HASH } from "./apply-plan.ts";
+import { APPLIED_HASH, NO_STORED_VERSION } from "./apply-plan.ts";
 import { Reporter, applied, eventName, foreignChildren, readyTransition, rejected, renderEvent, withdrawn, type AppliedChild } from "./k8s-events.ts";
 
 const dpr = { metadata: { name: "g1", namespace: "team-a", uid: "u1", generation: 3 } };
@@ -73,6 +73,11 @@ describe("applied", () => {
   it("is Published when the Service was created, naming every child written", () => {
     const o = applied(at("7"), desired, desired, "svc-1");
     expect(o).toEqual({ type: "Normal", reason: "Published", message: "Service g1-pool-relay published; applied ConfigMap, Deployment, Service for generation 3", identity: ["Published", "svc-1"] });
+  });
+
+  it("is Published when the Service was created unread, over the version no stored object carries", () => {
+    const unread = desired.map((d) => child(d.kind, d.metadata.annotations![APPLIED_HASH]!, NO_STORED_VERSION));
+    expect(applied(at("7"), unread, desired, "svc-1")).toMatchObject({ reason: "Published", identity: ["Published", "svc-1"] });
   });
 
   it("is one Published per Service object: applies racing to create it got the same one back, whatever else each wrote", () => {

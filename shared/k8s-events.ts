@@ -11,7 +11,7 @@
  */
 import { createHash } from "node:crypto";
 import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
-import { APPLIED_HASH } from "./apply-plan.ts";
+import { APPLIED_HASH, absentWhenPlanned } from "./apply-plan.ts";
 import { ConditionType } from "./conditions.ts";
 import { API_VERSION, KIND, PRODUCT } from "./names.ts";
 
@@ -114,7 +114,7 @@ export interface AppliedChild {
 export function applied(dpr: Involved, written: readonly AppliedChild[], desired: readonly AppliedChild[], serviceUid: string | undefined): Occurrence {
   const kinds = written.map((c) => c.kind).join(", ");
   const generation = dpr.metadata.generation ?? 1;
-  const created = written.find((c) => c.kind === "Service" && c.metadata.resourceVersion === undefined);
+  const created = written.find((c) => c.kind === "Service" && absentWhenPlanned(c));
   if (created) {
     return { type: "Normal", reason: "Published", message: `Service ${created.metadata.name} published; applied ${kinds} for generation ${generation}`, identity: ["Published", serviceUid ?? ""] };
   }

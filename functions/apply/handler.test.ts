@@ -27,6 +27,8 @@ const dpr = {
   metadata: { name: "g1", namespace: "team-a", uid: DPR_UID, generation: 4, resourceVersion: "7" },
   spec: { image: "relay:1", clusterID: "c" },
 };
+/** The DynamoPoolRelay once a status showed its children applied: apply reads them before it writes (planAbsent). */
+const shownDpr = { ...dpr, status: { sourcesRevision: "shown-before" } };
 const dgd = (annotations: Record<string, string> = {}) => ({
   apiVersion: config.dgdApiVersion,
   kind: "DynamoGraphDeployment",
@@ -59,7 +61,7 @@ const ownService = (uid: string, ownerReferences: unknown[] = [{ apiVersion: "nv
 describe("apply's applied.v1 reply", () => {
   it("lists exactly what it applied, what was unchanged and what it skipped (a foreign Service), in apply order", async () => {
     const live = current();
-    const kube = new FakeKube([dpr, dgd(), ...Object.values(live)]);
+    const kube = new FakeKube([shownDpr, dgd(), ...Object.values(live)]);
     kube.put({ ...live["ConfigMap"]!, data: { "sources.json": "{}" } });
     kube.put(foreign("Service", "v1"));
     const result = await apply(reconcile(), context(kube));
@@ -75,20 +77,48 @@ describe("apply's applied.v1 reply", () => {
     expect(kube.ops("apply").map((c) => [c.object.kind, c.fieldManager, c.options, c.object.metadata.resourceVersion])).toEqual([["ConfigMap", APPLY_FIELD_MANAGER, { force: true }, live["ConfigMap"]!.metadata.resourceVersion]]);
   });
 
-  it("lists every child as applied on a first apply, none forced", async () => {
+  it("lists every child as applied on a first apply, none forced, each created unread and only if absent", async () => {
     const kube = new FakeKube([dpr, dgd()]);
     const result = await apply(reconcile(), context(kube));
     const all = ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"];
     expect(result.reply?.data).toMatchObject({ applied: all, unchanged: [], skipped: [] });
-    // The Deployment's server dry-run first, then each child once, in that order.
-    expect(kube.ops("apply").map((c) => [c.object.kind, c.options])).toEqual([["Deployment", { force: false, dryRun: true }], ...all.map((k) => [k, { force: false }])]);
+    expect(result.fields).toMatchObject({ childReads: "none" });
+    // The Deployment's server dry-run first, then each child once, in that order, over a version no stored object has.
+    expect(kube.ops("apply").map((c) => [c.object.kind, c.options, c.object.metadata.resourceVersion])).toEqual([["Deployment", { force: false, dryRun: true }, "1"], ...all.map((k) => [k, { force: false }, "1"])]);
+    expect(kube.calls.filter((c) => c.op === "get").map((c) => c.ref.kind)).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment"]);
     // A Service it just created has no EndpointSlices yet: none listed.
     expect(kube.ops("replaceStatus")).toHaveLength(1);
     expect(kube.ops("list")).toEqual([]);
+    // The dry-run, six children, the status, the Published Event.
+    expect(kube.stats).toEqual({ reads: 2, writes: 9 });
+  });
+
+  it("reads every child when one it would create unread exists (409), and applies only what is missing or differs", async () => {
+    const live = current();
+    const kube = new FakeKube([dpr, dgd(), live["ServiceAccount"]!, live["Role"]!]);
+    const result = await apply(reconcile(), context(kube));
+    expect(result.reply?.data).toMatchObject({ applied: ["RoleBinding", "ConfigMap", "Deployment", "Service"], unchanged: ["ServiceAccount", "Role"], skipped: [] });
+    expect(result.fields).toMatchObject({ childReads: "all" });
+    // The dry-run passed (no Deployment), the ServiceAccount refused; then every child read, the missing ones applied.
+    expect(kube.ops("apply").map((c) => [c.object.kind, c.object.metadata.resourceVersion, c.options.dryRun ?? false])).toEqual([
+      ["Deployment", "1", true],
+      ["ServiceAccount", "1", false],
+      ["Deployment", undefined, true],
+      ...["RoleBinding", "ConfigMap", "Deployment", "Service"].map((k) => [k, undefined, false]),
+    ]);
+    expect(new Set(kube.calls.filter((c) => c.op === "get").map((c) => c.ref.kind))).toEqual(new Set(["DynamoPoolRelay", "DynamoGraphDeployment", "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"]));
+  });
+
+  it("reads the children before it writes once a status showed them, though without a sources revision (a withdrawal's status: the Relay still runs)", async () => {
+    const live = current();
+    const kube = new FakeKube([{ ...dpr, status: { replicas: 2 } }, dgd(), ...Object.values(live)]);
+    const result = await apply(reconcile(), context(kube));
+    expect(result.fields).toMatchObject({ childReads: "all" });
+    expect(kube.ops("apply")).toEqual([]);
   });
 
   it("skips what needs a foreign child, naming it: a foreign ServiceAccount keeps the RoleBinding, the Deployment and the Service back", async () => {
-    const kube = new FakeKube([dpr, dgd(), foreign("ServiceAccount", "v1")]);
+    const kube = new FakeKube([shownDpr, dgd(), foreign("ServiceAccount", "v1")]);
     const result = await apply(reconcile(), context(kube));
     expect(result.reply?.data).toMatchObject({
       applied: ["Role", "ConfigMap"],
@@ -104,7 +134,7 @@ describe("apply's applied.v1 reply", () => {
   });
 
   it("lists everything as unchanged, and writes no child, when the children carry the decision: only the status it has not shown", async () => {
-    const kube = new FakeKube([dpr, dgd(), ...Object.values(current())]);
+    const kube = new FakeKube([shownDpr, dgd(), ...Object.values(current())]);
     const result = await apply(reconcile(), context(kube));
     expect(result.reply?.data).toMatchObject({ applied: [], unchanged: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"], skipped: [] });
     expect(kube.ops("replaceStatus").map((c) => c.object["status"])).toEqual([expect.objectContaining({ observedGeneration: 4 })]);
@@ -262,7 +292,7 @@ describe("the status apply shows itself", () => {
     expect(written!.object.metadata.resourceVersion).toBe("7");
     // The Service the write returned is the endpoint shown: it was absent when read.
     expect(written!.object["status"]).toMatchObject({ serviceEndpoint: expect.stringMatching(/^g1-pool-relay\.team-a\.svc:\d+$/) });
-    expect(at("get", "ServiceAccount").length).toBe(1);
+    expect(at("apply", "ServiceAccount").length).toBe(1);
     expect(kube.readBeforeDpr).toEqual(["DynamoGraphDeployment"]);
     expect(Math.max(...at("apply"))).toBeLessThan(at("replaceStatus")[0]!);
   });

@@ -8,7 +8,7 @@
  * document (a rollout) reads no child and writes only the ConfigMap (shared/no-op.ts, sourcesOnly).
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
-import { desiredChildren, planApply, planSources, type ApplyPlan, type LiveObject } from "../../shared/apply-plan.ts";
+import { desiredChildren, planAbsent, planApply, planSources, type ApplyPlan, type LiveObject } from "../../shared/apply-plan.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForApply } from "../../shared/classify.ts";
 import { decide, type Decision } from "../../shared/decide.ts";
@@ -75,23 +75,15 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
   const rolled = vouched && (await rollout(ctx, dpr, decision, desired, vouched, key, run));
   if (rolled) return rolled;
 
-  // 4c. Apply the children that are missing or differ, in order. The Deployment carries the
-  // user's opaque fields (tolerations, affinity, env sources), so a server dry-run checks it first:
-  // a spec the API server refuses writes nothing and is reported instead of retried.
-  const live = await Promise.all(desired.map((d) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name })));
-  const plan = planApply(desired, live, dpr.metadata.uid);
-  // What the API server answered each write with: the children as they are now.
-  const written = new Map<string, LiveObject>();
-  try {
-    const deployment = plan.apply.find((a) => a.object.kind === "Deployment");
-    if (deployment) await ctx.kube.apply(deployment.object, APPLY_FIELD_MANAGER, { force: deployment.force, dryRun: true });
-    for (const { object, force } of plan.apply) written.set(object.kind, await ctx.kube.apply<LiveObject>(object, APPLY_FIELD_MANAGER, { force }));
-  } catch (err) {
-    if (!(err instanceof ApiError) || err.transient) throw err;
-    const data = { ...outcome, reason: "ApplyFailed", message: err.message } as const;
-    const events = [await report(rejected("ApplyFailed", err.message), true)];
-    return { decision: "ApplyFailed", reply: productEvent(EventType.Rejected, data, emit), fields: { key, error: err.message, ...eventFields(events) } };
+  // 4c. Apply the children that are missing or differ, in order.
+  const applied = await applyChildren(ctx, dpr, desired);
+  if ("refused" in applied) {
+    const message = applied.refused.message;
+    const data = { ...outcome, reason: "ApplyFailed", message } as const;
+    const events = [await report(rejected("ApplyFailed", message), true)];
+    return { decision: "ApplyFailed", reply: productEvent(EventType.Rejected, data, emit), fields: { key, error: message, ...eventFields(events) } };
   }
+  const { plan, live, written, childReads } = applied;
   // The status these children make, from what the writes returned and the rest as read.
   const current = desired.map((d, i) => written.get(d.kind) ?? live[i]);
   const endpointSlices = endpointsBehind(live[desired.findIndex((d) => d.kind === "Service")]) ? await relayEndpointSlices(ctx.kube, key) : [];
@@ -101,7 +93,52 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
     // status has nothing to do either, so no report (a periodic reconcile of a converged pair ends here).
     return { decision: "Converged", fields: { key } };
   }
-  return answer(ctx, dpr, run, key, { desired, plan, serviceUid: written.get("Service")?.metadata["uid"] as string | undefined, status, childReads: "all" });
+  return answer(ctx, dpr, run, key, { desired, plan, serviceUid: written.get("Service")?.metadata["uid"] as string | undefined, status, childReads });
+}
+
+/** A plan, the children it was made from (all undefined when none was read), and what the API server answered each write with. */
+interface Applied {
+  plan: ApplyPlan;
+  live: (LiveObject | undefined)[];
+  written: Map<string, LiveObject>;
+  childReads: "all" | "none";
+}
+
+/**
+ * Children the status never showed are created unread, each only if absent (shared/apply-plan.ts,
+ * planAbsent); when one exists, or the status showed them, every child is read and those that are
+ * missing or differ are applied. A write the API server refuses for good is answered, not thrown.
+ */
+async function applyChildren(ctx: Context, dpr: DynamoPoolRelay, desired: readonly KubeObject[]): Promise<Applied | { refused: ApiError }> {
+  const absent = planAbsent(dpr, desired);
+  if (absent) {
+    const created = await writeChildren(ctx, absent, true);
+    if (created) return "refused" in created ? created : { plan: absent, live: desired.map(() => undefined), written: created, childReads: "none" };
+  }
+  const live = await Promise.all(desired.map((d) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name })));
+  const plan = planApply(desired, live, dpr.metadata.uid);
+  const written = (await writeChildren(ctx, plan, false))!;
+  return "refused" in written ? written : { plan, live, written, childReads: "all" };
+}
+
+/**
+ * Writes a plan's children in order. The Deployment carries the user's opaque fields
+ * (tolerations, affinity, env sources), so a server dry-run checks it first: a spec the API server
+ * refuses writes nothing and is reported instead of retried. With `absentOnly` (children created
+ * unread), a child that exists refuses (409) and the answer is undefined: the children must be read.
+ */
+async function writeChildren(ctx: Context, plan: ApplyPlan, absentOnly: boolean): Promise<Map<string, LiveObject> | { refused: ApiError } | undefined> {
+  const written = new Map<string, LiveObject>();
+  try {
+    const deployment = plan.apply.find((a) => a.object.kind === "Deployment");
+    if (deployment) await ctx.kube.apply(deployment.object, APPLY_FIELD_MANAGER, { force: deployment.force, dryRun: true });
+    for (const { object, force } of plan.apply) written.set(object.kind, await ctx.kube.apply<LiveObject>(object, APPLY_FIELD_MANAGER, { force }));
+  } catch (err) {
+    if (absentOnly && err instanceof ApiError && err.status === 409) return undefined;
+    if (!(err instanceof ApiError) || err.transient) throw err;
+    return { refused: err };
+  }
+  return written;
 }
 
 /**

@@ -11,6 +11,7 @@ import { decide } from "../../shared/decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "../../shared/eligibility.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
+import { NO_STORED_VERSION } from "../../shared/apply-plan.ts";
 import { renderChildren } from "../../shared/render/index.ts";
 import { FAKE_NODE, startControlPlane, type ControlPlane } from "../../dev/control-plane/index.ts";
 import { TEST_MANAGER, dgdObject, dprObject, eventually } from "./helpers.ts";
@@ -65,6 +66,27 @@ describe("server-side apply of the rendered objects", () => {
     expect(live.metadata.generation).toBe(1);
     expect(live.spec.template.spec.dnsPolicy).toBe("ClusterFirst");
     expect(live.spec.template.spec.containers[0]?.terminationMessagePath).toBe("/dev/termination-log");
+  });
+
+  it("creates a missing object applied over resourceVersion 1, as the manager's Apply, and refuses one that exists, whoever's (409)", async () => {
+    const ns = await freshNamespace("absent-only");
+    const configMap = (name: string, data: Record<string, string>) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: ns, resourceVersion: NO_STORED_VERSION }, data });
+    const created = await client.apply<KubeObject & { metadata: { managedFields: { manager: string; operation: string }[] } }>(configMap("mine", { a: "1", b: "2" }), TEST_MANAGER);
+    expect(created.metadata.resourceVersion).not.toBe(NO_STORED_VERSION);
+    expect(created.metadata.managedFields.map((f) => [f.manager, f.operation])).toEqual([[TEST_MANAGER, "Apply"]]);
+    // Owned as an Apply: a later apply that stops setting a field removes it.
+    const { resourceVersion: _, ...unpinned } = configMap("mine", { a: "1" }).metadata;
+    const dropped = await client.apply<{ data: Record<string, string> }>({ ...configMap("mine", { a: "1" }), metadata: unpinned }, TEST_MANAGER, { force: true });
+    expect(dropped.data).toEqual({ a: "1" });
+    // Present, as ours or as someone else's: refused, unchanged.
+    await client.apply({ ...configMap("theirs", { t: "1" }), metadata: { name: "theirs", namespace: ns } }, "someone-else");
+    for (const name of ["mine", "theirs"]) {
+      const before = await client.get<KubeObject>({ apiVersion: "v1", kind: "ConfigMap", namespace: ns, name });
+      const err = await client.apply(configMap(name, { x: "1" }), TEST_MANAGER, { force: true }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApiError);
+      expect((err as ApiError).status).toBe(409);
+      expect(await client.get<KubeObject>({ apiVersion: "v1", kind: "ConfigMap", namespace: ns, name })).toEqual(before);
+    }
   });
 
   it("bumps the Deployment generation only when the pod template really changes", async () => {
@@ -181,9 +203,30 @@ describe("apply under races, on the real API server", () => {
     expect((await client.get<{ metadata: { uid: string } }>(ref(service)))?.metadata.uid).toBe(recreated);
   });
 
+  it("creates a new DynamoPoolRelay's children unread, only where absent: a ConfigMap someone created first is refused, then read and left alone", async () => {
+    const ns = await freshNamespace("unread-race");
+    await renderedFor(ns, "g1");
+    const theirs = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "g1-pool-relay", namespace: ns }, data: { "sources.json": "{\"theirs\":true}" } };
+    const ref = { apiVersion: "v1", kind: "ConfigMap", namespace: ns, name: "g1-pool-relay" };
+    const kube = intercepted("apply", async (obj: KubeObject) => {
+      if (obj.kind === "ConfigMap" && obj.metadata.resourceVersion === NO_STORED_VERSION) await client.apply(theirs, "someone-else");
+    });
+    const result = await apply(reconcile(ns), context(kube));
+    expect(result.decision).toBe("Applied");
+    expect(result.fields).toMatchObject({ childReads: "all" });
+    // What the refused attempt created, read back, is unchanged for the run that read it.
+    expect(result.reply?.data).toMatchObject({ applied: [], unchanged: ["ServiceAccount", "Role", "RoleBinding"], skipped: [{ kind: "ConfigMap" }, { kind: "Deployment" }, { kind: "Service" }] });
+    const live = await client.get<{ data: Record<string, string>; metadata: { ownerReferences?: unknown; managedFields: { manager: string }[] } }>(ref);
+    expect(live?.data).toEqual(theirs.data);
+    expect(live?.metadata.ownerReferences).toBeUndefined();
+    expect(live?.metadata.managedFields.map((f) => f.manager)).toEqual(["someone-else"]);
+  });
+
   it("applies a missing child without force: a concurrent creator's object is neither taken over nor changed, and the request is retried (409)", async () => {
     const ns = await freshNamespace("create-race");
-    await renderedFor(ns, "g1");
+    const { dpr } = await renderedFor(ns, "g1");
+    // A status that showed the Relay running: apply reads the children before it writes.
+    await client.replaceStatus({ ...dpr, status: { replicas: 2 } });
     const theirs = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "g1-pool-relay", namespace: ns }, data: { "sources.json": "{\"theirs\":true}" } };
     let created = false;
     const kube = intercepted("apply", async (obj: KubeObject) => {

@@ -221,11 +221,7 @@ describe("a spec the API server refuses", () => {
     const dgd = { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { name: "g1", namespace: "team-a" }, spec: { components: [{ name: "w", type: "worker" }] } };
     nock(API).get(dprPath).reply(200, dpr);
     nock(API).get(dgdPath).reply(200, dgd);
-    for (const p of ["/api/v1/namespaces/team-a/serviceaccounts/g1-pool-relay", "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/roles/g1-pool-relay",
-      "/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings/g1-pool-relay", "/api/v1/namespaces/team-a/configmaps/g1-pool-relay",
-      "/apis/apps/v1/namespaces/team-a/deployments/g1-pool-relay", "/api/v1/namespaces/team-a/services/g1-pool-relay"]) {
-      nock(API).get(p).reply(404, { kind: "Status", reason: "NotFound" });
-    }
+    // A status that never showed children: they are created unread, the Deployment's dry-run first.
     nock(API).patch("/apis/apps/v1/namespaces/team-a/deployments/g1-pool-relay").query({ fieldManager: "dynamo-pool-relay/apply", dryRun: "All" })
       .reply(422, { kind: "Status", reason: "Invalid", message: 'spec.template.spec.tolerations[0].operator: Unsupported value: "Bogus"' });
     nock(API).get(EVENT_NAME).reply(404, { kind: "Status", reason: "NotFound" });
@@ -236,7 +232,7 @@ describe("a spec the API server refuses", () => {
     expect(JSON.parse(res.text)).toMatchObject({ reason: "ApplyFailed", generation: 2, message: expect.stringMatching(/tolerations\[0\]\.operator: Unsupported value/) });
     expect(created).toEqual([expect.objectContaining({ type: "Warning", reason: "ApplyFailed", message: expect.stringMatching(/tolerations\[0\]\.operator: Unsupported value/) })]);
     // The dry-run and the Event: no child.
-    expect(logs.at(-1)).toMatchObject({ decision: "ApplyFailed", reads: 9, writes: 2, kubeEvents: [{ reason: "ApplyFailed", outcome: "created" }] });
+    expect(logs.at(-1)).toMatchObject({ decision: "ApplyFailed", reads: 3, writes: 2, kubeEvents: [{ reason: "ApplyFailed", outcome: "created" }] });
   });
 });
 
@@ -318,13 +314,16 @@ function liveChildren(): Record<string, object> {
   });
 }
 
-/** apply reads the DynamoPoolRelay, its DGD and the six children; `live` answers for a child, else 404. */
+/** validDpr once a status showed its Relay running: apply reads the children before it writes. */
+const shownDpr = { ...validDpr, status: { replicas: 2 } };
+
 /**
- * What apply reads of validDpr and its children, and the status it then shows itself (validDpr has
- * none yet, so it always writes one).
+ * What apply reads of the DynamoPoolRelay (by default one whose status showed its children), its DGD
+ * and the six children (`live` answers for a child, else 404), and the status it then shows itself
+ * (the one stored is not the children's, so it always writes one).
  */
-function applyReads(live: Record<string, object> = {}) {
-  nock(API).get(dprPath).reply(200, validDpr);
+function applyReads(live: Record<string, object> = {}, dpr: object = shownDpr) {
+  nock(API).get(dprPath).reply(200, dpr);
   nock(API).get(dgdPath).reply(200, eligibleDgd);
   for (const [kind, path] of Object.entries(CHILD_PATHS)) {
     if (live[kind]) nock(API).get(path).reply(200, live[kind]);
@@ -332,6 +331,13 @@ function applyReads(live: Record<string, object> = {}) {
   }
   // Only a Service that was there can have EndpointSlices.
   if (live["Service"]) nock(API).get("/apis/discovery.k8s.io/v1/namespaces/team-a/endpointslices").query(true).reply(200, { items: [] });
+  nock(API).put(`${dprPath}/status`).reply(200, validDpr);
+}
+
+/** What apply reads to create validDpr's children unread (its status never showed them), and the status it shows. */
+function unreadApply() {
+  nock(API).get(dprPath).reply(200, validDpr);
+  nock(API).get(dgdPath).reply(200, eligibleDgd);
   nock(API).put(`${dprPath}/status`).reply(200, validDpr);
 }
 
@@ -377,7 +383,7 @@ describe("Kubernetes Events from apply", () => {
   const ALL = ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"] as const;
 
   it("publishes from nothing with one Published Event; a concurrent duplicate creates the same name, gets 409, and counts it done", async () => {
-    applyReads();
+    unreadApply();
     applyWrites(ALL);
     const created = recordCreates();
     const res = await binary("apply", reconcile());
@@ -389,12 +395,14 @@ describe("Kubernetes Events from apply", () => {
       firstTimestamp: "2026-03-01T00:00:00Z", lastTimestamp: "2026-03-01T00:00:00Z",
     })]);
     expect(created[0]!.metadata.name).toBe(eventName(validDpr, { identity: ["Published", "Service-uid"] }));
-    expect(logs.at(-1)).toMatchObject({ decision: "Applied", reads: 8, writes: 9, statusShown: "written", kubeEvents: [{ reason: "Published", name: created[0]!.metadata.name, outcome: "created" }] });
+    expect(logs.at(-1)).toMatchObject({ decision: "Applied", reads: 2, writes: 9, childReads: "none", statusShown: "written", kubeEvents: [{ reason: "Published", name: created[0]!.metadata.name, outcome: "created" }] });
 
-    // The duplicate read the children only after the first had written all but the Service: it
-    // writes less, gets the same Service back, and so reports the same occurrence.
+    // The duplicate ran after the first had written all but the Service: its unread creation is
+    // refused (the Deployment exists), it reads the children, writes less, gets the same Service
+    // back, and so reports the same occurrence.
     const { Service: _, ...written } = liveChildren();
-    applyReads(written);
+    nock(API).patch(CHILD_PATHS.Deployment).query((q) => q["dryRun"] === "All").reply(409, { kind: "Status", reason: "Conflict", code: 409 });
+    applyReads(written, validDpr);
     applyWrites(["Service"]);
     const duplicate = recordCreates(1, 409);
     const again = await binary("apply", { ...reconcile(), id: "c2" });
