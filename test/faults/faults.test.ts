@@ -284,6 +284,9 @@ describe("under API faults, hostile timing and canaries", () => {
 
     const stats = await proxyStats();
     const writes = stats.forwarded.filter((f) => f.method !== "GET").map((f) => `${f.method} ${f.path.split("?")[0]}`);
+    // A new pair's children are created unread, each only if absent (shared/apply-plan.ts,
+    // planAbsent): a canary in the way refuses that creation with 409, and nothing else may reach it.
+    const canaryAttempts = stats.forwarded.filter((f) => f.method !== "GET" && canaryPaths.includes(f.path.split("?")[0]!));
     const childPath = /^(PATCH|DELETE) \/(api\/v1|apis\/apps\/v1|apis\/rbac\.authorization\.k8s\.io\/v1)\/namespaces\/[a-z0-9-]+\/(serviceaccounts|roles|rolebindings|configmaps|deployments|services)\/p\d-pool-relay$/;
     const statusPath = /^PUT \/apis\/nvidia\.com\/v1alpha1\/namespaces\/[a-z0-9-]+\/dynamopoolrelays\/p\d\/status$/;
     // Kubernetes Events about the DynamoPoolRelays: new objects of the product's own, never an update.
@@ -315,7 +318,8 @@ describe("under API faults, hostile timing and canaries", () => {
       readyStale: staleReady,
       writes: writes.length,
       foreignWrites: writes.filter((w) => !allowed(w)).length,
-      canaryWrites: writes.filter((w) => canaryPaths.some((p) => w.endsWith(` ${p}`))).length,
+      canaryWrites: canaryAttempts.filter((f) => f.status !== 409).length,
+      canaryRefused: canaryAttempts.filter((f) => f.status === 409).length,
       canariesChanged: after.filter((f, i) => JSON.stringify(f) !== JSON.stringify(before[i])).length,
     };
     console.log(`[faults] ${JSON.stringify(summary)}`);
