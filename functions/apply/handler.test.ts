@@ -163,6 +163,20 @@ describe("apply on a DynamoPoolRelay whose children and status carry the decisio
     expect(kube.ops("list").map((c) => [c.kind, c.labelSelector])).toEqual([["EndpointSlice", "kubernetes.io/service-name=g1-pool-relay"]]);
   });
 
+  it("answers a resync that finds a foreign child again, with its status shown already: applied nothing, skipped it, and reports it (looked up first)", async () => {
+    const { kube } = await settled();
+    kube.put(foreign("Service", "v1"));
+    await apply(reconcile("Resync"), context(kube));
+    kube.put(kube.ops("replaceStatus").at(-1)!.object);
+    kube.calls.length = 0;
+    const again = await apply(reconcile("Resync"), context(kube));
+    expect(again.decision).toBe("Applied");
+    expect(again.reply?.data).toMatchObject({ applied: [], skipped: [{ kind: "Service" }] });
+    expect(again.fields?.["kubeEvents"]).toEqual([expect.objectContaining({ reason: "ForeignChild" })]);
+    expect(kube.ops("replaceStatus")).toEqual([]);
+    expect(kube.ops("apply")).toEqual([]);
+  });
+
   it("shows itself what the status does not show yet (the Deployment's pods became Ready), writing no child", async () => {
     const { kube, live } = await settled();
     const deployment = live["Deployment"]!;
