@@ -16,7 +16,7 @@ import { classifyForApply } from "../../shared/classify.ts";
 import { decide, type Decision } from "../../shared/decide.ts";
 import { EventType, productEvent, type EmitContext, type ReconcileCause, type ReconcileData } from "../../shared/events.ts";
 import { Reporter, applied, foreignChildren, rejected, renderEvent, withdrawn, type Occurrence } from "../../shared/k8s-events.ts";
-import { ApiError } from "../../shared/kube/errors.ts";
+import { ApiError, isConflict } from "../../shared/kube/errors.ts";
 import { APPLY_FIELD_MANAGER, API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { sourcesOnly, type VouchedSources } from "../../shared/no-op.ts";
 import { ownership } from "../../shared/ownership.ts";
@@ -114,29 +114,31 @@ interface Applied {
 async function applyChildren(ctx: Context, dpr: DynamoPoolRelay, desired: readonly KubeObject[]): Promise<Applied | { refused: ApiError }> {
   const absent = planAbsent(dpr, desired);
   if (absent) {
-    const created = await writeChildren(ctx, absent, true);
+    // A child that exists refuses (409): the children must be read.
+    const created = await writeChildren(ctx, absent).catch((err: unknown) => {
+      if (isConflict(err)) return undefined;
+      throw err;
+    });
     if (created) return "refused" in created ? created : { plan: absent, live: desired.map(() => undefined), written: created, childReads: "none" };
   }
   const live = await Promise.all(desired.map((d) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name })));
   const plan = planApply(desired, live, dpr.metadata.uid);
-  const written = (await writeChildren(ctx, plan, false))!;
+  const written = await writeChildren(ctx, plan);
   return "refused" in written ? written : { plan, live, written, childReads: "all" };
 }
 
 /**
  * Writes a plan's children in order. The Deployment carries the user's opaque fields
  * (tolerations, affinity, env sources), so a server dry-run checks it first: a spec the API server
- * refuses writes nothing and is reported instead of retried. With `absentOnly` (children created
- * unread), a child that exists refuses (409) and the answer is undefined: the children must be read.
+ * refuses writes nothing and is reported instead of retried.
  */
-async function writeChildren(ctx: Context, plan: ApplyPlan, absentOnly: boolean): Promise<Map<string, LiveObject> | { refused: ApiError } | undefined> {
+async function writeChildren(ctx: Context, plan: ApplyPlan): Promise<Map<string, LiveObject> | { refused: ApiError }> {
   const written = new Map<string, LiveObject>();
   try {
     const deployment = plan.apply.find((a) => a.object.kind === "Deployment");
     if (deployment) await ctx.kube.apply(deployment.object, APPLY_FIELD_MANAGER, { force: deployment.force, dryRun: true });
     for (const { object, force } of plan.apply) written.set(object.kind, await ctx.kube.apply<LiveObject>(object, APPLY_FIELD_MANAGER, { force }));
   } catch (err) {
-    if (absentOnly && err instanceof ApiError && err.status === 409) return undefined;
     if (!(err instanceof ApiError) || err.transient) throw err;
     return { refused: err };
   }
