@@ -109,6 +109,22 @@ describe("apply's applied.v1 reply", () => {
     expect(new Set(kube.calls.filter((c) => c.op === "get").map((c) => c.ref.kind))).toEqual(new Set(["DynamoPoolRelay", "DynamoGraphDeployment", "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"]));
   });
 
+  it("lists the EndpointSlices with the children, and counts none behind a Service that was not there (the garbage collector's to remove)", async () => {
+    const { Service: _, ...live } = current();
+    const staleSlice = {
+      apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice",
+      metadata: { name: "g1-pool-relay-abcde", namespace: "team-a", labels: { "kubernetes.io/service-name": "g1-pool-relay" } },
+      endpoints: [{ conditions: { ready: true } }],
+    } as never;
+    const kube = new FakeKube([shownDpr, dgd(), ...Object.values(live), staleSlice]);
+    const result = await apply(reconcile("Resync"), context(kube));
+    expect(result.reply?.data).toMatchObject({ applied: ["Service"], statusWritten: true });
+    expect(kube.ops("list").map((c) => c.kind)).toEqual(["EndpointSlice"]);
+    const [written] = kube.ops("replaceStatus");
+    expect(condition(written!.object, "ListenerAvailable")?.status).toBe("False");
+    expect(kube.readBeforeDpr).toEqual(["DynamoGraphDeployment"]);
+  });
+
   it("reads the children before it writes once a status showed them, though without a sources revision (a withdrawal's status: the Relay still runs)", async () => {
     const live = current();
     const kube = new FakeKube([{ ...dpr, status: { replicas: 2 } }, dgd(), ...Object.values(live)]);

@@ -23,7 +23,7 @@ import { ownership } from "../../shared/ownership.ts";
 import type { KubeObject } from "../../shared/render/index.ts";
 import { unobserved } from "../../shared/resync.ts";
 import { endpointsBehind, observedChildren, planStatus, sourcesStatus, type StatusPlan } from "../../shared/status-plan.ts";
-import type { ObservedDeployment } from "../../shared/status.ts";
+import type { ObservedDeployment, ObservedEndpointSlice } from "../../shared/status.ts";
 import { coalescing, eventFields, mustClassify, recordEvent, relayEndpointSlices, writeStatus, type Context, type EventOutcome, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/apply";
@@ -78,17 +78,16 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
   if (rolled) return rolled;
 
   // 4c. Apply the children that are missing or differ, in order.
-  const applied = await applyChildren(ctx, dpr, desired);
+  const applied = await applyChildren(ctx, key, dpr, desired);
   if ("refused" in applied) {
     const message = applied.refused.message;
     const data = { ...outcome, reason: "ApplyFailed", message } as const;
     const events = [await report(rejected("ApplyFailed", message), true)];
     return { decision: "ApplyFailed", reply: productEvent(EventType.Rejected, data, emit), fields: { key, error: message, ...eventFields(events) } };
   }
-  const { plan, live, written, childReads } = applied;
+  const { plan, live, written, childReads, endpointSlices } = applied;
   // The status these children make, from what the writes returned and the rest as read.
   const current = desired.map((d, i) => written.get(d.kind) ?? live[i]);
-  const endpointSlices = endpointsBehind(live[desired.findIndex((d) => d.kind === "Service")]) ? await relayEndpointSlices(ctx.kube, key) : [];
   const status = planStatus({ dpr, decision, observed: observedChildren(desired, current, endpointSlices), changed: [], now: ctx.now() });
   if (plan.apply.length === 0 && plan.skipped.length === 0 && !unobserved(dpr) && !status.write) {
     // Nothing written, and the status already shows what these children make of this generation:
@@ -98,12 +97,16 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
   return answer(ctx, dpr, run, key, { desired, plan, serviceUid: written.get("Service")?.metadata["uid"] as string | undefined, status, childReads });
 }
 
-/** A plan, the children it was made from (all undefined when none was read), and what the API server answered each write with. */
+/**
+ * A plan, the children it was made from (all undefined when none was read), what the API server
+ * answered each write with, and the EndpointSlices behind the Service as read (none when it was not).
+ */
 interface Applied {
   plan: ApplyPlan;
   live: (LiveObject | undefined)[];
   written: Map<string, LiveObject>;
   childReads: "all" | "none";
+  endpointSlices: ObservedEndpointSlice[];
 }
 
 /**
@@ -111,7 +114,7 @@ interface Applied {
  * planAbsent); when one exists, or the status showed them, every child is read and those that are
  * missing or differ are applied. A write the API server refuses for good is answered, not thrown.
  */
-async function applyChildren(ctx: Context, dpr: DynamoPoolRelay, desired: readonly KubeObject[]): Promise<Applied | { refused: ApiError }> {
+async function applyChildren(ctx: Context, key: ReconcileData, dpr: DynamoPoolRelay, desired: readonly KubeObject[]): Promise<Applied | { refused: ApiError }> {
   const absent = planAbsent(dpr, desired);
   if (absent) {
     // A child that exists refuses (409): the children must be read.
@@ -119,12 +122,19 @@ async function applyChildren(ctx: Context, dpr: DynamoPoolRelay, desired: readon
       if (isConflict(err)) return undefined;
       throw err;
     });
-    if (created) return "refused" in created ? created : { plan: absent, live: desired.map(() => undefined), written: created, childReads: "none" };
+    // A Service just created has no EndpointSlices yet (shared/status-plan.ts, endpointsBehind).
+    if (created) return "refused" in created ? created : { plan: absent, live: desired.map(() => undefined), written: created, childReads: "none", endpointSlices: [] };
   }
-  const live = await Promise.all(desired.map((d) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name })));
+  // The EndpointSlices in the same round as the children: the Service is there on almost every
+  // run that reads, and a cold process pays a round trip per round (npm run bench).
+  const [live, slices] = await Promise.all([
+    Promise.all(desired.map((d) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name }))),
+    relayEndpointSlices(ctx.kube, key),
+  ]);
   const plan = planApply(desired, live, dpr.metadata.uid);
   const written = await writeChildren(ctx, plan);
-  return "refused" in written ? written : { plan, live, written, childReads: "all" };
+  const endpointSlices = endpointsBehind(live[desired.findIndex((d) => d.kind === "Service")]) ? slices : [];
+  return "refused" in written ? written : { plan, live, written, childReads: "all", endpointSlices };
 }
 
 /**

@@ -71,6 +71,7 @@ describe("transient API failures are answered 503, through the shell", () => {
       const path = req.url!.split("?")[0];
       if (req.method === "GET" && path === dprPath) return json(res, 200, dpr);
       if (req.method === "GET" && path === dgdPath) return json(res, 200, dgd);
+      if (req.method === "GET" && path!.endsWith("/endpointslices")) return json(res, 200, { items: [] });
       if (req.method === "GET") return json(res, 404, notFound);
       if (req.method === "PATCH" && req.url!.includes("dryRun=All")) return json(res, 200, {});
       return json(res, 409, { kind: "Status", reason: "Conflict", message: "Operation cannot be fulfilled: the object has been modified" });

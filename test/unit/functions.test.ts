@@ -329,8 +329,8 @@ function applyReads(live: Record<string, object> = {}, dpr: object = shownDpr) {
     if (live[kind]) nock(API).get(path).reply(200, live[kind]);
     else nock(API).get(path).reply(404, notFound);
   }
-  // Only a Service that was there can have EndpointSlices.
-  if (live["Service"]) nock(API).get("/apis/discovery.k8s.io/v1/namespaces/team-a/endpointslices").query(true).reply(200, { items: [] });
+  // In the children's round, whether the Service is there or not.
+  nock(API).get("/apis/discovery.k8s.io/v1/namespaces/team-a/endpointslices").query(true).reply(200, { items: [] });
   nock(API).put(`${dprPath}/status`).reply(200, validDpr);
 }
 
