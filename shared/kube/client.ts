@@ -6,11 +6,13 @@
  * (./credentials.ts) does not, when first needed.
  */
 import type { Agent } from "node:http";
+import type { ClientHttp2Session } from "node:http2";
 import type { RequestOptions as HttpsRequestOptions } from "node:https";
 import { http, https } from "../node-http.ts";
 import { simpleCredentials, type SimpleCredentials } from "./credentials.ts";
 import { ApiError } from "./errors.ts";
 import { FirstExchange, untilReadyOrAborted } from "./first-exchange.ts";
+import { H2Failure, H2Sessions, h2Exchange, type Answer } from "./h2.ts";
 import { proxyFromEnv } from "./proxy-env.ts";
 import { collectionPath, knownResource, objectPath, splitApiVersion, type Resource } from "./resources.ts";
 
@@ -35,6 +37,8 @@ export interface Connection {
   httpsOptions: () => Promise<HttpsRequestOptions>;
   /** Carries the connections: keep-alive, or a proxy's (the kubeconfig's `proxy-url`, HTTPS_PROXY). */
   agent?: Agent;
+  /** HTTP/2 to an https server reached directly (./h2.ts); without it, HTTP/1.1 over `agent`. */
+  http2?: H2Sessions;
 }
 
 export interface RequestStats {
@@ -88,9 +92,13 @@ export async function simpleConnection(c: SimpleCredentials, env: Record<string,
     ...(c.skipTLSVerify ? { rejectUnauthorized: false } : {}),
     ...(c.servername ? { servername: c.servername } : {}),
   };
+  const server = new URL(c.server);
+  // Through a proxy, HTTP/1.1: the tunnel is the proxy agent's.
+  const http2 = server.protocol === "https:" && !agent ? new H2Sessions(server, tls, REQUEST_TIMEOUT_MS) : undefined;
   return {
     server: c.server,
     ...(agent ? { agent } : {}),
+    ...(http2 ? { http2 } : {}),
     httpsOptions: async () => ({ ...tls, headers: c.token ? { Authorization: `Bearer ${c.token()}` } : {} }),
   };
 }
@@ -135,8 +143,6 @@ export async function envProxyAgent(server: URL, env: Record<string, string | un
 }
 
 interface Exchange {
-  lib: typeof http | typeof https;
-  agent: Agent | boolean | undefined;
   base: HttpsRequestOptions;
   method: string;
   url: URL;
@@ -144,6 +150,9 @@ interface Exchange {
   contentType: string;
   accept: string;
 }
+
+/** How an exchange travels: HTTP/2 over an open session, or HTTP/1.1 over an agent's connections. */
+type Carrier = { h2: H2Sessions; session: ClientHttp2Session } | { lib: typeof http | typeof https; agent: Agent | boolean | undefined; onSession?: (() => void) | undefined };
 
 export interface KubeClientOptions {
   /** Act as this user (e.g. `system:serviceaccount:ns:name`); the caller must be allowed to impersonate. */
@@ -206,19 +215,40 @@ export class KubeClient {
   private async send(method: string, path: string, body: unknown, contentType: string, accept: string): Promise<unknown> {
     const url = new URL(path, this.connection.server);
     const base = await this.connection.httpsOptions();
+    const exchange = { base, method, url, body, contentType, accept };
+    const h2 = url.protocol === "https:" ? this.connection.http2 : undefined;
+    const session = h2 && (await this.h2Session(h2, `${method} ${url.pathname}`));
+    if (h2 && session) return this.exchange(exchange, { h2, session });
     const { lib, agent } = this.transport(url, base);
     const gate = url.protocol === "https:" && typeof agent === "object" ? firstExchange.enter(agent, url.origin) : undefined;
     try {
       if (gate) await untilReadyOrAborted(gate.ready, this.options.signal);
-      return await this.exchange({ lib, agent, base, method, url, body, contentType, accept }, gate?.done);
+      return await this.exchange(exchange, { lib, agent, onSession: gate?.done });
     } finally {
       gate?.done?.();
     }
   }
 
-  /** @param onSession called once the connection has the server's TLS session ticket: the first exchange's others may go */
-  private async exchange(r: Exchange, onSession?: () => void): Promise<unknown> {
-    const { lib, agent, base, method, url, body, contentType, accept } = r;
+  /** The HTTP/2 session to send over (opened if none is), or undefined when the server speaks HTTP/1.1 only; within the deadline. */
+  private async h2Session(h2: H2Sessions, what: string): Promise<ClientHttp2Session | undefined> {
+    const signal = this.options.signal;
+    if (signal?.aborted || this.remaining() <= 0) throw deadlineExceeded(what, "unsent");
+    let stop = () => {};
+    const deadline = new Promise<never>((_, reject) => {
+      const onAbort = () => reject(deadlineExceeded(what, "unsent"));
+      const timer = Number.isFinite(this.remaining()) ? setTimeout(onAbort, this.remaining()) : undefined;
+      signal?.addEventListener("abort", onAbort);
+      stop = () => (clearTimeout(timer), signal?.removeEventListener("abort", onAbort));
+    });
+    try {
+      return await Promise.race([h2.session().catch((err: unknown) => Promise.reject(networkError(what, (err as Error).message))), deadline]);
+    } finally {
+      stop();
+    }
+  }
+
+  private async exchange(r: Exchange, carrier: Carrier): Promise<unknown> {
+    const { base, method, url, body, contentType, accept } = r;
     const what = `${method} ${url.pathname}`;
     // After the credentials (which can take long: exec plugins) and the first exchange's wait: the deadline may have passed meanwhile.
     const timeout = Math.min(REQUEST_TIMEOUT_MS, this.remaining());
@@ -234,51 +264,20 @@ export class KubeClient {
       ...(this.options.impersonate ? { "Impersonate-User": this.options.impersonate } : {}),
     };
     const signal = this.options.signal;
-    return new Promise((resolve, reject) => {
-      // The first outcome wins: a promise settles once, and the cleanup can run again harmlessly.
-      const settle = (f: () => void) => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-        f();
-      };
-      const fail = (err: ApiError) => {
-        settle(() => reject(err));
-        req.destroy();
-      };
-      const req = lib.request(url, { ...base, agent, method, headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("error", (err) => fail(networkError(what, err.message)));
-        // A reset mid-body ends the response without 'end' (and, on some Node versions, without 'error').
-        res.on("close", () => {
-          if (!res.complete) fail(networkError(what, "the connection closed before the response was complete"));
-        });
-        res.on("end", () => settle(() => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          let parsed: unknown = text;
-          try {
-            parsed = text === "" ? undefined : JSON.parse(text);
-          } catch {
-            // Non-JSON bodies (proxies, health endpoints) are passed on as text.
-          }
-          const status = res.statusCode ?? 0;
-          if (status >= 200 && status < 300) return resolve(parsed);
-          const s = (parsed ?? {}) as { reason?: string; message?: string };
-          reject(new ApiError(status, s.reason ?? "Unknown", `${what}: ${status} ${s.message ?? text}`, retryAfter(status, res.headers["retry-after"])));
-        }));
-      });
-      // The agent caches the session on the same event, before this listener runs.
-      if (onSession) req.once("socket", (socket) => socket.once("session", onSession));
-      // The whole exchange, not only idle time: a slow-drip body must not outlive the deadline.
-      const cutByDeadline = timeout < REQUEST_TIMEOUT_MS;
-      const timer = setTimeout(() => fail(cutByDeadline ? deadlineExceeded(what, "cut") : new ApiError(0, "Timeout", `${what}: no complete answer within ${timeout} ms`)), timeout);
-      const onAbort = () => fail(deadlineExceeded(what, "cut"));
-      // settle() removes it.
-      signal?.addEventListener("abort", onAbort);
-      req.on("error", (err) => fail(err instanceof ApiError ? err : networkError(what, err.message)));
-      req.end(payload);
-    });
+    const answer = "h2" in carrier
+      ? await overH2(carrier, { method, url, headers, payload, signal, timeoutMs: timeout }, what, timeout < REQUEST_TIMEOUT_MS)
+      : await overH1(carrier, { base, method, url, headers, payload, signal, timeout }, what);
+    let parsed: unknown = answer.text;
+    try {
+      parsed = answer.text === "" ? undefined : JSON.parse(answer.text);
+    } catch {
+      // Non-JSON bodies (proxies, health endpoints) are passed on as text.
+    }
+    if (answer.status >= 200 && answer.status < 300) return parsed;
+    const st = (parsed ?? {}) as { reason?: string; message?: string };
+    throw new ApiError(answer.status, st.reason ?? "Unknown", `${what}: ${answer.status} ${st.message ?? answer.text}`, retryAfter(answer.status, answer.retryAfter));
   }
+
 
   async resource(apiVersion: string, kind: string): Promise<Resource> {
     const known = knownResource(apiVersion, kind);
@@ -439,6 +438,67 @@ export class KubeClient {
   async replaceStatus<T = KubeObject>(obj: KubeObject): Promise<T> {
     const path = await this.path({ ...obj, namespace: obj.metadata.namespace, name: obj.metadata.name });
     return (await this.request("PUT", `${path}/status`, obj)) as T;
+  }
+}
+
+interface Outgoing {
+  method: string;
+  url: URL;
+  headers: Record<string, string | number>;
+  payload: string | undefined;
+  signal: AbortSignal | undefined;
+}
+
+/** One exchange over HTTP/1.1: the whole answer, or an ApiError for a network failure, the timeout or the deadline. */
+function overH1(
+  { lib, agent, onSession }: Extract<Carrier, { lib: unknown }>,
+  { base, method, url, headers, payload, timeout, signal }: Outgoing & { base: HttpsRequestOptions; timeout: number },
+  what: string,
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    // The first outcome wins: a promise settles once, and the cleanup can run again harmlessly.
+    const settle = (f: () => void) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      f();
+    };
+    const fail = (err: ApiError) => {
+      settle(() => reject(err));
+      req.destroy();
+    };
+    const req = lib.request(url, { ...base, agent, method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("error", (err) => fail(networkError(what, err.message)));
+      // A reset mid-body ends the response without 'end' (and, on some Node versions, without 'error').
+      res.on("close", () => {
+        if (!res.complete) fail(networkError(what, "the connection closed before the response was complete"));
+      });
+      res.on("end", () => settle(() => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers["retry-after"], text: Buffer.concat(chunks).toString("utf8") })));
+    });
+    // The agent caches the session on the same event, before this listener runs.
+    if (onSession) req.once("socket", (socket) => socket.once("session", onSession));
+    // The whole exchange, not only idle time: a slow-drip body must not outlive the deadline.
+    const cutByDeadline = timeout < REQUEST_TIMEOUT_MS;
+    const timer = setTimeout(() => fail(cutByDeadline ? deadlineExceeded(what, "cut") : new ApiError(0, "Timeout", `${what}: no complete answer within ${timeout} ms`)), timeout);
+    const onAbort = () => fail(deadlineExceeded(what, "cut"));
+    // settle() removes it.
+    signal?.addEventListener("abort", onAbort);
+    req.on("error", (err) => fail(err instanceof ApiError ? err : networkError(what, err.message)));
+    req.end(payload);
+  });
+}
+
+/** One exchange over HTTP/2, its failures as the HTTP/1.1 ones are reported. */
+async function overH2({ h2, session }: Extract<Carrier, { h2: unknown }>, out: Outgoing & { timeoutMs: number }, what: string, cutByDeadline: boolean): Promise<Answer> {
+  try {
+    return await h2Exchange(h2, session, out);
+  } catch (err) {
+    if (!(err instanceof H2Failure)) throw err;
+    if (err.kind === "aborted" || (err.kind === "timeout" && cutByDeadline)) throw deadlineExceeded(what, "cut");
+    // Not the deadline: the connection may be dead, so the next request opens a new one.
+    if (err.kind === "timeout") throw (h2.drop(session), new ApiError(0, "Timeout", err.message));
+    throw new ApiError(0, "NetworkError", err.message);
   }
 }
 

@@ -1,0 +1,140 @@
+// HTTP/2 to the API server (./h2.ts): against loopback TLS servers that offer h2, and one that
+// offers only http/1.1; what goes over one connection, what opens another, how failures read.
+import http from "node:http";
+import http2 from "node:http2";
+import https from "node:https";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { KubeClient, simpleConnection } from "./client.ts";
+import { ApiError } from "./errors.ts";
+import { TEST_CERT, TEST_KEY, rejectedWith } from "../../test/kube-support.ts";
+
+interface Seen {
+  /** Each request as "HTTP/version METHOD path". */
+  requests: string[];
+  auth: (string | undefined)[];
+  /** TLS connections the server accepted. */
+  connections: number;
+}
+
+/** Answers a request; HTTP/2's compatibility response is written as an HTTP/1.1 one is. */
+type Respond = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse, body: string) => void;
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((c) => c()));
+});
+
+const namespace = (_req: unknown, res: http.ServerResponse) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ kind: "Namespace" }));
+
+/** A loopback TLS API server: HTTP/2 (with HTTP/1.1 allowed) unless `http1Only`. */
+async function apiServer(respond: Respond = namespace, http1Only = false): Promise<{ url: string; seen: Seen; goaway: () => Promise<void> }> {
+  const seen: Seen = { requests: [], auth: [], connections: 0 };
+  const handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      seen.requests.push(`HTTP/${req.httpVersion} ${req.method} ${req.url}`);
+      seen.auth.push(req.headers.authorization);
+      respond(req, res as http.ServerResponse, Buffer.concat(chunks).toString("utf8"));
+    });
+  };
+  const tls = { cert: TEST_CERT, key: TEST_KEY };
+  const server = http1Only ? https.createServer(tls, handler) : http2.createSecureServer({ ...tls, allowHTTP1: true }, handler);
+  server.on("secureConnection", () => seen.connections++);
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (s: http2.ServerHttp2Session) => (sessions.add(s), s.on("close", () => sessions.delete(s))));
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  closers.push(() => {
+    for (const s of sessions) s.destroy();
+    if ("closeAllConnections" in server) server.closeAllConnections();
+    return new Promise((r) => server.close(() => r()));
+  });
+  // Closes every session as a restarting API server does; settles once they are closed.
+  const goaway = () => Promise.all([...sessions].map((s) => new Promise<void>((r) => s.close(r)))).then(() => undefined);
+  return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, goaway };
+}
+
+const client = async (url: string, options = {}) => new KubeClient(await simpleConnection({ server: url, ca: Buffer.from(TEST_CERT), token: () => "s3cret" }, {}), options);
+const CHILDREN = ["serviceaccounts", "roles", "rolebindings", "configmaps", "deployments", "services", "endpointslices", "events", "pods"];
+
+describe("HTTP/2 to the API server", () => {
+  it("sends the reads a first event makes at once over one connection, each with the credentials", async () => {
+    const api = await apiServer();
+    const kube = await client(api.url);
+    await kube.preconnect();
+    const answers = await Promise.all(CHILDREN.map((c) => kube.request("GET", `/api/v1/namespaces/a/${c}/x`)));
+    expect(answers).toEqual(CHILDREN.map(() => ({ kind: "Namespace" })));
+    expect(api.seen.requests).toEqual(["HTTP/2.0 GET /version", ...CHILDREN.map((c) => `HTTP/2.0 GET /api/v1/namespaces/a/${c}/x`)]);
+    expect(api.seen.auth).toEqual(CHILDREN.map(() => "Bearer s3cret").concat("Bearer s3cret"));
+    expect(api.seen.connections).toBe(1);
+  });
+
+  it("carries a write's body and content type, and reads the API server's answers as over HTTP/1.1", async () => {
+    const bodies: string[] = [];
+    const api = await apiServer((req, res, body) => {
+      bodies.push(`${req.headers["content-type"]} ${body}`);
+      if (req.url?.startsWith("/missing")) return res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ kind: "Status", reason: "NotFound", message: "not found" }));
+      res.writeHead(409, { "content-type": "application/json" }).end(JSON.stringify({ kind: "Status", reason: "Conflict", message: "the object has been modified" }));
+    });
+    const kube = await client(api.url);
+    const err = await rejectedWith(kube.request("PATCH", "/api/v1/namespaces/a/configmaps/x?fieldManager=m", { kind: "ConfigMap" }, "application/apply-patch+yaml"), ApiError);
+    expect([err.status, err.reason, err.message, err.transient]).toEqual([409, "Conflict", "PATCH /api/v1/namespaces/a/configmaps/x: 409 the object has been modified", true]);
+    const missing = await rejectedWith(kube.request("GET", "/missing"), ApiError);
+    expect([missing.status, missing.reason, missing.transient]).toEqual([404, "NotFound", false]);
+    expect(bodies[0]).toBe('application/apply-patch+yaml {"kind":"ConfigMap"}');
+  });
+
+  it("waits out a 429's Retry-After and asks again on the same connection", async () => {
+    let calls = 0;
+    const api = await apiServer((_req, res) => {
+      if (calls++ === 0) return res.writeHead(429, { "retry-after": "0", "content-type": "application/json" }).end(JSON.stringify({ kind: "Status", reason: "TooManyRequests", message: "slow down" }));
+      namespace(_req, res);
+    });
+    const kube = await client(api.url);
+    await expect(kube.request("GET", "/api/v1/namespaces/a")).resolves.toEqual({ kind: "Namespace" });
+    expect([api.seen.requests.length, api.seen.connections]).toEqual([2, 1]);
+  });
+
+  it("opens a new connection once the server closed the last one (GOAWAY)", async () => {
+    const api = await apiServer();
+    const kube = await client(api.url);
+    await kube.request("GET", "/api/v1/namespaces/a");
+    const gone = api.goaway();
+    await gone;
+    await expect(kube.request("GET", "/api/v1/namespaces/b")).resolves.toEqual({ kind: "Namespace" });
+    expect(api.seen.connections).toBe(2);
+  });
+
+  it("cuts a request at the invocation's deadline and keeps the connection for the next one", async () => {
+    const api = await apiServer((req, res) => {
+      if (req.url === "/api/v1/namespaces/slow") return; // never answered
+      namespace(req, res);
+    });
+    const kube = await client(api.url);
+    const controller = new AbortController();
+    const invocation = kube.fork({ signal: controller.signal });
+    const slow = rejectedWith(invocation.request("GET", "/api/v1/namespaces/slow"), ApiError);
+    await new Promise((r) => setTimeout(r, 50));
+    controller.abort();
+    expect((await slow).reason).toBe("DeadlineExceeded");
+    await expect(kube.request("GET", "/api/v1/namespaces/a")).resolves.toEqual({ kind: "Namespace" });
+    expect(api.seen.connections).toBe(1);
+  });
+
+  it("speaks HTTP/1.1 to a server that offers only http/1.1, from then on", async () => {
+    const api = await apiServer(namespace, true);
+    const kube = await client(api.url);
+    await kube.request("GET", "/api/v1/namespaces/a");
+    await kube.request("GET", "/api/v1/namespaces/b");
+    expect(api.seen.requests).toEqual(["HTTP/1.1 GET /api/v1/namespaces/a", "HTTP/1.1 GET /api/v1/namespaces/b"]);
+  });
+
+  it("fails a request as the HTTP/1.1 client does when the certificate is not vouched for", async () => {
+    const api = await apiServer();
+    const kube = new KubeClient(await simpleConnection({ server: api.url, token: () => "s3cret" }, {}));
+    const err = await rejectedWith(kube.request("GET", "/api/v1/namespaces"), ApiError);
+    expect([err.reason, err.message]).toEqual(["NetworkError", "GET /api/v1/namespaces: self-signed certificate"]);
+    expect(api.seen.requests).toEqual([]);
+  });
+});

@@ -1,0 +1,164 @@
+/**
+ * HTTP/2 to the API server, as client-go speaks it: one TLS connection per server carries every
+ * request at once, so a function whose first event reads nine objects at once opens one connection,
+ * not nine (each new TLS connection cost a cold process 3-4 ms of JavaScript: npm run bench). The
+ * protocol is agreed in the TLS handshake (ALPN, h2 or http/1.1): a server that answers http/1.1
+ * (a proxy, an API server with HTTP/2 turned off) is spoken to over HTTP/1.1 from then on.
+ *
+ * A connection that goes quiet is not trusted again: a request that gets no answer within its
+ * timeout closes the session, so the next one opens a new connection rather than waiting on a dead
+ * one (client-go pings for the same reason). A server that closes the connection (GOAWAY, a
+ * restart) is left at once; requests it refused are failed as transient, never resent here.
+ */
+import type { ClientHttp2Session, IncomingHttpHeaders } from "node:http2";
+import { createRequire } from "node:module";
+import { isIP } from "node:net";
+import type { ConnectionOptions, TLSSocket } from "node:tls";
+
+const load = createRequire(import.meta.url);
+
+/** What an exchange answers: the status, the Retry-After header, the body as text. */
+export interface Answer {
+  status: number;
+  retryAfter: string | undefined;
+  text: string;
+}
+
+export interface H2Request {
+  method: string;
+  url: URL;
+  headers: Record<string, string | number>;
+  payload: string | undefined;
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+}
+
+/** Why an exchange failed before a complete answer: the caller turns it into an ApiError. */
+export class H2Failure extends Error {
+  readonly kind: "network" | "timeout" | "aborted";
+  constructor(kind: "network" | "timeout" | "aborted", message: string) {
+    super(message);
+    this.kind = kind;
+  }
+}
+
+/** The TLS settings of a connection: the CA, the client certificate, verification, SNI. */
+export type TlsSettings = Pick<ConnectionOptions, "ca" | "cert" | "key" | "rejectUnauthorized" | "servername">;
+
+export class H2Sessions {
+  private readonly origin: URL;
+  private readonly tls: TlsSettings;
+  private current: Promise<ClientHttp2Session | undefined> | undefined;
+  /** The server agreed on http/1.1: every request goes over HTTP/1.1 from now on. */
+  private http1 = false;
+
+  private readonly handshakeTimeoutMs: number;
+
+  /** @param handshakeTimeoutMs a connection whose TLS handshake takes longer fails (then the next request tries again) */
+  constructor(origin: URL, tls: TlsSettings, handshakeTimeoutMs: number) {
+    this.origin = origin;
+    this.tls = tls;
+    this.handshakeTimeoutMs = handshakeTimeoutMs;
+  }
+
+  /** The open session, a new one, or undefined when the server speaks HTTP/1.1 only. */
+  session(): Promise<ClientHttp2Session | undefined> {
+    if (this.http1) return Promise.resolve(undefined);
+    this.current ??= this.open().catch((err: unknown) => {
+      this.current = undefined;
+      throw err;
+    });
+    return this.current;
+  }
+
+  private open(): Promise<ClientHttp2Session | undefined> {
+    const tls = load("node:tls") as typeof import("node:tls");
+    const http2 = load("node:http2") as typeof import("node:http2");
+    const host = this.origin.hostname.replace(/^\[|\]$/g, "");
+    return new Promise((resolve, reject) => {
+      const socket: TLSSocket = tls.connect({
+        ...this.tls,
+        host,
+        port: Number(this.origin.port || 443),
+        ALPNProtocols: ["h2", "http/1.1"],
+        ...(this.tls.servername === undefined && !isIP(host) ? { servername: host } : {}),
+      });
+      socket.once("error", reject);
+      socket.setTimeout(this.handshakeTimeoutMs, () => socket.destroy(new Error(`no TLS handshake within ${this.handshakeTimeoutMs} ms`)));
+      socket.once("secureConnect", () => {
+        socket.off("error", reject);
+        socket.setTimeout(0);
+        if (socket.alpnProtocol !== "h2") {
+          this.http1 = true;
+          socket.destroy();
+          return resolve(undefined);
+        }
+        const session = http2.connect(this.origin, { createConnection: () => socket });
+        const forget = () => {
+          if (this.current === opened) this.current = undefined;
+        };
+        session.on("error", forget);
+        session.on("close", forget);
+        session.on("goaway", () => (forget(), session.close()));
+        // Idle, it must not keep a process alive: each request holds its own timer.
+        session.unref();
+        const opened = Promise.resolve(session);
+        this.current = opened;
+        resolve(session);
+      });
+    });
+  }
+
+  /** Closes the session `session` if it is still the current one: it left a request unanswered. */
+  drop(session: ClientHttp2Session): void {
+    void this.current?.then((s) => {
+      if (s !== session) return;
+      this.current = undefined;
+      session.destroy();
+    });
+  }
+}
+
+/** One request over `session`: the whole answer, or an H2Failure. */
+export function h2Exchange(sessions: H2Sessions, session: ClientHttp2Session, r: H2Request): Promise<Answer> {
+  const what = `${r.method} ${r.url.pathname}`;
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = { ":method": r.method, ":path": `${r.url.pathname}${r.url.search}` };
+    for (const [name, value] of Object.entries(r.headers)) headers[name.toLowerCase()] = value;
+    let stream: ReturnType<ClientHttp2Session["request"]>;
+    try {
+      stream = session.request(headers);
+    } catch (err) {
+      // The session closed between being handed out and this request (a GOAWAY meanwhile).
+      sessions.drop(session);
+      return reject(new H2Failure("network", `${what}: ${(err as Error).message}`));
+    }
+    let response: IncomingHttpHeaders | undefined;
+    const chunks: Buffer[] = [];
+    const settle = (f: () => void) => {
+      clearTimeout(timer);
+      r.signal?.removeEventListener("abort", onAbort);
+      f();
+    };
+    const fail = (kind: H2Failure["kind"], message: string) => {
+      settle(() => reject(new H2Failure(kind, message)));
+      if (!stream.destroyed) stream.close(load("node:http2").constants.NGHTTP2_CANCEL);
+    };
+    const timer = setTimeout(() => fail("timeout", `${what}: no complete answer within ${r.timeoutMs} ms`), r.timeoutMs);
+    const onAbort = () => fail("aborted", what);
+    r.signal?.addEventListener("abort", onAbort);
+    stream.on("response", (h) => (response = h));
+    stream.on("data", (c: Buffer) => chunks.push(c));
+    stream.on("error", (err) => fail("network", `${what}: ${err.message}`));
+    stream.on("end", () =>
+      settle(() => {
+        if (!response) return reject(new H2Failure("network", `${what}: the stream ended without a response`));
+        const retryAfter = response["retry-after"];
+        resolve({ status: Number(response[":status"] ?? 0), retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, text: Buffer.concat(chunks).toString("utf8") });
+      }),
+    );
+    // A reset or a closed session ends the stream without 'end'.
+    stream.on("close", () => fail("network", `${what}: the stream closed before the response was complete (code ${stream.rstCode})`));
+    stream.end(r.payload);
+  });
+}
