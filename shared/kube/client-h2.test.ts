@@ -85,6 +85,14 @@ describe("HTTP/2 to the API server", () => {
     expect(bodies[0]).toBe('application/apply-patch+yaml {"kind":"ConfigMap"}');
   });
 
+  it("sends a delete's preconditions as its body", async () => {
+    const bodies: string[] = [];
+    const api = await apiServer((req, res, body) => (bodies.push(`${req.method} ${body}`), namespace(req, res)));
+    const kube = await client(api.url);
+    await expect(kube.deleteExact({ apiVersion: "v1", kind: "Service", namespace: "a", name: "s" }, "uid-1")).resolves.toBe("deleted");
+    expect(bodies.map((b) => JSON.parse(b.slice("DELETE ".length)))).toEqual([expect.objectContaining({ preconditions: { uid: "uid-1" } })]);
+  });
+
   it("waits out a 429's Retry-After and asks again on the same connection", async () => {
     let calls = 0;
     const api = await apiServer((_req, res) => {

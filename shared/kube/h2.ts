@@ -127,7 +127,8 @@ export function h2Exchange(sessions: H2Sessions, session: ClientHttp2Session, r:
     for (const [name, value] of Object.entries(r.headers)) headers[name.toLowerCase()] = value;
     let stream: ReturnType<ClientHttp2Session["request"]>;
     try {
-      stream = session.request(headers);
+      // Node ends a DELETE's stream at once unless told otherwise; a delete's preconditions are its body.
+      stream = session.request(headers, { endStream: r.payload === undefined });
     } catch (err) {
       // The session closed between being handed out and this request (a GOAWAY meanwhile).
       sessions.drop(session);

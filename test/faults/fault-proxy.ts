@@ -2,12 +2,16 @@
  * A fault proxy in front of the real API server, for the functions only (their ServiceAccount
  * kubeconfigs point here; the tests' admin client goes straight to the API server). It serves TLS
  * with the API server's own certificate, so the functions trust it as they trust the API server,
- * and forwards every request unchanged, except for the faults it draws from a seeded generator at
+ * and speaks HTTP/2 as the API server does (and HTTP/1.1 to a client that asks for it), so the
+ * functions' faults come over the transport they use in production. A reset is of the one request
+ * (its HTTP/2 stream), as a proxy or load balancer resets one; an outage's resets take the whole
+ * connection. It forwards every request unchanged, except for the faults it draws from a seeded generator at
  * set rates: added latency, 429 with Retry-After, 500, 503, a reset before the request, a reset
  * mid-body, a write committed whose answer is lost, a hang past every deadline, and outages.
  * It records every request it forwarded, so a test can check what was written where.
  */
 import https from "node:https";
+import http2 from "node:http2";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { drawOne, seeded } from "../../dev/knative/delivery-faults.ts";
@@ -52,7 +56,7 @@ export class FaultProxy {
   rates: FaultRates = {};
   outage: Outage;
   private readonly random: () => number;
-  private readonly server: https.Server;
+  private readonly server: http2.Http2SecureServer;
   private readonly upstream: URL;
   private readonly agent: https.Agent;
   private readonly sockets = new Set<Socket>();
@@ -64,7 +68,7 @@ export class FaultProxy {
     this.random = seeded(o.seed);
     this.upstream = new URL(o.upstream);
     this.agent = new https.Agent({ keepAlive: true, ca: o.ca, maxSockets: 64 });
-    this.server = https.createServer({ cert: o.cert, key: o.key }, (req, res) => this.handle(req, res));
+    this.server = http2.createSecureServer({ cert: o.cert, key: o.key, allowHTTP1: true }, (req, res) => this.handle(req as Request, res as unknown as ServerResponse));
     this.server.on("connection", (s: Socket) => {
       this.sockets.add(s);
       s.on("close", () => this.sockets.delete(s));
@@ -88,22 +92,22 @@ export class FaultProxy {
     this.timers.add(t);
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse): void {
+  private handle(req: Request, res: ServerResponse): void {
     this.counts.requests++;
     const method = req.method ?? "GET";
     const write = method !== "GET";
     if (this.outage) {
       this.counts.outage++;
-      if (this.outage === "reset") return void req.socket.destroy();
+      if (this.outage === "reset") return void ("stream" in req ? req.stream.session?.destroy() : req.socket.destroy());
       return status(res, 503, "ServiceUnavailable", "injected outage");
     }
     const fault = drawFault(this.random, this.rates, write);
     if (fault) this.counts[fault]++;
     switch (fault) {
       case "hang":
-        return this.later(this.o.hangMs ?? 120_000, () => req.socket.destroy());
+        return this.later(this.o.hangMs ?? 120_000, () => reset(req));
       case "resetBefore":
-        return void req.socket.destroy();
+        return reset(req);
       case "throttle":
         return status(res, 429, "TooManyRequests", "injected throttling", { "retry-after": "1" });
       case "error500":
@@ -119,11 +123,12 @@ export class FaultProxy {
     }
   }
 
-  private forward(req: IncomingMessage, res: ServerResponse, fault: Fault | undefined): void {
+  private forward(req: Request, res: ServerResponse, fault: Fault | undefined): void {
     const path = req.url ?? "/";
     const record: ForwardedRequest = { method: req.method ?? "GET", path, status: undefined, fault };
     this.forwarded.push(record);
-    const headers = { ...req.headers, host: this.upstream.host };
+    // HTTP/2's pseudo-headers (:method, :path, :authority, :scheme) are not HTTP/1.1 headers.
+    const headers = { ...Object.fromEntries(Object.entries(req.headers).filter(([name]) => !name.startsWith(":"))), host: this.upstream.host };
     const up = https.request({ host: this.upstream.hostname, port: this.upstream.port, method: req.method, path, headers, agent: this.agent }, (upRes) => {
       record.status = upRes.statusCode;
       const chunks: Buffer[] = [];
@@ -131,21 +136,31 @@ export class FaultProxy {
       upRes.on("end", () => {
         const body = Buffer.concat(chunks);
         // The API server has done the work; the client never learns it.
-        if (fault === "lostAnswer") return void req.socket.destroy();
-        const outHeaders = { ...upRes.headers, "content-length": String(body.length) };
-        delete outHeaders["transfer-encoding"];
+        if (fault === "lostAnswer") return reset(req);
+        const outHeaders: Record<string, string | string[] | undefined> = { ...upRes.headers, "content-length": String(body.length) };
+        // Connection-specific: HTTP/1.1's own, refused in HTTP/2.
+        for (const name of ["transfer-encoding", "connection", "keep-alive"]) delete outHeaders[name];
         res.writeHead(upRes.statusCode ?? 502, outHeaders);
         if (fault === "resetMidBody") {
           res.write(body.subarray(0, Math.floor(body.length / 2)));
-          return void setImmediate(() => req.socket.destroy());
+          return void setImmediate(() => reset(req));
         }
         res.end(body);
       });
-      upRes.on("error", () => req.socket.destroy());
+      upRes.on("error", () => reset(req));
     });
     up.on("error", (err) => status(res, 502, "BadGateway", `fault proxy: ${err.message}`));
     req.pipe(up);
   }
+}
+
+/** A request over either protocol. */
+type Request = IncomingMessage | http2.Http2ServerRequest;
+
+/** Resets the one request: its HTTP/2 stream, or its HTTP/1.1 connection (which carries only it). */
+function reset(req: Request): void {
+  if ("stream" in req) req.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+  else req.socket.destroy();
 }
 
 function status(res: ServerResponse, code: number, reason: string, message: string, headers: Record<string, string> = {}): void {
