@@ -111,11 +111,15 @@ export class H2Sessions {
 
   /** Closes the session `session` if it is still the current one: it left a request unanswered. */
   drop(session: ClientHttp2Session): void {
-    void this.current?.then((s) => {
-      if (s !== session) return;
-      this.current = undefined;
-      session.destroy();
-    });
+    // A newer session still opening may fail: its own requests report that.
+    void this.current?.then(
+      (s) => {
+        if (s !== session) return;
+        this.current = undefined;
+        session.destroy();
+      },
+      () => undefined,
+    );
   }
 }
 
