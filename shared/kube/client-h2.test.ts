@@ -28,7 +28,7 @@ afterEach(async () => {
 const namespace = (_req: unknown, res: http.ServerResponse) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ kind: "Namespace" }));
 
 /** A loopback TLS API server: HTTP/2 (with HTTP/1.1 allowed) unless `http1Only`. */
-async function apiServer(respond: Respond = namespace, http1Only = false): Promise<{ url: string; seen: Seen; goaway: () => Promise<void> }> {
+async function apiServer(respond: Respond = namespace, http1Only = false, settings: http2.Settings = {}): Promise<{ url: string; seen: Seen; goaway: () => Promise<void> }> {
   const seen: Seen = { requests: [], auth: [], connections: 0 };
   const handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -40,7 +40,7 @@ async function apiServer(respond: Respond = namespace, http1Only = false): Promi
     });
   };
   const tls = { cert: TEST_CERT, key: TEST_KEY };
-  const server = http1Only ? https.createServer(tls, handler) : http2.createSecureServer({ ...tls, allowHTTP1: true }, handler);
+  const server = http1Only ? https.createServer(tls, handler) : http2.createSecureServer({ ...tls, allowHTTP1: true, settings }, handler);
   server.on("secureConnection", () => seen.connections++);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (s: http2.ServerHttp2Session) => (sessions.add(s), s.on("close", () => sessions.delete(s))));
@@ -67,6 +67,20 @@ describe("HTTP/2 to the API server", () => {
     expect(answers).toEqual(CHILDREN.map(() => ({ kind: "Namespace" })));
     expect(api.seen.requests).toEqual(["HTTP/2.0 GET /version", ...CHILDREN.map((c) => `HTTP/2.0 GET /api/v1/namespaces/a/${c}/x`)]);
     expect(api.seen.auth).toEqual(CHILDREN.map(() => "Bearer s3cret").concat("Bearer s3cret"));
+    expect(api.seen.connections).toBe(1);
+  });
+
+  it("keeps to the server's limit of concurrent streams: the reads beyond it wait for a stream, none is refused", async () => {
+    let open = 0;
+    let most = 0;
+    const api = await apiServer((req, res) => {
+      most = Math.max(most, ++open);
+      setTimeout(() => (open--, namespace(req, res)), 20);
+    }, false, { maxConcurrentStreams: 2 });
+    const kube = await client(api.url);
+    const answers = await Promise.all(CHILDREN.map((c) => kube.request("GET", `/api/v1/namespaces/a/${c}/x`)));
+    expect(answers).toEqual(CHILDREN.map(() => ({ kind: "Namespace" })));
+    expect(most).toBe(2);
     expect(api.seen.connections).toBe(1);
   });
 

@@ -103,8 +103,16 @@ export class H2Sessions {
         // Idle, it must not keep a process alive: each request holds its own timer.
         session.unref();
         const opened = Promise.resolve(session);
-        this.current = opened;
-        resolve(session);
+        // Requests sent before the server's first SETTINGS (sent at once) may exceed its limit of
+        // concurrent streams (kube-apiserver allows 100 since CVE-2023-44487) and be refused; once
+        // the limit is known, the streams beyond it wait in the session (nghttp2) for one to close.
+        session.once("remoteSettings", () => {
+          this.current = opened;
+          resolve(session);
+        });
+        // Before them: a failed opening (after them, rejecting does nothing).
+        session.once("error", reject);
+        session.once("close", () => reject(new Error("the connection closed before the server's settings")));
       });
     });
   }
