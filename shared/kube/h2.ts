@@ -100,13 +100,14 @@ export class H2Sessions {
         session.on("error", forget);
         session.on("close", forget);
         session.on("goaway", () => (forget(), session.close()));
-        // Idle, it must not keep a process alive: each request holds its own timer.
-        session.unref();
         const opened = Promise.resolve(session);
         // Requests sent before the server's first SETTINGS (sent at once) may exceed its limit of
         // concurrent streams (kube-apiserver allows 100 since CVE-2023-44487) and be refused; once
         // the limit is known, the streams beyond it wait in the session (nghttp2) for one to close.
         session.once("remoteSettings", () => {
+          // Idle, it must not keep a process alive: each request holds its own timer. Not before:
+          // while it opens, nothing else may hold a command-line process (the CLI) alive.
+          session.unref();
           this.current = opened;
           resolve(session);
         });
