@@ -1,11 +1,14 @@
 // HTTP/2 to the API server (./h2.ts): against loopback TLS servers that offer h2, and one that
 // offers only http/1.1; what goes over one connection, what opens another, how failures read.
+import { spawn } from "node:child_process";
 import http from "node:http";
 import http2 from "node:http2";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
+import tls from "node:tls";
 import { afterEach, describe, expect, it } from "vitest";
 import { KubeClient, simpleConnection } from "./client.ts";
+import { H2Sessions } from "./h2.ts";
 import { ApiError } from "./errors.ts";
 import { TEST_CERT, TEST_KEY, rejectedWith } from "../../test/kube-support.ts";
 
@@ -142,6 +145,32 @@ describe("HTTP/2 to the API server", () => {
     expect((await slow).reason).toBe("DeadlineExceeded");
     await expect(kube.request("GET", "/api/v1/namespaces/a")).resolves.toEqual({ kind: "Namespace" });
     expect(api.seen.connections).toBe(1);
+  });
+
+  it("keeps a process that has nothing else to do alive while the connection opens, and lets it exit once answered", async () => {
+    const api = await apiServer();
+    // A command-line process: no server, no timer of its own; only the request.
+    const code = `
+      import { KubeClient, simpleConnection } from ${JSON.stringify(new URL("./client.ts", import.meta.url).href)};
+      const kube = new KubeClient(await simpleConnection({ server: ${JSON.stringify(api.url)}, ca: Buffer.from(${JSON.stringify(TEST_CERT)}), token: () => "t" }, {}));
+      console.log(JSON.stringify(await kube.request("GET", "/api/v1/namespaces/a")));`;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "pipe"] });
+    closers.push(async () => void child.kill("SIGKILL"));
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    const exitCode = await new Promise((r) => child.on("exit", r));
+    expect({ exitCode, out: out.trim() }).toEqual({ exitCode: 0, out: JSON.stringify({ kind: "Namespace" }) });
+  });
+
+  it("fails an opening whose server agrees on h2 and then says nothing, after the handshake timeout, and tries again on the next request", async () => {
+    const accepted: tls.TLSSocket[] = [];
+    const silent = tls.createServer({ cert: TEST_CERT, key: TEST_KEY, ALPNProtocols: ["h2"] }, (socket) => void accepted.push(socket));
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    closers.push(() => new Promise((r) => (accepted.forEach((s) => s.destroy()), silent.close(() => r()))));
+    const sessions = new H2Sessions(new URL(`https://127.0.0.1:${(silent.address() as AddressInfo).port}`), { ca: TEST_CERT }, 100);
+    await expect(sessions.session()).rejects.toThrow("no TLS handshake and HTTP/2 settings within 100 ms");
+    await expect(sessions.session()).rejects.toThrow("within 100 ms");
+    expect(accepted).toHaveLength(2);
   });
 
   it("speaks HTTP/1.1 to a server that offers only http/1.1, from then on", async () => {

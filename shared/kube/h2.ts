@@ -54,7 +54,7 @@ export class H2Sessions {
 
   private readonly handshakeTimeoutMs: number;
 
-  /** @param handshakeTimeoutMs a connection whose TLS handshake takes longer fails (then the next request tries again) */
+  /** @param handshakeTimeoutMs a connection whose TLS handshake and HTTP/2 settings take longer fails (then the next request tries again) */
   constructor(origin: URL, tls: TlsSettings, handshakeTimeoutMs: number) {
     this.origin = origin;
     this.tls = tls;
@@ -84,10 +84,10 @@ export class H2Sessions {
         ...(this.tls.servername === undefined && !isIP(host) ? { servername: host } : {}),
       });
       socket.once("error", reject);
-      socket.setTimeout(this.handshakeTimeoutMs, () => socket.destroy(new Error(`no TLS handshake within ${this.handshakeTimeoutMs} ms`)));
+      // Until the server's first SETTINGS: a server that accepts the connection and then says nothing fails it.
+      socket.setTimeout(this.handshakeTimeoutMs, () => socket.destroy(new Error(`no TLS handshake and HTTP/2 settings within ${this.handshakeTimeoutMs} ms`)));
       socket.once("secureConnect", () => {
         socket.off("error", reject);
-        socket.setTimeout(0);
         if (socket.alpnProtocol !== "h2") {
           this.http1 = true;
           socket.destroy();
@@ -108,6 +108,7 @@ export class H2Sessions {
           // Idle, it must not keep a process alive: each request holds its own timer. Not before:
           // while it opens, nothing else may hold a command-line process (the CLI) alive.
           session.unref();
+          socket.setTimeout(0);
           this.current = opened;
           resolve(session);
         });
