@@ -7,7 +7,7 @@ import https from "node:https";
 import type { AddressInfo } from "node:net";
 import tls from "node:tls";
 import { afterEach, describe, expect, it } from "vitest";
-import { KubeClient, simpleConnection } from "./client.ts";
+import { KubeClient, REQUEST_TIMEOUT_MS, simpleConnection } from "./client.ts";
 import { H2Sessions } from "./h2.ts";
 import { ApiError } from "./errors.ts";
 import { TEST_CERT, TEST_KEY, rejectedWith } from "../../test/kube-support.ts";
@@ -171,6 +171,18 @@ describe("HTTP/2 to the API server", () => {
     await expect(sessions.session()).rejects.toThrow("no TLS handshake and HTTP/2 settings within 100 ms");
     await expect(sessions.session()).rejects.toThrow("within 100 ms");
     expect(accepted).toHaveLength(2);
+  });
+
+  it("closes a connection that leaves a request unanswered for its whole timeout: the next request opens a new one", { timeout: 20_000 }, async () => {
+    const api = await apiServer((req, res) => {
+      if (req.url === "/api/v1/namespaces/hang") return; // never answered
+      namespace(req, res);
+    });
+    const kube = await client(api.url);
+    const err = await rejectedWith(kube.request("GET", "/api/v1/namespaces/hang"), ApiError);
+    expect([err.reason, err.message, err.transient]).toEqual(["Timeout", `GET /api/v1/namespaces/hang: no complete answer within ${REQUEST_TIMEOUT_MS} ms`, true]);
+    await expect(kube.request("GET", "/api/v1/namespaces/a")).resolves.toEqual({ kind: "Namespace" });
+    expect(api.seen.connections).toBe(2);
   });
 
   it("speaks HTTP/1.1 to a server that offers only http/1.1, from then on", async () => {
