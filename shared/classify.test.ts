@@ -109,8 +109,8 @@ describe("classifyForStatus, exactly", () => {
   const rejected = (reason: string) => ev("com.nvidia.dynamo.poolrelay.rejected.v1", { namespace: "n", name: "g", uid: "u", generation: 2, reason, message: "m" });
 
   it.each([
-    { name: "an apply failure, with the failure", reason: "ApplyFailed", value: { key: { namespace: "n", name: "g" }, changed: [], failure: { uid: "u", generation: 2, message: "m" } } },
-    { name: "an invalid spec, without a failure (status reads the spec itself)", reason: "InvalidSpec", value: { key: { namespace: "n", name: "g" }, changed: [] } },
+    { name: "an apply failure, with the failure", reason: "ApplyFailed", value: { key: { namespace: "n", name: "g" }, changed: [], report: true, failure: { uid: "u", generation: 2, message: "m" } } },
+    { name: "an invalid spec, without a failure (status reads the spec itself)", reason: "InvalidSpec", value: { key: { namespace: "n", name: "g" }, changed: [], report: true } },
   ])("takes a rejected report of $name", ({ reason, value }) => {
     expect(classifyForStatus(rejected(reason))).toStrictEqual({ ok: true, value });
   });
@@ -118,7 +118,7 @@ describe("classifyForStatus, exactly", () => {
   it("takes a withdrawn report as about its DynamoPoolRelay, not a child", () => {
     expect(classifyForStatus(ev("com.nvidia.dynamo.poolrelay.withdrawn.v1", { namespace: "n", name: "g", uid: "u", generation: 1, reason: "r", message: "m", service: "deleted" }))).toStrictEqual({
       ok: true,
-      value: { key: { namespace: "n", name: "g" }, changed: [] },
+      value: { key: { namespace: "n", name: "g" }, changed: [], report: true },
     });
   });
 
@@ -170,6 +170,9 @@ describe("status input", () => {
     expect(mergeStatusInputs(undefined, cm)).toBe(cm);
     expect(mergeStatusInputs(cm, { key, changed: ["Deployment"] })).toEqual({ key, changed: ["ConfigMap", "Deployment"] });
     expect(mergeStatusInputs({ key, changed: ["Deployment"], failure }, { key, changed: ["Deployment", "Service"] })).toEqual({ key, changed: ["Deployment", "Service"], failure });
-    expect(mergeStatusInputs({ key, changed: [], failure }, { key, changed: [], failure: later })).toEqual({ key, changed: [], failure: later });
+    expect(mergeStatusInputs({ key, changed: [], report: true, failure }, { key, changed: [], report: true, failure: later })).toEqual({ key, changed: [], report: true, failure: later });
+    // A report keeps the shared run reading everything, whichever came first.
+    expect(mergeStatusInputs({ key, changed: [], report: true }, { key, changed: ["Deployment"] })).toEqual({ key, changed: ["Deployment"], report: true });
+    expect(mergeStatusInputs({ key, changed: ["Deployment"] }, { key, changed: [], report: true })).toEqual({ key, changed: ["Deployment"], report: true });
   });
 });

@@ -73,6 +73,14 @@ export interface StatusInput {
    * or reports for a run that reads it (shared/last-write.ts): a hint that may only skip work.
    */
   awaitsReport?: true;
+  /**
+   * A report from apply is among the events this input answers: apply did not show what its writes
+   * make (its status write lost to a concurrent one, or it did not try), so the stored status may
+   * record a decision its children no longer carry, and the run reads the DGD and every child.
+   * Kept when inputs merge: a report sharing a run with the Deployment's changes as its pods start
+   * must not make it a run of the shown children only (shared/status-plan.ts, shownOnly).
+   */
+  report?: true;
   /** An apply the API server refused, as reported; status shows it only while the world agrees. */
   failure?: ReportedFailure;
   /**
@@ -94,14 +102,14 @@ export function classifyForStatus(event: CloudEvent): Classified<StatusInput> {
     if (!report.ok) return report;
     const { namespace, name, reason, uid, generation, message } = report.value;
     const failure = reason === "ApplyFailed" ? { failure: { uid, generation, message } } : {};
-    return { ok: true, value: { key: { namespace, name }, changed: [], ...failure } };
+    return { ok: true, value: { key: { namespace, name }, changed: [], report: true, ...failure } };
   }
   if (event.type === EventType.Applied || event.type === EventType.Withdrawn) {
     const schema: z.ZodMiniType<DprKey & { statusWritten?: true }> = event.type === EventType.Applied ? AppliedData : WithdrawnData;
     const report = data(event, (e) => parseData(e, schema));
     if (!report.ok) return report;
     const { namespace, name, statusWritten } = report.value;
-    return { ok: true, value: { key: { namespace, name }, changed: [], ...(statusWritten ? { shownByApply: true } : {}) } };
+    return { ok: true, value: { key: { namespace, name }, changed: [], report: true, ...(statusWritten ? { shownByApply: true } : {}) } };
   }
   if (!APISERVER_TYPES.includes(event.type)) return wrongType("status", `${REPORTS.join(", ")} and child resource events`, event);
   const obj = data(event, (e) => parseData(e, ApiServerObject));
@@ -117,10 +125,12 @@ export function classifyForStatus(event: CloudEvent): Classified<StatusInput> {
 
 /**
  * The input of one status run shared by several events about one DynamoPoolRelay: every changed
- * kind is judged for drift, and the latest reported apply failure is shown.
+ * kind is judged for drift, a report among them makes the run read everything, and the latest
+ * reported apply failure is shown.
  */
 export function mergeStatusInputs(earlier: StatusInput | undefined, later: StatusInput): StatusInput {
   if (!earlier) return later;
   const failure = later.failure ?? earlier.failure;
-  return { key: later.key, changed: [...new Set([...earlier.changed, ...later.changed])], ...(failure ? { failure } : {}) };
+  const report = earlier.report || later.report;
+  return { key: later.key, changed: [...new Set([...earlier.changed, ...later.changed])], ...(report ? { report } : {}), ...(failure ? { failure } : {}) };
 }

@@ -254,7 +254,7 @@ describe("planStatus's write for a reconcile (no change named)", () => {
 describe("shownOnly: the decision a status run takes from the stored status", () => {
   /** `d` with the status planStatus computes from the current children: it vouches for them. */
   const settled = { ...d, status: plan().status };
-  const shown = (dprNow: object, changed: string[], extra: { failure?: { uid: string; generation: number; message: string } } = {}, settings = DEFAULT_OPERATOR_DEFAULTS) =>
+  const shown = (dprNow: object, changed: string[], extra: { report?: true } = {}, settings = DEFAULT_OPERATOR_DEFAULTS) =>
     shownOnly(dprNow, settings, { changed, ...extra });
 
   it.each([["Deployment"], ["EndpointSlice"], ["Service"], ["Deployment", "EndpointSlice"]])("is what the DGD decides, without it, on a change of %s under a status that vouches for that decision", (...changed) => {
@@ -272,11 +272,11 @@ describe("shownOnly: the decision a status run takes from the stored status", ()
     expect(shown(withdrawing, ["Deployment"])).toBeUndefined();
   });
 
-  it.each<{ name: string; dpr: object; changed: string[]; extra?: { failure: { uid: string; generation: number; message: string } }; settings?: typeof DEFAULT_OPERATOR_DEFAULTS & { relayCommand?: string[] } }>([
+  it.each<{ name: string; dpr: object; changed: string[]; extra?: { report: true }; settings?: typeof DEFAULT_OPERATOR_DEFAULTS & { relayCommand?: string[] } }>([
     { name: "a ConfigMap change (it has events of its own)", dpr: settled, changed: ["ConfigMap"] },
     { name: "a Deployment change merged with a ConfigMap change", dpr: settled, changed: ["Deployment", "ConfigMap"] },
-    { name: "a report from apply (no change named)", dpr: settled, changed: [] },
-    { name: "a reported apply failure", dpr: settled, changed: ["Deployment"], extra: { failure: { uid: "u", generation: 3, message: "refused" } } },
+    { name: "a report from apply (no change named)", dpr: settled, changed: [], extra: { report: true } },
+    { name: "a Deployment change sharing a run with a report from apply (a reported failure, or writes apply did not show)", dpr: settled, changed: ["Deployment"], extra: { report: true } },
     { name: "a generation the status has not observed", dpr: { ...settled, metadata: { ...settled.metadata, generation: 4 } }, changed: ["Deployment"] },
     { name: "a status that says the children do not carry the decision yet", dpr: { ...settled, status: { ...settled.status, conditions: settled.status.conditions?.map((c) => (c.type === "Ready" ? { ...c, reason: "Reconciling" } : c)) } }, changed: ["Deployment"] },
     { name: "a status whose worker namespaces are not those of its sources revision (edited by hand)", dpr: { ...settled, status: { ...settled.status, workerNamespaces: ["edited-by-hand"] } }, changed: ["Deployment"] },

@@ -95,7 +95,9 @@ const SHOWN_KINDS: readonly string[] = ["Deployment", "Service", "EndpointSlice"
 
 /**
  * The decision a status run takes from the stored status, reading neither the DGD nor the children
- * status shows nothing of: on a change of only the children status shows (the Deployment's counts
+ * status shows nothing of: with no report from apply among the events the run answers (a report
+ * comes when apply did not show what its writes make: shared/classify.ts, StatusInput.report),
+ * on a change of only the children status shows (the Deployment's counts
  * as pods start, the EndpointSlices, the Service) under a stored status that vouches for the
  * decision and the other children (shared/no-op.ts, recordedDecision). The Deployment and the
  * Service are still judged against that decision (a hand edit is drift), and rendered from the
@@ -109,10 +111,10 @@ const SHOWN_KINDS: readonly string[] = ["Deployment", "Service", "EndpointSlice"
 export function shownOnly(
   dpr: unknown,
   settings: DecisionSettings,
-  input: { changed: readonly string[]; failure?: ReportedFailure },
+  input: { changed: readonly string[]; report?: true },
 ): Decision | undefined {
   const shown = input.changed.length > 0 && input.changed.every((k) => SHOWN_KINDS.includes(k));
-  return shown && !input.failure ? recordedDecision(dpr, settings) : undefined;
+  return shown && !input.report ? recordedDecision(dpr, settings) : undefined;
 }
 
 /**

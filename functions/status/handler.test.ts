@@ -247,6 +247,24 @@ describe("a change of a child status shows, under a status that vouches for the 
     expect(Object.fromEntries(conditions.map((c) => [c.type, c.reason]))).toMatchObject({ Ready: "NotEligible", ServicePublished: "Withdrawn" });
   });
 
+  it("reads the DGD and every child when a report from apply shares the run with a Deployment change, and shows the rollout apply wrote but did not show", async () => {
+    const { kube, moved } = await settled("9106");
+    // Apply's rollout: the DGD moved to new workers, and apply wrote their sources document, but
+    // lost its status write to a concurrent one; the ConfigMap's event waits for its report.
+    const rolled = { ...dgd, status: { components: { w: { componentKind: "Deployment", componentNames: ["g1-w-bbbb2222"] } } } };
+    const decision = decide(dpr, rolled, config.defaults) as Extract<Decision, { action: "apply" }>;
+    const live = liveChildren({ dprUid: UID, clusterID: "dc-1", connectionRevision: decision.connectionRevision, sourcesText: decision.sources.text, appliedHash: appliedHashes(desiredChildren(decision)) });
+    kube.put(rolled as unknown as KubeObject);
+    kube.put({ ...(live.ConfigMap as unknown as KubeObject), metadata: { ...(live.ConfigMap as unknown as KubeObject).metadata, resourceVersion: "9107" } });
+    kube.calls.length = 0;
+    const period = batchPeriod();
+    const results = await Promise.all([status(childEvent("Deployment", "update", moved), context(kube, period.sleep)), status(applied(), context(kube, period.sleep))]);
+    expect(results.map((r) => r.fields?.["coalesced"])).toEqual([undefined, true]);
+    expect(results[0]).toMatchObject({ fields: { childReads: "all" } });
+    expect(readKinds(kube)).toContain("DynamoGraphDeployment");
+    expect(kube.ops("replaceStatus").at(-1)!.object["status"]).toMatchObject({ workerNamespaces: decision.workerNamespaces, sourcesRevision: decision.sources.revision });
+  });
+
   it("reads every child on a ConfigMap's change", async () => {
     const { kube } = await settled("9102");
     const configMap = (await kube.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "team-a", name: "g1-pool-relay" }))!;
