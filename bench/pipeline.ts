@@ -14,7 +14,7 @@ import { settleBounded } from "../shared/concurrency.ts";
 import { parseConfig } from "../shared/config.ts";
 import { decide, type Decision } from "../shared/decide.ts";
 import type { KubeObject } from "../shared/kube/client.ts";
-import { functionLogs, namespaceWatched, since, until } from "./pipeline-support.ts";
+import { functionLogs, namespaceWatched, since, until, type Invocation } from "./pipeline-support.ts";
 
 const PAIRS = Number(process.env["PIPELINE_PAIRS"] ?? 1000);
 const AT_ONCE = 32;
@@ -107,6 +107,18 @@ try {
   }
   console.log("\n| apply: request cause → decision | runs | per pair |\n|---|---|---|");
   for (const [label, n] of [...causes].sort((a, b) => b[1] - a[1])) console.log(`| ${label} | ${n} | ${(n / PAIRS).toFixed(2)} |`);
+  // What status's runs read: by decision and by how much of the world they read (all, or only the shown children).
+  const statusRuns = new Map<string, { runs: number; reads: number; writes: number }>();
+  for (const i of per("status")) {
+    const reads = (i as Invocation & { childReads?: string }).childReads;
+    const label = `${i.decision ?? `status ${i.status}`}${reads ? ` (${reads})` : ""}`;
+    const row = statusRuns.get(label) ?? { runs: 0, reads: 0, writes: 0 };
+    statusRuns.set(label, { runs: row.runs + 1, reads: row.reads + i.reads, writes: row.writes + i.writes });
+  }
+  console.log("\n| status: decision (children read) | runs | reads | writes | requests per pair |\n|---|---|---|---|---|");
+  for (const [label, r] of [...statusRuns].sort((a, b) => b[1].reads + b[1].writes - a[1].reads - a[1].writes)) {
+    console.log(`| ${label} | ${r.runs} | ${r.reads} | ${r.writes} | ${((r.reads + r.writes) / PAIRS).toFixed(2)} |`);
+  }
   const ticks = per("eligibility").filter((i) => i.decision === "Resync");
   console.log(`\nresync ticks during the run: ${ticks.length}`);
 } finally {

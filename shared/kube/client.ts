@@ -1,9 +1,9 @@
 /**
  * The one Kubernetes adapter: every read and write the product makes goes through here, counted,
  * with server-side apply, UID-preconditioned deletes and optimistic-concurrency status writes.
- * It speaks HTTP itself (node:http/https) so it controls content types, preconditions, deadlines
- * and connection reuse; @kubernetes/client-node is used only to load credentials our loader
- * (./credentials.ts) does not, when first needed.
+ * It speaks HTTP itself (HTTP/2 where the server agrees, ./h2.ts; else node:http/https) so it
+ * controls content types, preconditions, deadlines and connections; @kubernetes/client-node is
+ * used only to load credentials our loader (./credentials.ts) does not, when first needed.
  */
 import type { Agent } from "node:http";
 import type { ClientHttp2Session } from "node:http2";
