@@ -1,7 +1,7 @@
 /**
  * HTTP/2 to the API server, as client-go speaks it: one TLS connection per server carries every
  * request at once, so a function whose first event reads nine objects at once opens one connection,
- * not nine (each new TLS connection cost a cold process 3-4 ms of JavaScript: npm run bench). The
+ * not nine (each new TLS connection cost a cold process a few ms of JavaScript in a CPU profile). The
  * protocol is agreed in the TLS handshake (ALPN, h2 or http/1.1): a server that answers http/1.1
  * (a proxy, an API server with HTTP/2 turned off) is spoken to over HTTP/1.1 from then on.
  *
