@@ -12,7 +12,7 @@ import { http, https } from "../node-http.ts";
 import { simpleCredentials, type SimpleCredentials } from "./credentials.ts";
 import { ApiError } from "./errors.ts";
 import { FirstExchange, untilReadyOrAborted } from "./first-exchange.ts";
-import { H2Failure, H2Sessions, h2Exchange, type Answer } from "./h2.ts";
+import { H2Failure, H2Sessions, h2Exchange, type Answer, type Outgoing } from "./h2.ts";
 import { proxyFromEnv } from "./proxy-env.ts";
 import { collectionPath, knownResource, objectPath, splitApiVersion, type Resource } from "./resources.ts";
 
@@ -264,9 +264,8 @@ export class KubeClient {
       ...(this.options.impersonate ? { "Impersonate-User": this.options.impersonate } : {}),
     };
     const signal = this.options.signal;
-    const answer = "h2" in carrier
-      ? await overH2(carrier, { method, url, headers, payload, signal, timeoutMs: timeout }, what, timeout < REQUEST_TIMEOUT_MS)
-      : await overH1(carrier, { base, method, url, headers, payload, signal, timeout }, what);
+    const out = { method, url, headers, payload, signal, timeoutMs: timeout };
+    const answer = "h2" in carrier ? await overH2(carrier, out, what) : await overH1(carrier, { ...out, base }, what);
     let parsed: unknown = answer.text;
     try {
       parsed = answer.text === "" ? undefined : JSON.parse(answer.text);
@@ -277,7 +276,6 @@ export class KubeClient {
     const st = (parsed ?? {}) as { reason?: string; message?: string };
     throw new ApiError(answer.status, st.reason ?? "Unknown", `${what}: ${answer.status} ${st.message ?? answer.text}`, retryAfter(answer.status, answer.retryAfter));
   }
-
 
   async resource(apiVersion: string, kind: string): Promise<Resource> {
     const known = knownResource(apiVersion, kind);
@@ -441,18 +439,10 @@ export class KubeClient {
   }
 }
 
-interface Outgoing {
-  method: string;
-  url: URL;
-  headers: Record<string, string | number>;
-  payload: string | undefined;
-  signal: AbortSignal | undefined;
-}
-
 /** One exchange over HTTP/1.1: the whole answer, or an ApiError for a network failure, the timeout or the deadline. */
 function overH1(
   { lib, agent, onSession }: Extract<Carrier, { lib: unknown }>,
-  { base, method, url, headers, payload, timeout, signal }: Outgoing & { base: HttpsRequestOptions; timeout: number },
+  { base, method, url, headers, payload, timeoutMs: timeout, signal }: Outgoing & { base: HttpsRequestOptions },
   what: string,
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
@@ -490,11 +480,12 @@ function overH1(
 }
 
 /** One exchange over HTTP/2, its failures as the HTTP/1.1 ones are reported. */
-async function overH2({ h2, session }: Extract<Carrier, { h2: unknown }>, out: Outgoing & { timeoutMs: number }, what: string, cutByDeadline: boolean): Promise<Answer> {
+async function overH2({ h2, session }: Extract<Carrier, { h2: unknown }>, out: Outgoing, what: string): Promise<Answer> {
   try {
     return await h2Exchange(h2, session, out);
   } catch (err) {
     if (!(err instanceof H2Failure)) throw err;
+    const cutByDeadline = out.timeoutMs < REQUEST_TIMEOUT_MS;
     if (err.kind === "aborted" || (err.kind === "timeout" && cutByDeadline)) throw deadlineExceeded(what, "cut");
     // Not the deadline: the connection may be dead, so the next request opens a new one.
     if (err.kind === "timeout") throw (h2.drop(session), new ApiError(0, "Timeout", err.message));

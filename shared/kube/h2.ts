@@ -24,7 +24,8 @@ export interface Answer {
   text: string;
 }
 
-export interface H2Request {
+/** One request as either transport sends it (HTTP/1.1 in ./client.ts, HTTP/2 here). */
+export interface Outgoing {
   method: string;
   url: URL;
   headers: Record<string, string | number>;
@@ -134,7 +135,7 @@ export class H2Sessions {
 }
 
 /** One request over `session`: the whole answer, or an H2Failure. */
-export function h2Exchange(sessions: H2Sessions, session: ClientHttp2Session, r: H2Request): Promise<Answer> {
+export function h2Exchange(sessions: H2Sessions, session: ClientHttp2Session, r: Outgoing): Promise<Answer> {
   const what = `${r.method} ${r.url.pathname}`;
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = { ":method": r.method, ":path": `${r.url.pathname}${r.url.search}` };
