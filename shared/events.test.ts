@@ -16,6 +16,16 @@ describe("productEvent", () => {
     expect(productEvent(EventType.Reconcile, { namespace: "n", name: "g", cause: "Resync" }, { ...ctx, cause: "in-2" }).id).not.toBe(a);
   });
 
+  it("marks a report apply showed itself with the statuswritten extension the status Trigger filters on, and no other", () => {
+    const outcome = { namespace: "n", name: "g", uid: "u", generation: 1 };
+    const shown = productEvent(EventType.Applied, { ...outcome, applied: ["Service"], unchanged: [], skipped: [], statusWritten: true }, ctx);
+    expect(shown.extensions).toEqual({ statuswritten: "true" });
+    const withdrawn = productEvent(EventType.Withdrawn, { ...outcome, reason: "DGDNotFound", message: "m", service: "deleted", statusWritten: true }, ctx);
+    expect(withdrawn.extensions).toEqual({ statuswritten: "true" });
+    expect(productEvent(EventType.Applied, { ...outcome, applied: ["Service"], unchanged: [], skipped: [] }, ctx).extensions).toEqual({});
+    expect(productEvent(EventType.Rejected, { ...outcome, reason: "ApplyFailed", message: "m" }, ctx).extensions).toEqual({});
+  });
+
   it("derives ids that do not collide on part boundaries", () => {
     expect(derivedId("ab", "c")).not.toBe(derivedId("a", "bc"));
   });

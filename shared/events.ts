@@ -113,8 +113,16 @@ export interface EmitContext {
   time: string;
 }
 
+/**
+ * The extension on a report whose data says `statusWritten`: apply showed what its writes make, so
+ * status has nothing left to do, and its Trigger, which sees attributes but not data, does not
+ * deliver it (knative/triggers.yaml): no invocation, no cold start.
+ */
+export const STATUS_WRITTEN = "statuswritten";
+
 export function productEvent<T extends keyof typeof DATA_SCHEMAS>(type: T, data: z.infer<(typeof DATA_SCHEMAS)[T]>, ctx: EmitContext): CloudEvent {
   const key = data as DprKey;
+  const shown = (data as { statusWritten?: true }).statusWritten === true;
   return {
     specversion: "1.0",
     id: derivedId(ctx.source, ctx.cause, type, key.namespace, key.name),
@@ -123,18 +131,18 @@ export function productEvent<T extends keyof typeof DATA_SCHEMAS>(type: T, data:
     subject: keyString(key),
     time: ctx.time,
     datacontenttype: "application/json",
-    extensions: {},
+    extensions: shown ? { [STATUS_WRITTEN]: "true" } : {},
     data,
   };
 }
+
+/** A DynamoPoolRelay's key as one string, `<namespace>/<name>`. */
+export const keyString = (key: DprKey): string => `${key.namespace}/${key.name}`;
 
 /**
  * The DynamoPoolRelay a child's ApiServerSource event is about: children (and the EndpointSlices
  * that inherit the Service's labels) carry the product's labels with the DGD name as instance.
  */
-/** A DynamoPoolRelay's key as one string, `<namespace>/<name>`. */
-export const keyString = (key: DprKey): string => `${key.namespace}/${key.name}`;
-
 export function childOwnerKey(obj: z.infer<typeof ApiServerObject>): DprKey | undefined {
   const labels = obj.metadata.labels ?? {};
   const instance = labels[LABEL_INSTANCE];

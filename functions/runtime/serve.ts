@@ -122,7 +122,8 @@ export function serve(name: string, handler: Handler, env: Environment) {
       if (result.reply) {
         // A reply's HTTP headers other than ce-* do not pass the Broker: the trace goes as the extension.
         const { headers, body } = toBinary(traced(result.reply, span));
-        log["reply"] = { id: result.reply.id, type: result.reply.type };
+        // With its own extensions, which a Trigger may route on (statuswritten), not the trace's.
+        log["reply"] = { id: result.reply.id, type: result.reply.type, ...result.reply.extensions };
         log["status"] = 200;
         res.status(200).set(headers).send(body);
       } else {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { resyncSettings } from "../../bench/knative-settings.ts";
 import { SOURCE as ELIGIBILITY_SOURCE } from "../../functions/eligibility/handler.ts";
-import { EventType, derivedId, productEvent } from "../../shared/events.ts";
+import { EventType, STATUS_WRITTEN, SourceEventType, derivedId, productEvent } from "../../shared/events.ts";
 import { resyncCause, tickOf } from "../../shared/resync.ts";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
@@ -114,6 +114,23 @@ describe("delivery semantics through the Broker", () => {
     expect(condition(await getDpr(admin, ns, "g1"), "Eligible")).toMatchObject({ status: "False", reason: "DGDNotFound" });
   });
 
+  it("wakes status for nothing apply showed: no add of a child apply created, no report apply wrote the status of", async () => {
+    const ns = await setUp("unwoken");
+    await ready(ns);
+    // Presence first: the sources sent every child's add, and apply replied with reports it had shown.
+    const adds = Object.fromEntries(["ConfigMap", "Deployment", "Service", "EndpointSlice"].map((kind) => [kind, sourceEvents(ns, kind).find((e) => e.type === SourceEventType.Add)]));
+    expect(Object.values(adds).map((e) => e?.type)).toEqual(Array(4).fill(SourceEventType.Add));
+    const shown = tap.events.filter((e) => e.subject === `${ns}/g1` && e.extensions[STATUS_WRITTEN] === "true");
+    expect(shown.map((e) => e.type)).toContain(EventType.Applied);
+    // The EndpointSlice is the endpoint controller's, and its add may list ready pods: delivered.
+    const delivered = await eventually("status handled the EndpointSlice's add", async () => {
+      const ids = new Set(invocations("status").map((i) => i.event.id));
+      return ids.has(adds["EndpointSlice"]!.id) ? ids : undefined;
+    });
+    expect(["ConfigMap", "Deployment", "Service"].filter((kind) => delivered.has(adds[kind]!.id))).toEqual([]);
+    expect(shown.filter((e) => delivered.has(e.id))).toEqual([]);
+  });
+
   it("writes nothing for a steady-state DGD event, child event or resync", async () => {
     const ns = await setUp("steady");
     await ready(ns);
@@ -126,7 +143,8 @@ describe("delivery semantics through the Broker", () => {
     const before = await versions(ns);
     expect(before["Service"]).toBeDefined();
     const dgdUpdate = again(sourceEvents(ns, "DynamoGraphDeployment").at(-1)!);
-    const childEvents = ["Deployment", "Service", "EndpointSlice"].map((kind) => sourceEvents(ns, kind).at(-1)).filter((e) => e !== undefined).map(again);
+    // As updates: the Service's last event is its add, which status's Trigger leaves out (apply created it).
+    const childEvents = ["Deployment", "Service", "EndpointSlice"].map((kind) => sourceEvents(ns, kind).at(-1)).filter((e) => e !== undefined).map((e) => ({ ...again(e), type: SourceEventType.Update }));
     expect(childEvents).toHaveLength(3);
     // One tick in every resync slot (the eligibility Service's settings), so this DynamoPoolRelay's
     // periodic full reconcile is among them.

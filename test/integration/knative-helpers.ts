@@ -17,7 +17,8 @@ export interface Invocation {
   function: string;
   event: { id: string; type: string; source: string; subject?: string };
   decision?: string;
-  reply?: { id: string; type: string };
+  /** With the reply's own extensions: `statuswritten` routes a report nowhere (knative/triggers.yaml). */
+  reply?: { id: string; type: string; statuswritten?: string };
   status: number;
   error?: string;
   reads: number;
@@ -89,7 +90,8 @@ export function chain(eventId: string, permanent: "fail" | "allow" = "fail"): In
     for (const i of [...Map.groupBy(handled, (x) => x.function).values()].map((answers) => answers.findLast((a) => a.reply) ?? answers.at(-1)!)) {
       if (i.status >= 400 && permanent === "fail") throw new Error(`${i.function} answered ${i.status} (permanent) to ${i.event.type} ${id}: ${i.error ?? i.decision}`);
       out.push(i);
-      if (i.reply && !pending.includes(i.reply.id)) pending.push(i.reply.id);
+      // A report apply showed itself goes to no function: status's Trigger leaves it out.
+      if (i.reply && i.reply.statuswritten !== "true" && !pending.includes(i.reply.id)) pending.push(i.reply.id);
     }
   }
   return out;
