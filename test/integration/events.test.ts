@@ -138,7 +138,7 @@ describe("W3C trace context", () => {
     // knative/triggers.yaml), so the trace crosses all three functions.
     await admin.apply(dgdObject(ns, "g1"), TEST_MANAGER);
     await admin.apply(dprObject(ns, "g1", { tolerations: [{ key: "gpu", operator: "Bogus" }] }), TEST_MANAGER);
-    await settledDpr(ns, "g1", "shows ApplyFailed", (d) => condition(d, "Ready")?.reason === "ApplyFailed");
+    await eventually("Ready=False ApplyFailed", async () => condition(await getDpr(admin, ns, "g1"), "Ready")?.reason === "ApplyFailed");
     const trace = randomUUID().replaceAll("-", "");
     const traceparent = `00-${trace}-00f067aa0ba902b7-01`;
     const dgdChange: CloudEvent = {
