@@ -1,8 +1,10 @@
 // Bundles each function (functions/<name>/index.ts) into one ESM file under dist/functions/<name>/,
 // with @kubernetes/client-node split into a chunk that loads on the first event, not at start, and
-// the entry point that serves them (functions/runtime/main.ts) into dist/functions/main.mjs.
+// the entry point that serves them (functions/runtime/main.ts) into dist/functions/main.mjs, and
+// fills the V8 code cache the entry point starts them with (functions/runtime/compile-cache.ts).
 // The Functions Framework is bundled once, into dist/functions/framework.mjs, which the entry
 // point and every function import in its place (scripts/bundle.ts).
+import { execFileSync } from "node:child_process";
 import { readdirSync, rmSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { bundle, FRAMEWORK_FILE } from "./bundle.ts";
@@ -27,3 +29,6 @@ for (const name of names) {
   });
 }
 await bundle("entry point", { entryPoints: [`${root}/functions/runtime/main.ts`], outfile: `${root}/dist/functions/main.mjs` });
+await bundle("compile cache", { entryPoints: [`${root}/functions/runtime/fill-compile-cache.ts`], outfile: `${root}/dist/functions/fill-compile-cache.mjs` });
+// Filled here, where the bundles are: V8 keys it by their paths (the image fills its own).
+execFileSync(process.execPath, [`${root}/dist/functions/fill-compile-cache.mjs`], { stdio: "inherit" });

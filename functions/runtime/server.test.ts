@@ -1,6 +1,7 @@
 // The body limit in front of the real Functions Framework app, over real HTTP: a refused body never
 // reaches the handler and gets exactly one answer; a body within the limit arrives intact.
 import { http } from "@google-cloud/functions-framework";
+import { getTestServer } from "@google-cloud/functions-framework/testing";
 import { readFileSync } from "node:fs";
 import { request, type Server } from "node:http";
 import { connect } from "node:net";
@@ -25,7 +26,7 @@ beforeAll(async () => {
     post: sinkPost({}),
     log: () => {},
   }));
-  server = functionServer("body-limit-unit", LIMIT);
+  server = functionServer("body-limit-unit", LIMIT, { getTestServer });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   port = (server.address() as { port: number }).port;
 });

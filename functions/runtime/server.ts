@@ -3,7 +3,6 @@
  * guard that refuses a body over the limit (body-limit.ts) before the framework's parsers read
  * any of it. A refused request never reaches the app, so it gets exactly one answer.
  */
-import { getTestServer } from "@google-cloud/functions-framework/testing";
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from "node:http";
 import { refuseByHeaders, refuseReceived, type Refusal } from "./body-limit.ts";
 
@@ -53,13 +52,17 @@ function guard(app: RequestListener, limit: number): RequestListener {
   };
 }
 
+/** The copy of the Functions Framework a function registered with (main.ts), as far as serving it goes. */
+export interface Framework {
+  getTestServer(target: string): Server;
+}
+
 /**
  * The server for the function registered as `target`. getTestServer is the framework's public way
  * to the server its own main builds (getServer with the options our deployments use: no timeout,
- * no execution ids, the default ignored routes); its one 'request' listener is the app. `framework`
- * is the copy of the framework the function registered with (main.ts).
+ * no execution ids, the default ignored routes); its one 'request' listener is the app.
  */
-export function functionServer(target: string, limit: number, framework: { getTestServer(target: string): Server } = { getTestServer }): Server {
+export function functionServer(target: string, limit: number, framework: Framework): Server {
   const server = framework.getTestServer(target);
   const listeners = server.listeners("request") as RequestListener[];
   if (listeners.length !== 1) throw new Error(`the Functions Framework's server has ${listeners.length} request listeners, expected its one app`);

@@ -43,6 +43,14 @@ describe("knative/ and the Dockerfile", () => {
     }
   });
 
+  it("fills the code cache the functions start from at the image's own paths: after the bundles are copied there", () => {
+    const lines = read("Dockerfile").split("\n");
+    const copied = lines.findIndex((l) => l.startsWith("COPY --from=build /src/dist/functions ./functions"));
+    const filled = lines.findIndex((l) => l === 'RUN ["node", "functions/fill-compile-cache.mjs"]');
+    expect(copied).toBeGreaterThan(0);
+    expect(filled).toBeGreaterThan(copied);
+  });
+
   it("starts every function through the entry point with the body limit, in the image as on the local kubelet", () => {
     // The framework's own main.js would serve without the limit.
     expect(read("Dockerfile")).toMatch(/^CMD \["node", "functions\/main\.mjs"\]$/m);
