@@ -462,6 +462,9 @@ describe("Kubernetes Events from apply", () => {
     expect(created).toEqual([expect.objectContaining({ type: "Normal", reason: "Withdrawn", message: expect.stringMatching(/^Service g1-pool-relay withdrawn: /) })]);
     expect(created[0]!.metadata.name).toBe(eventName(validDpr, { identity: ["Withdrawn", "s1"] }));
     expect(logs.at(-1)).toMatchObject({ decision: "Withdrawn", service: "deleted", reads: 4, writes: 3, statusShown: "written", kubeEvents: [{ reason: "Withdrawn", outcome: "created" }] });
+    // Shown: the extension status's Trigger leaves the report out by, on the wire and in the log line.
+    expect(res.headers["ce-statuswritten"]).toBe("true");
+    expect(logs.at(-1)).toMatchObject({ reply: { type: EventType.Withdrawn, statuswritten: "true" } });
   });
 
   it("writes no Event when a withdrawal finds nothing to delete: only the status it has not shown", async () => {
