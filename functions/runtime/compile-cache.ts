@@ -1,10 +1,11 @@
 /**
  * The V8 code cache of a function's start, which the entry point turns on (main.ts): the framework
  * and each function's bundle, compiled here once as a start compiles them, and kept beside them.
- * V8 keys the cache by the files' paths, so it is filled where they run: by npm run build for
- * dist/functions, and in the image at its own paths (Dockerfile).
+ * Node keys the cache by the files' paths and keeps it per user (a directory whose name ends in
+ * the uid), so it is filled where the bundles run and as the user they run as: by npm run build
+ * for dist/functions, and in the image at its own paths as its own user (Dockerfile).
  */
-import { chmodSync, existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { enableCompileCache, flushCompileCache } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,13 +23,5 @@ export async function fillCompileCache(functions: URL): Promise<number> {
   // Evaluating a bundle only registers its function: nothing connects before the entry point listens.
   for (const bundle of bundles) await import(new URL(bundle, functions).href);
   flushCompileCache();
-  readableByAll(dir);
   return bundles.length;
-}
-
-/** Node writes the cache for its own user only; the functions may run as another (the image's node user). */
-function readableByAll(path: string): void {
-  const directory = statSync(path).isDirectory();
-  chmodSync(path, directory ? 0o755 : 0o644);
-  if (directory) for (const name of readdirSync(path)) readableByAll(join(path, name));
 }

@@ -43,12 +43,15 @@ describe("knative/ and the Dockerfile", () => {
     }
   });
 
-  it("fills the code cache the functions start from at the image's own paths: after the bundles are copied there", () => {
+  it("fills the code cache the functions start from at the image's own paths and as its user: after the copy and the USER line", () => {
+    // Node keeps the cache per user: filled as root, it would not be the node user's.
     const lines = read("Dockerfile").split("\n");
     const copied = lines.findIndex((l) => l.startsWith("COPY --from=build /src/dist/functions ./functions"));
+    const user = lines.findIndex((l) => l.startsWith("USER "));
     const filled = lines.findIndex((l) => l === 'RUN ["node", "functions/fill-compile-cache.mjs"]');
     expect(copied).toBeGreaterThan(0);
-    expect(filled).toBeGreaterThan(copied);
+    expect(user).toBeGreaterThan(copied);
+    expect(filled).toBeGreaterThan(user);
   });
 
   it("starts every function through the entry point with the body limit, in the image as on the local kubelet", () => {
