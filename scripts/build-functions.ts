@@ -30,5 +30,7 @@ for (const name of names) {
 }
 await bundle("entry point", { entryPoints: [`${root}/functions/runtime/main.ts`], outfile: `${root}/dist/functions/main.mjs` });
 await bundle("compile cache", { entryPoints: [`${root}/functions/runtime/fill-compile-cache.ts`], outfile: `${root}/dist/functions/fill-compile-cache.mjs` });
-// Filled here, where the bundles are: V8 keys it by their paths (the image fills its own).
-execFileSync(process.execPath, [`${root}/dist/functions/fill-compile-cache.mjs`], { stdio: "inherit" });
+// Filled here, where the bundles are: Node keys it by their paths (the image fills its own). A
+// compile cache of the developer's own (NODE_COMPILE_CACHE) or none at all is no concern of it.
+const { NODE_COMPILE_CACHE: _own, NODE_DISABLE_COMPILE_CACHE: _off, ...env } = process.env;
+execFileSync(process.execPath, [`${root}/dist/functions/fill-compile-cache.mjs`], { stdio: "inherit", env });

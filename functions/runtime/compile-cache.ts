@@ -6,7 +6,7 @@
  * for dist/functions, and in the image at its own paths as its own user (Dockerfile).
  */
 import { existsSync, readdirSync } from "node:fs";
-import { enableCompileCache, flushCompileCache } from "node:module";
+import { constants, enableCompileCache, flushCompileCache } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -17,7 +17,11 @@ export const COMPILE_CACHE = "./.compile-cache/";
 export async function fillCompileCache(functions: URL): Promise<number> {
   const dir = fileURLToPath(new URL(COMPILE_CACHE, functions));
   const enabled = enableCompileCache(dir);
-  if (enabled.directory === undefined) throw new Error(`the compile cache cannot be kept in ${dir}: ${enabled.message}`);
+  // Already on elsewhere (NODE_COMPILE_CACHE) or turned off (NODE_DISABLE_COMPILE_CACHE): filling
+  // that would leave the functions' own cache empty.
+  if (enabled.status !== constants.compileCacheStatus.ENABLED) {
+    throw new Error(`the compile cache cannot be kept in ${dir}: ${enabled.message ?? `Node's is ${enabled.directory ? `in ${enabled.directory} already (NODE_COMPILE_CACHE)` : "turned off (NODE_DISABLE_COMPILE_CACHE)"}`}`);
+  }
   const root = fileURLToPath(functions);
   const bundles = ["framework.mjs", ...readdirSync(root).filter((name) => existsSync(join(root, name, "index.mjs"))).map((name) => `${name}/index.mjs`)];
   // Evaluating a bundle only registers its function: nothing connects before the entry point listens.

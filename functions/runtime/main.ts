@@ -18,7 +18,7 @@ import { functionServer, type Framework } from "./server.ts";
 
 // The code cache the build (and the image) filled beside the bundles (compile-cache.ts), turned on
 // before the framework is imported: compiling it and the function's bundle is about a tenth of a
-// start (npm run bench). Only where it was filled: a function never creates it.
+// start (npm run bench). Only where it was filled: a function never creates its directory.
 const cache = fileURLToPath(new URL(COMPILE_CACHE, import.meta.url));
 if (existsSync(cache)) enableCompileCache(cache);
 const { getFunction, getTestServer } = await import("@google-cloud/functions-framework/testing");

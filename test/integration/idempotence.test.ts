@@ -115,7 +115,12 @@ describe("delivery semantics through the Broker", () => {
   });
 
   it("wakes status for nothing apply showed: no add of a child apply created, no report apply wrote the status of", async () => {
-    const ns = await setUp("unwoken");
+    // The objects go in once the adapter that watches the new namespace runs alone: the adds
+    // looked for below would otherwise fall in its restart.
+    const ns = await freshNamespace("unwoken");
+    await sourcesSettled(ns);
+    await admin.apply(dgdObject(ns, "g1"), TEST_MANAGER);
+    await admin.apply(dprObject(ns, "g1"), TEST_MANAGER);
     await ready(ns);
     // Presence first: the sources sent every child's add, and apply replied with reports it had shown.
     const adds = Object.fromEntries(["ConfigMap", "Deployment", "Service", "EndpointSlice"].map((kind) => [kind, sourceEvents(ns, kind).find((e) => e.type === SourceEventType.Add)]));
