@@ -64,19 +64,20 @@ try {
   const apply = await serve("apply", {});
   const status = await serve("status", {});
   let round: { apply: Logged; status: Logged } | undefined;
+  const notWoken: Logged = { reads: 0, writes: 0, status: 0 };
   for (let i = 0; i < 5; i++) {
     const reconcile = productEvent(EventType.Reconcile, { namespace: "pair", name: "g1", cause: "Resync" }, { source: "/bench", cause: `resync-${i}`, time: now() });
     const report = await apply.send(reconcile);
     const applied = await apply.logged(reconcile.id);
     // Converged: apply found the children and the status carrying the decision, and reported nothing.
     if (!report) {
-      round = { apply: applied, status: { reads: 0, writes: 0, status: 0 } };
+      round = { apply: applied, status: notWoken };
       break;
     }
     // A report apply showed itself goes to no function (status's Trigger leaves it out).
     const shown = report.extensions[STATUS_WRITTEN] === "true";
     if (!shown) await status.send(report);
-    round = { apply: applied, status: shown ? { reads: 0, writes: 0, status: 0 } : await status.logged(report.id) };
+    round = { apply: applied, status: shown ? notWoken : await status.logged(report.id) };
   }
   for (const f of [eligibility, apply, status]) f.child.kill("SIGKILL");
   sink.server.close();

@@ -12,7 +12,7 @@ import { EventType } from "../../shared/events.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import type { KubeClient } from "../../shared/kube/client.ts";
 import { TEST_MANAGER, adminClient, eventually, freshNamespace } from "./helpers.ts";
-import { chain, invocations, send, sourcesSettled } from "./knative-helpers.ts";
+import { chain, invocations, send, shownByApply, sourcesSettled } from "./knative-helpers.ts";
 import { now, published, rollout, settledDpr } from "./pipeline-helpers.ts";
 
 const OUTAGE = "test-configmap-outage";
@@ -81,7 +81,7 @@ describe("delivery through the product's Triggers", () => {
     expect(steps[0]).toMatchObject({ function: "apply", decision: "Applied" });
     // Apply shows the rollout itself, and its report then goes to no function (knative/triggers.yaml);
     // only a status write lost to a concurrent one leaves it to status.
-    const shown = steps[0]!.reply?.statuswritten === "true";
+    const shown = shownByApply(steps[0]!.reply!);
     expect(steps.map((i) => `${i.function}:${i.status < 300 ? "2xx" : i.status}`)).toEqual(shown ? ["apply:2xx"] : ["apply:2xx", "status:2xx"]);
     await settledDpr(ns, "g1", "lists the new worker namespace", (d) => (d.status?.["workerNamespaces"] ?? []).some((w: string) => w.endsWith("-aaaa1111")));
     expect(invocations("apply").filter((i) => i.event.id === id).map((i) => i.status).slice(0, 2)).toEqual([503, 503]);

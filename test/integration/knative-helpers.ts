@@ -63,6 +63,9 @@ export async function appliedFor(ns: string, causes: readonly string[]): Promise
     invocations("apply").some((i) => i.key?.namespace === ns && i.decision === "Applied" && causes.includes((i.key as { cause?: string }).cause ?? "")), 10_000);
 }
 
+/** A report apply showed itself, which status's Trigger leaves out (knative/triggers.yaml): it goes to no function. */
+export const shownByApply = (reply: NonNullable<Invocation["reply"]>): boolean => reply.statuswritten === "true";
+
 export function allInvocations(): Invocation[] {
   return (["eligibility", "apply", "status", "dead-letter"] as const).flatMap((fn) => invocations(fn));
 }
@@ -90,8 +93,7 @@ export function chain(eventId: string, permanent: "fail" | "allow" = "fail"): In
     for (const i of [...Map.groupBy(handled, (x) => x.function).values()].map((answers) => answers.findLast((a) => a.reply) ?? answers.at(-1)!)) {
       if (i.status >= 400 && permanent === "fail") throw new Error(`${i.function} answered ${i.status} (permanent) to ${i.event.type} ${id}: ${i.error ?? i.decision}`);
       out.push(i);
-      // A report apply showed itself goes to no function: status's Trigger leaves it out.
-      if (i.reply && i.reply.statuswritten !== "true" && !pending.includes(i.reply.id)) pending.push(i.reply.id);
+      if (i.reply && !shownByApply(i.reply) && !pending.includes(i.reply.id)) pending.push(i.reply.id);
     }
   }
   return out;
