@@ -22,6 +22,7 @@ describe("classify", () => {
     { name: "status: a rejected report with an apply failure", got: classifyForStatus(ev("com.nvidia.dynamo.poolrelay.rejected.v1", { namespace: "n", name: "g", uid: "u", generation: 2, reason: "ApplyFailed", message: "m" })), expected: { ok: true, value: { key: { namespace: "n", name: "g" }, changed: [], failure: { uid: "u", generation: 2, message: "m" } } } },
     { name: "status: the managed sources ConfigMap", got: classifyForStatus(ev("dev.knative.apiserver.resource.update", obj("ConfigMap", managed))), expected: { ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["ConfigMap"] } } },
     { name: "status: the ConfigMap as apply wrote it", got: classifyForStatus(ev("dev.knative.apiserver.resource.update", { ...obj("ConfigMap", managed), metadata: { ...obj("ConfigMap", managed).metadata, managedFields: [{ manager: "dynamo-pool-relay/apply", operation: "Apply", time: "2026-12-01T00:00:00Z" }] } })), expected: { ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["ConfigMap"], awaitsReport: true } } },
+    { name: "status: a managed EndpointSlice added with no ready endpoint", got: classifyForStatus(ev("dev.knative.apiserver.resource.add", { ...obj("EndpointSlice", managed), endpoints: [{ addresses: ["10.0.0.1"], conditions: { ready: false } }] })), expected: { ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["EndpointSlice"], addsNoEndpoint: true } } },
     { name: "status: a managed EndpointSlice", got: classifyForStatus(ev("dev.knative.apiserver.resource.update", obj("EndpointSlice", managed))), expected: { ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["EndpointSlice"] } } },
     { name: "status: an unmanaged Service", got: classifyForStatus(ev("dev.knative.apiserver.resource.update", obj("Service"))), expected: { ok: false, status: 422 } },
     { name: "status: a reconcile request", got: classifyForStatus(ev("com.nvidia.dynamo.poolrelay.reconcile.v1", {})), expected: { ok: false, status: 400 } },
@@ -160,6 +161,15 @@ describe("status input", () => {
     expect(classifyForStatus(ev("dev.knative.apiserver.resource.add", object))).toStrictEqual({ ok: true, value: { ...value, version, awaitsReport: true } });
     expect(classifyForStatus(ev("dev.knative.apiserver.resource.update", object))).toStrictEqual({ ok: true, value: { ...value, version, awaitsReport: true } });
     expect(classifyForStatus(ev("dev.knative.apiserver.resource.delete", object))).toStrictEqual({ ok: true, value });
+  });
+
+  it("marks an EndpointSlice added with no ready endpoint, not one added with a ready one, nor an update", () => {
+    const slice = (ready: boolean | null) => ({ apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", metadata: { name: "g1-pool-relay-x7k2q", namespace: "n", labels: managed }, endpoints: [{ addresses: ["10.0.0.1"], conditions: { ready } }] });
+    const value = (object: Record<string, unknown>) => ({ key: { namespace: "n", name: "g1" }, changed: ["EndpointSlice"], version: { kind: "EndpointSlice", name: "g1-pool-relay-x7k2q", digest: statusDigest("EndpointSlice", object) } });
+    expect(classifyForStatus(ev("dev.knative.apiserver.resource.add", slice(false)))).toStrictEqual({ ok: true, value: { ...value(slice(false)), addsNoEndpoint: true } });
+    expect(classifyForStatus(ev("dev.knative.apiserver.resource.add", slice(true)))).toStrictEqual({ ok: true, value: value(slice(true)) });
+    expect(classifyForStatus(ev("dev.knative.apiserver.resource.add", slice(null)))).toStrictEqual({ ok: true, value: value(slice(null)) });
+    expect(classifyForStatus(ev("dev.knative.apiserver.resource.update", slice(false)))).toStrictEqual({ ok: true, value: value(slice(false)) });
   });
 
   it("merges the events one run answers: every changed kind once, the latest reported failure, no version", () => {

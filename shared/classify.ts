@@ -7,6 +7,7 @@ import { MAX_DGD_NAME_LENGTH, canPair } from "./names.ts";
 import { APISERVER_TYPES, ApiServerObject, AppliedData, EventType, ReconcileData, RejectedData, SourceEventType, WithdrawnData, childOwnerKey, parseData, type DprKey } from "./events.ts";
 import { lastWrittenByApply } from "./last-write.ts";
 import { childVersion, type ChildVersion } from "./seen-versions.ts";
+import { readyEndpoints, type ObservedEndpointSlice } from "./status.ts";
 import type * as z from "./zod.ts";
 
 export type Classified<T> = { ok: true; value: T } | { ok: false; status: 400 | 422; error: string };
@@ -74,6 +75,13 @@ export interface StatusInput {
    */
   awaitsReport?: true;
   /**
+   * An EndpointSlice added with no ready endpoint: status shows how many ready endpoints there are,
+   * which an empty slice leaves as it was, and its endpoints turning ready come as updates. The
+   * slice of a Service apply just created is added so while apply still runs: a status run for it
+   * would read the children only to race apply's own status write (apply would then report).
+   */
+  addsNoEndpoint?: true;
+  /**
    * A report from apply is among the events this input answers: apply did not show what its writes
    * make (its status write lost to a concurrent one, or it did not try), so the stored status may
    * record a decision its children no longer carry, and the run reads the DGD and every child.
@@ -120,6 +128,7 @@ export function classifyForStatus(event: CloudEvent): Classified<StatusInput> {
   const { kind, metadata } = obj.value;
   if (event.type === SourceEventType.Delete) return { ok: true, value: { key, changed: [kind] } };
   const version = childVersion(kind, metadata.name, obj.value);
+  if (event.type === SourceEventType.Add && kind === "EndpointSlice" && readyEndpoints([obj.value as ObservedEndpointSlice]) === 0) return { ok: true, value: { key, changed: [kind], version, addsNoEndpoint: true } };
   return { ok: true, value: { key, changed: [kind], version, ...(lastWrittenByApply(obj.value) ? { awaitsReport: true } : {}) } };
 }
 

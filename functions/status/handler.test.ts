@@ -211,6 +211,26 @@ describe("a child event that shows apply's own write as the last change", () => 
   });
 });
 
+describe("an EndpointSlice added with no ready endpoint", () => {
+  const slice = (ready: (boolean | null)[]) => ({
+    apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", addressType: "IPv4",
+    metadata: { name: "g1-pool-relay-x7k2q", namespace: "team-a", labels: { ...LABELS, "kubernetes.io/service-name": "g1-pool-relay" } },
+    endpoints: ready.length === 0 ? null : ready.map((r, i) => ({ addresses: [`10.0.0.${i + 1}`], conditions: { ready: r } })),
+  }) as unknown as KubeObject;
+
+  it("costs no request (status shows the ready endpoints' count, which it leaves as it was); one with a ready endpoint, and any update, is read", async () => {
+    const { kube } = world(1);
+    expect(await status(childEvent("EndpointSlice", "add", slice([])), context(kube))).toMatchObject({ decision: "NoEndpointAdded", fields: { version: { kind: "EndpointSlice" } } });
+    expect(await status(childEvent("EndpointSlice", "add", slice([false, false])), context(kube))).toMatchObject({ decision: "NoEndpointAdded" });
+    expect(kube.calls).toHaveLength(0);
+    // Readiness unknown (null) counts as ready, as the EndpointSlice API says.
+    expect((await status(childEvent("EndpointSlice", "add", slice([false, null])), context(kube))).decision).toBe("StatusWritten");
+    expect(dprReads(kube)).toBe(1);
+    expect((await status(childEvent("EndpointSlice", "update", slice([])), context(kube))).decision).not.toBe("NoEndpointAdded");
+    expect(dprReads(kube)).toBe(2);
+  });
+});
+
 describe("a change of a child status shows, under a status that vouches for the rest", () => {
   /** world(1) with the status a run computed from it stored, and a Deployment version no run here read yet. */
   async function settled(rv: string): Promise<{ kube: FakeKube; moved: KubeObject }> {

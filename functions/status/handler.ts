@@ -5,7 +5,8 @@
  * write that turns Ready True or False is reported as a Kubernetes Event. A child event carrying a
  * version the last run here already read, or an older one, costs nothing (shared/seen-versions.ts),
  * and so does one that shows apply's own write, which apply's report brings a run for
- * (shared/last-write.ts), and that report when apply wrote the status itself. A change of only
+ * (shared/last-write.ts), and that report when apply wrote the status itself, and an EndpointSlice
+ * added with no ready endpoint (shared/classify.ts, addsNoEndpoint). A change of only
  * what status shows, under a status that vouches for the rest, reads only that and the
  * DynamoPoolRelay, not the DGD (shared/status-plan.ts, shownOnly), unless the children are off the
  * decision that status records.
@@ -114,6 +115,7 @@ export const status: Handler = async (event, ctx) => {
   const input = mustClassify(classifyForStatus(event));
   const key = keyString(input.key);
   if (input.shownByApply) return { decision: "ShownByApply", fields: { key: input.key } };
+  if (input.addsNoEndpoint) return { decision: "NoEndpointAdded", fields: { key: input.key, version: input.version } };
   if (input.awaitsReport) return { decision: "AwaitsReport", fields: { key: input.key, version: input.version } };
   const read = input.version && seen.seen(key, input.version);
   if (read) return { decision: read === "same" ? "Seen" : "Stale", fields: { key: input.key, version: input.version } };
