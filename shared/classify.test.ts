@@ -144,13 +144,13 @@ describe("status input", () => {
   const child = (type: string, resourceVersion?: string) =>
     classifyForStatus(ev(type, { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "g1-pool-relay", namespace: "n", labels: managed, ...(resourceVersion ? { resourceVersion } : {}) } }));
 
-  it("carries what status reads of an added or updated child, as a hint, and nothing for a deleted one", () => {
-    const object = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "g1-pool-relay", namespace: "n", labels: managed, resourceVersion: "42" } };
-    const version = { kind: "Deployment", name: "g1-pool-relay", digest: statusDigest("Deployment", object) };
-    expect(child("dev.knative.apiserver.resource.add", "42")).toStrictEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version: { ...version, resourceVersion: "42" } } });
-    expect(child("dev.knative.apiserver.resource.update", "43")).toStrictEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version: { ...version, resourceVersion: "43" } } });
-    expect(child("dev.knative.apiserver.resource.update")).toStrictEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version } });
-    expect(child("dev.knative.apiserver.resource.delete", "42")).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"] } });
+  it("carries what status reads of an added or updated child, and the Deployment itself, as hints, and nothing for a deleted one", () => {
+    const object = (resourceVersion?: string) => ({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "g1-pool-relay", namespace: "n", labels: managed, ...(resourceVersion ? { resourceVersion } : {}) } });
+    const version = { kind: "Deployment", name: "g1-pool-relay", digest: statusDigest("Deployment", object("42")) };
+    expect(child("dev.knative.apiserver.resource.add", "42")).toStrictEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version: { ...version, resourceVersion: "42" }, deployment: object("42") } });
+    expect(child("dev.knative.apiserver.resource.update", "43")).toStrictEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version: { ...version, resourceVersion: "43" }, deployment: object("43") } });
+    expect(child("dev.knative.apiserver.resource.update")).toStrictEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"], version, deployment: object() } });
+    expect(child("dev.knative.apiserver.resource.delete", "42")).toStrictEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment"] } });
   });
 
   it("marks an added or updated child whose last write was apply's, never a deleted one", () => {
@@ -184,5 +184,15 @@ describe("status input", () => {
     // A report keeps the shared run reading everything, whichever came first.
     expect(mergeStatusInputs({ key, changed: [], report: true }, { key, changed: ["Deployment"] })).toEqual({ key, changed: ["Deployment"], report: true });
     expect(mergeStatusInputs({ key, changed: ["Deployment"] }, { key, changed: [], report: true })).toEqual({ key, changed: ["Deployment"], report: true });
+  });
+
+  it("keeps the newer Deployment two events carry, and none when one carries none (a delete) or their versions do not compare", () => {
+    const key = { namespace: "n", name: "g1" };
+    const at = (resourceVersion: string) => ({ key, changed: ["Deployment"], deployment: { metadata: { name: "g1-pool-relay", resourceVersion } } });
+    expect(mergeStatusInputs(at("9"), at("10"))).toStrictEqual({ key, changed: ["Deployment"], deployment: at("10").deployment });
+    expect(mergeStatusInputs(at("10"), at("9"))).toStrictEqual({ key, changed: ["Deployment"], deployment: at("10").deployment });
+    expect(mergeStatusInputs(at("9"), { key, changed: ["Deployment"] })).toStrictEqual({ key, changed: ["Deployment"] });
+    expect(mergeStatusInputs({ key, changed: ["Deployment"] }, at("9"))).toStrictEqual({ key, changed: ["Deployment"] });
+    expect(mergeStatusInputs(at("9"), at("x9"))).toStrictEqual({ key, changed: ["Deployment"] });
   });
 });

@@ -7,7 +7,9 @@ import { MAX_DGD_NAME_LENGTH, canPair } from "./names.ts";
 import { APISERVER_TYPES, ApiServerObject, AppliedData, EventType, ReconcileData, RejectedData, SourceEventType, WithdrawnData, childOwnerKey, parseData, type DprKey } from "./events.ts";
 import { lastWrittenByApply } from "./last-write.ts";
 import { childVersion, type ChildVersion } from "./seen-versions.ts";
-import { readyEndpoints, type ObservedEndpointSlice } from "./status.ts";
+import { readyEndpoints, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
+import type { LiveObject } from "./apply-plan.ts";
+import { compareResourceVersions } from "./resource-version.ts";
 import type * as z from "./zod.ts";
 
 export type Classified<T> = { ok: true; value: T } | { ok: false; status: 400 | 422; error: string };
@@ -82,6 +84,13 @@ export interface StatusInput {
    */
   addsNoEndpoint?: true;
   /**
+   * The Relay Deployment as its add or update event carries it, or as the newest of the events a
+   * run answers carry it (all of them Deployment events): what status compares with the stored
+   * status before reading any child (shared/status-plan.ts, deploymentShown). A hint that may only
+   * skip work, never feed a write.
+   */
+  deployment?: LiveObject & ObservedDeployment;
+  /**
    * A report from apply is among the events this input answers: apply did not show what its writes
    * make (its status write lost to a concurrent one, or it did not try), so the stored status may
    * record a decision its children no longer carry, and the run reads the DGD and every child.
@@ -129,17 +138,26 @@ export function classifyForStatus(event: CloudEvent): Classified<StatusInput> {
   if (event.type === SourceEventType.Delete) return { ok: true, value: { key, changed: [kind] } };
   const version = childVersion(kind, metadata.name, obj.value);
   if (event.type === SourceEventType.Add && kind === "EndpointSlice" && readyEndpoints([obj.value as ObservedEndpointSlice]) === 0) return { ok: true, value: { key, changed: [kind], version, addsNoEndpoint: true } };
-  return { ok: true, value: { key, changed: [kind], version, ...(lastWrittenByApply(obj.value) ? { awaitsReport: true } : {}) } };
+  const deployment = kind === "Deployment" ? { deployment: obj.value as LiveObject & ObservedDeployment } : {};
+  return { ok: true, value: { key, changed: [kind], version, ...deployment, ...(lastWrittenByApply(obj.value) ? { awaitsReport: true } : {}) } };
+}
+
+/** The newer of two Deployments events carry; none when either event carries none or their versions do not compare. */
+function newerDeployment(earlier: StatusInput["deployment"], later: StatusInput["deployment"]): StatusInput["deployment"] {
+  if (!earlier || !later) return undefined;
+  const order = compareResourceVersions(earlier.metadata["resourceVersion"], later.metadata["resourceVersion"]);
+  return order === undefined ? undefined : order > 0 ? earlier : later;
 }
 
 /**
  * The input of one status run shared by several events about one DynamoPoolRelay: every changed
- * kind is judged for drift, a report among them makes the run read everything, and the latest
- * reported apply failure is shown.
+ * kind is judged for drift, a report among them makes the run read everything, the latest
+ * reported apply failure is shown, and the newest Deployment is compared with the stored status.
  */
 export function mergeStatusInputs(earlier: StatusInput | undefined, later: StatusInput): StatusInput {
   if (!earlier) return later;
   const failure = later.failure ?? earlier.failure;
   const report = earlier.report || later.report;
-  return { key: later.key, changed: [...new Set([...earlier.changed, ...later.changed])], ...(report ? { report } : {}), ...(failure ? { failure } : {}) };
+  const deployment = newerDeployment(earlier.deployment, later.deployment);
+  return { key: later.key, changed: [...new Set([...earlier.changed, ...later.changed])], ...(report ? { report } : {}), ...(failure ? { failure } : {}), ...(deployment ? { deployment } : {}) };
 }

@@ -4,20 +4,22 @@ import { appliedHashes, liveChildren } from "../test/live-children.ts";
 import { desiredChildren } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
-import { endpointsBehind, observedChildren, planStatus, shownOnly, sourcesStatus } from "./status-plan.ts";
+import type { LiveObject } from "./apply-plan.ts";
+import { deploymentShown, endpointsBehind, observedChildren, planStatus, shownOnly, sourcesStatus } from "./status-plan.ts";
+import type { ObservedDeployment } from "./status.ts";
 
 const NOW = "2026-02-01T00:00:00Z";
 const d = dpr({ generation: 3 });
 const apply = decide(d, dgd(), DEFAULT_OPERATOR_DEFAULTS) as Extract<Decision, { action: "apply" }>;
 /** The children as the API server returns them once `decision` was applied. */
-const liveAfter = (decision: Extract<Decision, { action: "apply" }>) =>
-  liveChildren({
-    dprUid: "11111111-2222-3333-4444-555555555555",
-    clusterID: "dc-1",
-    connectionRevision: decision.connectionRevision,
-    sourcesText: decision.sources.text,
-    appliedHash: appliedHashes(desiredChildren(decision)),
-  });
+const liveInput = (decision: Extract<Decision, { action: "apply" }>) => ({
+  dprUid: "11111111-2222-3333-4444-555555555555",
+  clusterID: "dc-1",
+  connectionRevision: decision.connectionRevision,
+  sourcesText: decision.sources.text,
+  appliedHash: appliedHashes(desiredChildren(decision)),
+});
+const liveAfter = (decision: Extract<Decision, { action: "apply" }>) => liveChildren(liveInput(decision));
 const live = liveAfter(apply);
 const current = {
   serviceAccount: live.ServiceAccount, role: live.Role, roleBinding: live.RoleBinding,
@@ -300,6 +302,62 @@ describe("planStatus over the children status shows only", () => {
   it("still sees the Deployment's drift from the decision on its own event", () => {
     const edited = { ...shown, deployment: { ...live.Deployment, spec: { ...(live.Deployment as unknown as { spec: object }).spec, replicas: 7 } } };
     expect(plan({ observed: edited, changed: ["Deployment"] })).toMatchObject({ reflects: false, drift: true });
+  });
+});
+
+describe("deploymentShown: a Deployment change the stored status shows already", () => {
+  type Deployment = LiveObject & ObservedDeployment;
+  /** The live Deployment with this status, as the Deployment controller writes it. */
+  const deployment = (status?: Record<string, unknown>, edit: (d: Deployment) => Deployment = (x) => x): Deployment =>
+    edit(liveChildren({ ...liveInput(apply), ...(status ? { deploymentStatus: status } : {}) }).Deployment as Deployment);
+  /** `d` with the status planStatus computes from the current children and this Deployment. */
+  const storedWith = (dep: Deployment, slices = 0, decision: Decision = apply) =>
+    ({ ...d, status: planStatus({ dpr: d, decision, observed: { ...current, deployment: dep, endpointSlices: [{ endpoints: Array.from({ length: slices }, () => ({ conditions: { ready: true } })) }] }, changed: [], now: NOW }).status });
+  const readyOf = (stored: { status: { conditions?: { type: string; reason: string }[] } }) => stored.status.conditions?.find((c) => c.type === "Ready")?.reason;
+  const created = deployment();
+  const progressing = deployment({ observedGeneration: 1, replicas: 0 }, (x) => ({ ...x, metadata: { ...x.metadata, annotations: { ...x.metadata.annotations, "deployment.kubernetes.io/revision": "1" } } }));
+  const lagging = { observedGeneration: 0, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 };
+  const available = { ...lagging, observedGeneration: 1 };
+
+  it("is so for the Deployment controller's first writes after apply created it: its revision, no pod counted", () => {
+    const stored = storedWith(created);
+    expect(readyOf(stored)).toBe("RolloutPending");
+    expect(deploymentShown(stored, apply, progressing)).toBe(true);
+  });
+
+  it("is so under Ready for the same counts of an available rollout, and under a withdrawal for the same counts", () => {
+    const ready = storedWith(deployment(available), 2);
+    expect(readyOf(ready)).toBe("Ready");
+    expect(deploymentShown(ready, apply, deployment({ ...available, unavailableReplicas: 0 }))).toBe(true);
+    const withdraw = decide(d, undefined, DEFAULT_OPERATOR_DEFAULTS);
+    const withdrawn = storedWith(deployment(lagging), 0, withdraw);
+    expect(readyOf(withdrawn)).toBe("NotEligible");
+    expect(deploymentShown(withdrawn, withdraw, deployment(available))).toBe(true);
+    expect(deploymentShown(withdrawn, withdraw, deployment({ ...available, readyReplicas: 1 }))).toBe(false);
+  });
+
+  it("is so, whatever the rollout, while the Service is not published (Ready's reason comes before the rollout's)", () => {
+    const foreign = { ...live.Service, metadata: { ...live.Service.metadata, ownerReferences: [{ uid: "someone-else", controller: true }] } };
+    const unpublished = { ...d, status: planStatus({ dpr: d, decision: apply, observed: { ...current, deployment: deployment(lagging), service: foreign }, changed: [], now: NOW }).status };
+    expect(readyOf(unpublished)).toBe("ServiceNotPublished");
+    expect(deploymentShown(unpublished, apply, deployment(available))).toBe(true);
+    expect(deploymentShown(unpublished, apply, deployment({ ...available, replicas: 3 }))).toBe(false);
+  });
+
+  it.each<{ name: string; stored: () => ReturnType<typeof storedWith> | typeof d; decision?: Decision; deployment: () => Deployment }>([
+    { name: "another replica count", stored: () => storedWith(created), deployment: () => deployment({ observedGeneration: 1, replicas: 2 }) },
+    { name: "another ready count", stored: () => storedWith(deployment(lagging)), deployment: () => deployment({ ...lagging, readyReplicas: 1 }) },
+    { name: "a rollout now available, under RolloutPending", stored: () => storedWith(deployment(lagging), 2), deployment: () => deployment(available) },
+    { name: "a rollout no longer available, under Ready", stored: () => storedWith(deployment(available), 2), deployment: () => deployment({ ...available, availableReplicas: 0 }) },
+    { name: "a rollout no longer available, under ListenerUnavailable", stored: () => storedWith(deployment(available), 0), deployment: () => deployment({ ...available, availableReplicas: 0 }) },
+    { name: "a hand edit of its spec (drift)", stored: () => storedWith(created), deployment: () => deployment({ observedGeneration: 1 }, (x) => ({ ...x, spec: { ...x.spec, replicas: 7 } })) },
+    { name: "a Deployment someone else controls", stored: () => storedWith(created), deployment: () => deployment({ observedGeneration: 1 }, (x) => ({ ...x, metadata: { ...x.metadata, ownerReferences: [{ uid: "someone-else", controller: true }] } })) },
+    { name: "a spec the core rejects", stored: () => storedWith(created), decision: { action: "reject", reason: "InvalidSpec", message: "m" }, deployment: () => progressing },
+    { name: "no stored status", stored: () => d, deployment: () => progressing },
+    { name: "a Ready reason this function does not know", stored: () => { const s = storedWith(created); return { ...s, status: { ...s.status, conditions: s.status.conditions?.map((c) => (c.type === "Ready" ? { ...c, reason: "Reconciling" } : c)) } }; }, deployment: () => progressing },
+  ])("is not so for $name", (row) => {
+    expect(deploymentShown(storedWith(created), apply, progressing)).toBe(true);
+    expect(deploymentShown(row.stored(), row.decision ?? apply, row.deployment())).toBe(false);
   });
 });
 

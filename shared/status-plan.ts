@@ -11,7 +11,7 @@ import type { ReportedFailure } from "./classify.ts";
 import { ConditionType, Reason } from "./conditions.ts";
 import type { Decision, DecisionSettings } from "./decide.ts";
 import { recordedDecision } from "./no-op.ts";
-import { computeStatus, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
+import { computeStatus, rolledOut, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
 
 export interface StatusPlanInput {
   dpr: { metadata: { name: string; namespace?: string; uid?: string; generation?: number }; status?: DynamoPoolRelayStatus };
@@ -115,6 +115,40 @@ export function shownOnly(
 ): Decision | undefined {
   const shown = input.changed.length > 0 && input.changed.every((k) => SHOWN_KINDS.includes(k));
   return shown && !input.report ? recordedDecision(dpr, settings) : undefined;
+}
+
+/**
+ * Whether the Relay Deployment is shown in the stored status already: at the status's Ready
+ * reason, whether a replica of its current template is available (shared/status.ts, rolledOut)
+ * counts only from `RolloutPending` on; before it in the order, only the replica counts show.
+ * Any other reason (one this product does not write with a decision the status vouches for): no.
+ */
+const ROLLOUT_SHOWN: ReadonlyMap<string, boolean | "either"> = new Map<string, boolean | "either">([
+  [Reason.NotEligible, "either"],
+  [Reason.ServiceNotPublished, "either"],
+  [Reason.RolloutPending, false],
+  [Reason.ListenerUnavailable, true],
+  [Reason.Ready, true],
+]);
+
+/**
+ * Whether a change of the Relay Deployment alone, as its event carries it, changes nothing the
+ * stored status shows, under the decision that status vouches for (shownOnly): the status's
+ * replica counts, whether a replica of the current template is available (as its Ready reason
+ * tells), and the Deployment carrying that decision under this DynamoPoolRelay's control (a hand
+ * edit is drift). What the Deployment controller writes as pods are created and scheduled
+ * (its revision annotation, its conditions, unavailable counts) then costs no read but the
+ * DynamoPoolRelay's. A hint that may only skip work: the event's Deployment feeds no write, and one
+ * that shows anything else is read.
+ */
+export function deploymentShown(dpr: StatusPlanInput["dpr"], decision: Decision, deployment: LiveObject & ObservedDeployment): boolean {
+  const status = dpr.status;
+  if (!status || decision.action === "reject" || !controlledBy(deployment, dpr.metadata.uid)) return false;
+  const counts = deployment.status ?? {};
+  if ((counts.replicas ?? 0) !== status.replicas || (counts.readyReplicas ?? 0) !== status.readyReplicas) return false;
+  if (decision.action === "apply" && !reflectsDecision(decision, desiredChildren(decision), new Map([["Deployment", deployment]]), dpr.metadata.uid)) return false;
+  const shown = ROLLOUT_SHOWN.get(status.conditions?.find((c) => c.type === ConditionType.Ready)?.reason ?? "");
+  return shown === "either" || shown === rolledOut(deployment);
 }
 
 /**

@@ -253,6 +253,18 @@ describe("a change of a child status shows, under a status that vouches for the 
     expect(kube.ops("replaceStatus").map((c) => c.object["status"])).toEqual([expect.objectContaining({ readyReplicas: 2 })]);
   });
 
+  it("reads only the DynamoPoolRelay for a Deployment change the stored status shows already (the same counts, a new revision annotation), and the children for one it does not", async () => {
+    const { kube, moved } = await settled("9108");
+    // As the stored status was computed from it (world(1): 1 of 2 ready), with a revision annotation added.
+    const annotated = { ...moved, metadata: { ...moved.metadata, resourceVersion: "9109", annotations: { ...(moved.metadata["annotations"] as object), "deployment.kubernetes.io/revision": "2" } }, status: { ...(moved["status"] as object), readyReplicas: 1, availableReplicas: 1 } };
+    expect(await status(childEvent("Deployment", "update", annotated), context(kube))).toMatchObject({ decision: "Unchanged", fields: { childReads: "none" } });
+    expect(readKinds(kube)).toEqual(["DynamoPoolRelay"]);
+    expect(kube.ops("replaceStatus")).toEqual([]);
+    // The newer counts (2 ready) are not what the status shows: read, and shown.
+    expect(await status(childEvent("Deployment", "update", moved), context(kube))).toMatchObject({ decision: "StatusWritten", fields: { childReads: "shown" } });
+    expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "DynamoPoolRelay", "Deployment", "Service", "EndpointSlice"]);
+  });
+
   it("reads the DGD and every child when the children are off the recorded decision (a withdrawal that deleted the Service before its status was written), and shows the withdrawal", async () => {
     const { kube } = await settled("9104");
     const service = (await kube.client.get({ apiVersion: "v1", kind: "Service", namespace: "team-a", name: "g1-pool-relay" }))!;

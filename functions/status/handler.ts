@@ -9,7 +9,8 @@
  * added with no ready endpoint (shared/classify.ts, addsNoEndpoint). A change of only
  * what status shows, under a status that vouches for the rest, reads only that and the
  * DynamoPoolRelay, not the DGD (shared/status-plan.ts, shownOnly), unless the children are off the
- * decision that status records.
+ * decision that status records; a change of the Deployment alone that its event shows changes
+ * nothing there reads only the DynamoPoolRelay (deploymentShown).
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import type { LiveObject } from "../../shared/apply-plan.ts";
@@ -21,7 +22,7 @@ import { Reporter } from "../../shared/k8s-events.ts";
 import { isConflict } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { SeenVersions, childVersions } from "../../shared/seen-versions.ts";
-import { planStatus, shownOnly, type StatusPlanInput } from "../../shared/status-plan.ts";
+import { deploymentShown, planStatus, shownOnly, type StatusPlanInput } from "../../shared/status-plan.ts";
 import type { ObjectRef } from "../../shared/kube/client.ts";
 import type { ObservedDeployment } from "../../shared/status.ts";
 import { coalescing, eventFields, mustClassify, relayEndpointSlices, writeStatus, type Context, type Handler, type Result } from "../runtime/handler.ts";
@@ -48,6 +49,12 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   // A change of only what status shows, under a status that vouches for the rest: neither the DGD
   // nor the other children (shared/status-plan.ts, shownOnly).
   const recorded = trustRecord ? shownOnly(dpr, ctx.config.defaults, input) : undefined;
+  // The Deployment's change alone (an input carries one only when all its events are the
+  // Deployment's), shown already as its event carries it (shared/status-plan.ts, deploymentShown):
+  // nothing to read, nothing to write.
+  if (recorded && input.deployment && deploymentShown(dpr, recorded, input.deployment)) {
+    return { decision: "Unchanged", fields: { key, childReads: "none" } };
+  }
   const [dgd, deployment, service, endpointSlices, others] = await Promise.all([
     recorded ? undefined : ctx.kube.get(ref(ctx.config.dgdApiVersion, "DynamoGraphDeployment", key.name)),
     ctx.kube.get<LiveObject & ObservedDeployment>(ref("apps/v1", "Deployment")),
