@@ -84,7 +84,7 @@ describe("childVersions", () => {
 describe("SeenVersions", () => {
   it("knows what the last run for a key read, by kind and name, and nothing else", () => {
     const seen = new SeenVersions(10);
-    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5"), v("EndpointSlice", "a-pool-relay-x", "d6")]);
+    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5"), v("EndpointSlice", "a-pool-relay-x", "d6")], ["Deployment", "Service", "EndpointSlice"]);
     expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBe("same");
     expect(seen.seen("ns/a", v("EndpointSlice", "a-pool-relay-x", "d6"))).toBe("same");
     expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d7"))).toBeUndefined();
@@ -93,18 +93,28 @@ describe("SeenVersions", () => {
     expect(seen.seen("ns/b", v("Deployment", "a-pool-relay", "d5"))).toBeUndefined();
   });
 
-  it("replaces a key's versions with the next run's: an older one is read again", () => {
+  it("replaces a key's versions of the kinds the next run read: an older one, or one of a child no longer there, is read again", () => {
     const seen = new SeenVersions(10);
-    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5")]);
-    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d8")]);
+    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5"), v("EndpointSlice", "a-pool-relay-x", "d6")], ["Deployment", "EndpointSlice"]);
+    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d8")], ["Deployment", "EndpointSlice"]);
     expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d8"))).toBe("same");
+    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBeUndefined();
+    expect(seen.seen("ns/a", v("EndpointSlice", "a-pool-relay-x", "d6"))).toBeUndefined();
+  });
+
+  it("keeps what it recorded of a kind the next run did not read: the status still shows that version", () => {
+    const seen = new SeenVersions(10);
+    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5"), v("EndpointSlice", "a-pool-relay-x", "d6")], ["Deployment", "EndpointSlice"]);
+    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d8")], ["Deployment"]);
+    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d8"))).toBe("same");
+    expect(seen.seen("ns/a", v("EndpointSlice", "a-pool-relay-x", "d6"))).toBe("same");
     expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBeUndefined();
   });
 
   it("knows an event's object is older than what the last run read by its resourceVersion, whatever its digest; a newer one is read unless it is the same", () => {
     const seen = new SeenVersions(10);
     const rv = (digest: string, resourceVersion: string) => ({ ...v("Deployment", "a-pool-relay", digest), resourceVersion });
-    seen.record("ns/a", [rv("d8", "108")]);
+    seen.record("ns/a", [rv("d8", "108")], ["Deployment"]);
     expect(seen.seen("ns/a", rv("d5", "99"))).toBe("older");
     expect(seen.seen("ns/a", rv("d8", "99"))).toBe("older");
     expect(seen.seen("ns/a", rv("d8", "108"))).toBe("same");
@@ -118,7 +128,7 @@ describe("SeenVersions", () => {
 
   it("forgets a key on request", () => {
     const seen = new SeenVersions(10);
-    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5")]);
+    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5")], ["Deployment"]);
     expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBe("same");
     seen.forget("ns/a");
     expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBeUndefined();
@@ -127,10 +137,10 @@ describe("SeenVersions", () => {
 
   it("holds at most its capacity of keys, forgetting the least recently recorded first", () => {
     const seen = new SeenVersions(2);
-    seen.record("ns/a", [v("Deployment", "a", "1")]);
-    seen.record("ns/b", [v("Deployment", "b", "1")]);
-    seen.record("ns/a", [v("Deployment", "a", "2")]);
-    seen.record("ns/c", [v("Deployment", "c", "1")]);
+    seen.record("ns/a", [v("Deployment", "a", "1")], ["Deployment"]);
+    seen.record("ns/b", [v("Deployment", "b", "1")], ["Deployment"]);
+    seen.record("ns/a", [v("Deployment", "a", "2")], ["Deployment"]);
+    seen.record("ns/c", [v("Deployment", "c", "1")], ["Deployment"]);
     expect(seen.size).toBe(2);
     expect(seen.seen("ns/a", v("Deployment", "a", "2"))).toBe("same");
     expect(seen.seen("ns/c", v("Deployment", "c", "1"))).toBe("same");

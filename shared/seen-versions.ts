@@ -13,7 +13,7 @@
  *
  * Only ever a reason to skip: a delete, anything status reads that differs in a version that is
  * not older, or a process that has not run for the key (a new pod) reads everything. A run replaces
- * what it recorded, and only a run that ended without an error records. Bounded: the least
+ * what it recorded of the kinds it read, and only a run that ended without an error records. Bounded: the least
  * recently recorded keys are forgotten first.
  */
 import { stableJson } from "./connection-revision.ts";
@@ -80,9 +80,11 @@ export class SeenVersions {
     this.capacity = capacity;
   }
 
-  record(key: string, versions: readonly ChildVersion[]): void {
+  /** @param kinds the kinds the run read: what was recorded of the others stands (their versions are what the status still shows). */
+  record(key: string, versions: readonly ChildVersion[], kinds: readonly string[]): void {
+    const kept = [...(this.byKey.get(key)?.values() ?? [])].filter((v) => !kinds.includes(v.kind));
     this.byKey.delete(key);
-    this.byKey.set(key, new Map(versions.map((v) => [`${v.kind}/${v.name}`, v])));
+    this.byKey.set(key, new Map([...kept, ...versions].map((v) => [`${v.kind}/${v.name}`, v])));
     for (const oldest of this.byKey.keys()) {
       if (this.byKey.size <= this.capacity) break;
       this.byKey.delete(oldest);

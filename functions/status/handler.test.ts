@@ -211,12 +211,14 @@ describe("a child event that shows apply's own write as the last change", () => 
   });
 });
 
+/** An EndpointSlice of the Relay's Service with one endpoint per entry, ready as given. */
+const slice = (ready: (boolean | null)[], resourceVersion?: string) => ({
+  apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", addressType: "IPv4",
+  metadata: { name: "g1-pool-relay-x7k2q", namespace: "team-a", labels: { ...LABELS, "kubernetes.io/service-name": "g1-pool-relay" }, ...(resourceVersion ? { resourceVersion } : {}) },
+  endpoints: ready.length === 0 ? null : ready.map((r, i) => ({ addresses: [`10.0.0.${i + 1}`], conditions: { ready: r } })),
+}) as unknown as KubeObject;
+
 describe("an EndpointSlice added with no ready endpoint", () => {
-  const slice = (ready: (boolean | null)[]) => ({
-    apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", addressType: "IPv4",
-    metadata: { name: "g1-pool-relay-x7k2q", namespace: "team-a", labels: { ...LABELS, "kubernetes.io/service-name": "g1-pool-relay" } },
-    endpoints: ready.length === 0 ? null : ready.map((r, i) => ({ addresses: [`10.0.0.${i + 1}`], conditions: { ready: r } })),
-  }) as unknown as KubeObject;
 
   it("costs no request (status shows the ready endpoints' count, which it leaves as it was); one with a ready endpoint, and any update, is read", async () => {
     const { kube } = world(1);
@@ -244,11 +246,11 @@ describe("a change of a child status shows, under a status that vouches for the 
   }
   const readKinds = (kube: FakeKube) => kube.calls.flatMap((c) => (c.op === "get" ? [c.ref.kind] : c.op === "list" ? [c.kind] : []));
 
-  it("reads the DynamoPoolRelay first, then only the Deployment, the Service and the EndpointSlices (not the DGD, whose decision the status records), and shows the new counts", async () => {
+  it("reads the DynamoPoolRelay first, then only the Deployment (not the DGD, whose decision the status records, nor the Service and EndpointSlices, which it shows), and shows the new counts", async () => {
     const { kube, moved } = await settled("9101");
     const result = await status(childEvent("Deployment", "update", moved), context(kube));
     expect(result).toMatchObject({ decision: "StatusWritten", fields: { childReads: "shown" } });
-    expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "Deployment", "Service", "EndpointSlice"]);
+    expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "Deployment"]);
     expect(kube.readBeforeDpr).toEqual([]);
     expect(kube.ops("replaceStatus").map((c) => c.object["status"])).toEqual([expect.objectContaining({ readyReplicas: 2 })]);
   });
@@ -262,7 +264,44 @@ describe("a change of a child status shows, under a status that vouches for the 
     expect(kube.ops("replaceStatus")).toEqual([]);
     // The newer counts (2 ready) are not what the status shows: read, and shown.
     expect(await status(childEvent("Deployment", "update", moved), context(kube))).toMatchObject({ decision: "StatusWritten", fields: { childReads: "shown" } });
-    expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "DynamoPoolRelay", "Deployment", "Service", "EndpointSlice"]);
+    expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "DynamoPoolRelay", "Deployment"]);
+  });
+
+  it("reads only the EndpointSlices for their change, and shows the listener with the counts and the Service as the stored status shows them", async () => {
+    const { kube } = await settled("9110");
+    const before = (await kube.client.get({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: "team-a", name: "g1" }))!["status"] as { readyReplicas: number; conditions: { type: string; reason: string }[] };
+    expect(before.conditions.find((c) => c.type === "Ready")?.reason).toBe("ListenerUnavailable");
+    kube.calls.length = 0;
+    const ready = slice([true], "9111");
+    kube.put(ready);
+    expect(await status(childEvent("EndpointSlice", "update", ready), context(kube))).toMatchObject({ decision: "StatusWritten", fields: { childReads: "shown", ready: "True", reason: "Ready" } });
+    expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "EndpointSlice"]);
+    const written = kube.ops("replaceStatus").at(-1)!.object["status"] as { readyReplicas: number; serviceEndpoint: string; conditions: { type: string; reason: string }[] };
+    expect(written).toMatchObject({ readyReplicas: before.readyReplicas, serviceEndpoint: expect.stringContaining("g1-pool-relay") });
+    expect(Object.fromEntries(written.conditions.map((c) => [c.type, c.reason]))).toMatchObject({ ListenerAvailable: "EndpointsReady", ServicePublished: "Published" });
+  });
+
+  it("reads the Service and the EndpointSlices behind it for the Service's change, not the Deployment", async () => {
+    const { kube } = await settled("9112");
+    const live = (await kube.client.get({ apiVersion: "v1", kind: "Service", namespace: "team-a", name: "g1-pool-relay" }))!;
+    // Someone else's label: not apply's own write.
+    const service = { ...live, metadata: { ...live.metadata, resourceVersion: "9113", managedFields: [], labels: { ...(live.metadata["labels"] as object), team: "a" } } };
+    kube.put(service);
+    kube.calls.length = 0;
+    expect(await status(childEvent("Service", "update", service), context(kube))).toMatchObject({ fields: { childReads: "shown" } });
+    expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "Service", "EndpointSlice"]);
+  });
+
+  it("still knows the EndpointSlice a run read after a later run read only the Deployment: its event again costs no request", async () => {
+    const { kube, moved } = await settled("9113");
+    const ready = slice([true], "9114");
+    kube.put(ready);
+    expect((await status(childEvent("EndpointSlice", "update", ready), context(kube))).decision).toBe("StatusWritten");
+    kube.put(kube.ops("replaceStatus").at(-1)!.object);
+    expect((await status(childEvent("Deployment", "update", moved), context(kube))).decision).toBe("StatusWritten");
+    kube.calls.length = 0;
+    expect(await status(childEvent("EndpointSlice", "update", ready), context(kube))).toMatchObject({ decision: "Seen" });
+    expect(kube.calls).toEqual([]);
   });
 
   it("reads the DGD and every child when the children are off the recorded decision (a withdrawal that deleted the Service before its status was written), and shows the withdrawal", async () => {

@@ -22,7 +22,7 @@ import { Reporter } from "../../shared/k8s-events.ts";
 import { isConflict } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { SeenVersions, childVersions } from "../../shared/seen-versions.ts";
-import { deploymentShown, planStatus, shownOnly, type StatusPlanInput } from "../../shared/status-plan.ts";
+import { deploymentShown, planStatus, shownOnly, shownReads, type ShownReads, type StatusPlanInput } from "../../shared/status-plan.ts";
 import type { ObjectRef } from "../../shared/kube/client.ts";
 import type { ObservedDeployment } from "../../shared/status.ts";
 import { coalescing, eventFields, mustClassify, relayEndpointSlices, writeStatus, type Context, type Handler, type Result } from "../runtime/handler.ts";
@@ -34,6 +34,8 @@ const CONFLICT_ATTEMPTS = 3;
 const SEEN_CAPACITY = 10_000;
 
 const seen = new SeenVersions(SEEN_CAPACITY);
+/** A run that decides from the DGD reads every child status shows. */
+const ALL_SHOWN: ShownReads = { deployment: true, service: true, endpointSlices: true };
 
 async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInput, trustRecord = true): Promise<Result> {
   const { key } = input;
@@ -55,17 +57,20 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   if (recorded && input.deployment && deploymentShown(dpr, recorded, input.deployment)) {
     return { decision: "Unchanged", fields: { key, childReads: "none" } };
   }
+  // Of the children status shows, under a recorded decision, those whose change this run answers
+  // (shared/status-plan.ts, shownReads); the others are as the stored status shows them.
+  const reads = recorded ? shownReads(dpr.status, input.changed) : ALL_SHOWN;
   const [dgd, deployment, service, endpointSlices, others] = await Promise.all([
     recorded ? undefined : ctx.kube.get(ref(ctx.config.dgdApiVersion, "DynamoGraphDeployment", key.name)),
-    ctx.kube.get<LiveObject & ObservedDeployment>(ref("apps/v1", "Deployment")),
-    ctx.kube.get<LiveObject>(ref("v1", "Service")),
-    relayEndpointSlices(ctx.kube, key),
+    reads.deployment ? ctx.kube.get<LiveObject & ObservedDeployment>(ref("apps/v1", "Deployment")) : undefined,
+    reads.service ? ctx.kube.get<LiveObject>(ref("v1", "Service")) : undefined,
+    reads.endpointSlices ? relayEndpointSlices(ctx.kube, key) : undefined,
     recorded ? {} : readUnshown(ctx, ref),
   ]);
 
   // 3. Decide.
   const decision = recorded ?? decide(dpr, dgd, ctx.config.defaults);
-  const observed = { ...others, deployment, service, endpointSlices };
+  const observed = { ...others, ...(reads.deployment ? { deployment } : {}), ...(reads.service ? { service } : {}), ...(endpointSlices ? { endpointSlices } : {}) };
   const plan = planStatus({ dpr, decision, observed, changed: input.changed, ...(input.failure ? { failure: input.failure } : {}), now: ctx.now() });
   // Children off the recorded decision may carry a newer one (a withdrawal that deleted the Service
   // before its status was written): only the DGD can tell, so read everything.
@@ -74,16 +79,16 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   const fields = { key, childReads: recorded ? "shown" : "all", reflects: plan.reflects, ready: ready?.status, reason: ready?.reason, observedGeneration: plan.status.observedGeneration };
   const reply = plan.drift ? { reply: productEvent(EventType.Reconcile, { ...key, cause: "Drift" }, { source: SOURCE, cause: event.id, time: ctx.now() }) } : {};
 
-  const read = childVersions([
+  const read = [
     ...("configMap" in others ? [{ kind: "ConfigMap", objects: [others.configMap] }] : []),
-    { kind: "Deployment", objects: [deployment] },
-    { kind: "Service", objects: [service] },
-    { kind: "EndpointSlice", objects: endpointSlices },
-  ]);
+    ...(reads.deployment ? [{ kind: "Deployment", objects: [deployment] }] : []),
+    ...(reads.service ? [{ kind: "Service", objects: [service] }] : []),
+    ...(endpointSlices ? [{ kind: "EndpointSlice", objects: endpointSlices }] : []),
+  ];
 
   // 4. Write only a change.
   const events = plan.write ? await writeStatus(ctx, dpr, plan.status, Reporter.Status) : undefined;
-  seen.record(keyString(key), read);
+  seen.record(keyString(key), childVersions(read), read.map((r) => r.kind));
   if (!events) return { decision: "Unchanged", fields, ...reply };
   return { decision: "StatusWritten", fields: { ...fields, ...eventFields(events) }, ...reply };
 }
