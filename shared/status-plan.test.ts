@@ -5,7 +5,7 @@ import { desiredChildren } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
 import type { LiveObject } from "./apply-plan.ts";
-import { deploymentShown, endpointsBehind, observedChildren, planStatus, shownOnly, shownReads, sourcesStatus } from "./status-plan.ts";
+import { deploymentShown, endpointsBehind, observedChildren, planStatus, readsService, shownOnly, sourcesStatus } from "./status-plan.ts";
 import type { ObservedDeployment } from "./status.ts";
 
 const NOW = "2026-02-01T00:00:00Z";
@@ -361,82 +361,70 @@ describe("deploymentShown: a Deployment change the stored status shows already",
   });
 });
 
-describe("shownReads and the status from the children a run read: the others as the stored status shows them", () => {
+describe("readsService, and the status with the Service as the stored status shows it", () => {
   type Deployment = LiveObject & ObservedDeployment;
   const counts = (readyReplicas: number, availableReplicas = readyReplicas, observedGeneration = 1) =>
     ({ ...live.Deployment, status: { observedGeneration, replicas: 2, updatedReplicas: 2, readyReplicas, availableReplicas } }) as Deployment;
   const slices = (ready: number) => [{ endpoints: Array.from({ length: ready }, () => ({ conditions: { ready: true } })) }];
   const foreign = { ...live.Service, metadata: { ...live.Service.metadata, ownerReferences: [{ uid: "someone-else", controller: true }] } };
+  type World = { deployment: Deployment; service: LiveObject | undefined; ready: number };
+  const observedIn = (w: World) => ({ ...current, deployment: w.deployment, service: w.service, endpointSlices: slices(w.ready) });
   /** `d` with the status computed from every child, as a run that read them all stores it. */
-  const stored = (world: { deployment: Deployment; service?: LiveObject; ready: number }) =>
-    ({ ...d, status: planStatus({ dpr: d, decision: apply, observed: { ...current, deployment: world.deployment, service: world.service ?? live.Service, endpointSlices: slices(world.ready) }, changed: [], now: NOW }).status });
+  const stored = (w: World) => ({ ...d, status: planStatus({ dpr: d, decision: apply, observed: observedIn(w), changed: [], now: NOW }).status });
   const reasonOf = (status: { conditions?: { type: string; reason: string }[] }, type = "Ready") => status.conditions?.find((c) => c.type === type)?.reason;
 
-  const worlds = {
-    Ready: { deployment: counts(2), ready: 2 },
-    ListenerUnavailable: { deployment: counts(2), ready: 0 },
-    RolloutPending: { deployment: counts(0, 0, 0), ready: 0 },
+  const worlds: Record<string, World> = {
+    Ready: { deployment: counts(2), service: live.Service, ready: 2 },
+    ListenerUnavailable: { deployment: counts(2), service: live.Service, ready: 0 },
+    RolloutPending: { deployment: counts(0, 0, 0), service: live.Service, ready: 0 },
     ServiceNotPublished: { deployment: counts(2), service: foreign, ready: 2 },
   };
 
-  it.each<{ at: keyof typeof worlds; changed: string[]; reads: [boolean, boolean, boolean] }>([
-    { at: "Ready", changed: ["Deployment"], reads: [true, false, false] },
-    { at: "Ready", changed: ["EndpointSlice"], reads: [false, false, true] },
-    { at: "Ready", changed: ["Service"], reads: [false, true, true] },
-    { at: "Ready", changed: ["Deployment", "EndpointSlice"], reads: [true, false, true] },
-    { at: "ListenerUnavailable", changed: ["EndpointSlice"], reads: [false, false, true] },
-    { at: "RolloutPending", changed: ["EndpointSlice"], reads: [false, false, true] },
-    // Ready's reason does not tell whether a current replica is available.
-    { at: "ServiceNotPublished", changed: ["EndpointSlice"], reads: [true, false, true] },
-  ])("at $at, a change of $changed reads [Deployment, Service, EndpointSlices] = $reads", ({ at, changed, reads }) => {
-    const status = stored(worlds[at]).status;
-    expect(reasonOf(status)).toBe(at);
-    const [deployment, service, endpointSlices] = reads;
-    expect(shownReads(status, changed)).toEqual({ deployment, service, endpointSlices });
+  it.each<{ changed: string[]; reads: boolean }>([
+    { changed: ["Deployment"], reads: false },
+    { changed: ["EndpointSlice"], reads: false },
+    { changed: ["Deployment", "EndpointSlice"], reads: false },
+    { changed: ["Service"], reads: true },
+    { changed: ["EndpointSlice", "Service"], reads: true },
+  ])("reads the Service for a change of $changed: $reads", ({ changed, reads }) => {
+    const status = stored(worlds["Ready"]!).status;
+    expect(reasonOf(status, "ServicePublished")).toBe("Published");
+    expect(readsService(status, changed)).toBe(reads);
   });
 
-  it("reads what the stored status does not show: every child with no status, the Service and the EndpointSlices without their conditions", () => {
-    expect(shownReads(undefined, ["Deployment"])).toEqual({ deployment: true, service: true, endpointSlices: true });
-    const status = stored(worlds.Ready).status;
-    const without = (type: string) => ({ ...status, conditions: status.conditions?.filter((c) => c.type !== type) });
-    expect(shownReads(status, ["Deployment"])).toEqual({ deployment: true, service: false, endpointSlices: false });
-    expect(shownReads(without("ServicePublished"), ["Deployment"])).toEqual({ deployment: true, service: true, endpointSlices: true });
-    expect(shownReads(without("ListenerAvailable"), ["Deployment"])).toEqual({ deployment: true, service: false, endpointSlices: true });
+  it("reads the Service the stored status does not show: no status, or no ServicePublished condition", () => {
+    const status = stored(worlds["Ready"]!).status;
+    expect(readsService(status, ["Deployment"])).toBe(false);
+    expect(readsService(undefined, ["Deployment"])).toBe(true);
+    expect(readsService({ ...status, conditions: status.conditions?.filter((c) => c.type !== "ServicePublished") }, ["Deployment"])).toBe(true);
   });
 
-  it.each<{ name: string; at: keyof typeof worlds; changed: Partial<{ deployment: Deployment; service: LiveObject; ready: number }> }>([
-    { name: "pods turning ready under RolloutPending", at: "RolloutPending", changed: { deployment: counts(2) } },
-    { name: "a pod lost under Ready", at: "Ready", changed: { deployment: counts(1, 1) } },
+  it.each<{ name: string; at: string; changed: Partial<World> }>([
+    { name: "pods turning ready under RolloutPending", at: "RolloutPending", changed: { deployment: counts(2), ready: 2 } },
+    { name: "a pod lost under Ready", at: "Ready", changed: { deployment: counts(1, 1), ready: 1 } },
     { name: "the rollout unavailable under ListenerUnavailable", at: "ListenerUnavailable", changed: { deployment: counts(2, 0) } },
     { name: "endpoints turning ready under ListenerUnavailable", at: "ListenerUnavailable", changed: { ready: 2 } },
-    { name: "endpoints turning ready under RolloutPending", at: "RolloutPending", changed: { ready: 1 } },
     { name: "the endpoints gone under Ready", at: "Ready", changed: { ready: 0 } },
-    { name: "the Service taken by someone else under Ready", at: "Ready", changed: { service: foreign } },
-    { name: "the Service given back under ServiceNotPublished", at: "ServiceNotPublished", changed: { service: live.Service } },
-  ])("is the status every child makes when the rest is as stored: $name", ({ at, changed }) => {
-    const before = stored(worlds[at]);
-    const kinds = [...(changed.deployment ? ["Deployment"] : []), ...(changed.service ? ["Service"] : []), ...(changed.ready !== undefined ? ["EndpointSlice"] : [])];
-    const reads = shownReads(before.status, kinds);
-    const after = { ...worlds[at], ...changed };
-    const full = planStatus({ dpr: before, decision: apply, observed: { ...current, deployment: after.deployment, service: after.service ?? live.Service, endpointSlices: slices(after.ready) }, changed: kinds, now: NOW });
+    { name: "another replica count under ServiceNotPublished", at: "ServiceNotPublished", changed: { deployment: counts(1, 1) } },
+  ])("is the status every child makes, the Service unchanged: $name", ({ at, changed }) => {
+    const before = stored(worlds[at]!);
+    expect(reasonOf(before.status)).toBe(at);
+    const after = observedIn({ ...worlds[at]!, ...changed });
+    const full = planStatus({ dpr: before, decision: apply, observed: after, changed: ["Deployment", "EndpointSlice"], now: NOW });
     expect(full.write).toBe(true);
-    const read = {
-      ...(reads.deployment ? { deployment: after.deployment } : {}),
-      ...(reads.service ? { service: after.service ?? live.Service } : {}),
-      ...(reads.endpointSlices ? { endpointSlices: slices(after.ready) } : {}),
-    };
-    expect(planStatus({ dpr: before, decision: apply, observed: read, changed: kinds, now: NOW })).toEqual(full);
+    const { service: _unread, ...read } = after;
+    expect(planStatus({ dpr: before, decision: apply, observed: read, changed: ["Deployment", "EndpointSlice"], now: NOW })).toEqual(full);
   });
 
-  it("takes what it did not read from the stored status, not from nothing: the counts, the Service, the listener, the rollout", () => {
-    const before = stored(worlds.Ready);
-    const fromNothing = planStatus({ dpr: before, decision: apply, observed: { deployment: undefined, service: undefined, endpointSlices: [] }, changed: [], now: NOW }).status;
-    expect(reasonOf(fromNothing, "ServicePublished")).toBe("ServiceNotFound");
-    expect(reasonOf(fromNothing, "ListenerAvailable")).toBe("NoReadyEndpoints");
-    expect(fromNothing.readyReplicas).toBe(0);
-    const unread = planStatus({ dpr: before, decision: apply, observed: {}, changed: [], now: NOW });
+  it("takes the Service it did not read from the stored status, not from nothing: someone else's stays someone else's", () => {
+    const before = stored(worlds["ServiceNotPublished"]!);
+    expect(reasonOf(before.status, "ServicePublished")).toBe("ServiceNotOwned");
+    const { service: _unread, ...read } = observedIn(worlds["ServiceNotPublished"]!);
+    const unread = planStatus({ dpr: before, decision: apply, observed: read, changed: ["Deployment"], now: NOW });
     expect(unread).toMatchObject({ write: false, reflects: true, drift: false });
     expect(unread.status).toEqual(before.status);
+    const absent = planStatus({ dpr: before, decision: apply, observed: { ...read, service: undefined }, changed: ["Deployment"], now: NOW });
+    expect(reasonOf(absent.status, "ServicePublished")).toBe("ServiceNotFound");
   });
 });
 

@@ -11,7 +11,7 @@ import type { ReportedFailure } from "./classify.ts";
 import { ConditionType, Reason } from "./conditions.ts";
 import type { Decision, DecisionSettings } from "./decide.ts";
 import { recordedDecision } from "./no-op.ts";
-import { computeStatus, recordedRollout, rolledOut, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
+import { AS_STORED, computeStatus, rolledOut, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
 
 export interface StatusPlanInput {
   dpr: { metadata: { name: string; namespace?: string; uid?: string; generation?: number }; status?: DynamoPoolRelayStatus };
@@ -19,17 +19,17 @@ export interface StatusPlanInput {
   /**
    * What was read: undefined for a child that does not exist. The ServiceAccount, Role,
    * RoleBinding and ConfigMap, which status shows nothing of but whether they carry the decision,
-   * are absent (not read) when the stored status vouches for them (`shownOnly`), and so are the
-   * children it shows whose change the run does not answer (`shownReads`).
+   * are absent (not read) when the stored status vouches for them (`shownOnly`), and so is the
+   * Service when it is not what changed (`readsService`).
    */
   observed: {
     serviceAccount?: LiveObject | undefined;
     role?: LiveObject | undefined;
     roleBinding?: LiveObject | undefined;
     configMap?: LiveObject | undefined;
-    deployment?: (LiveObject & ObservedDeployment) | undefined;
+    deployment: (LiveObject & ObservedDeployment) | undefined;
     service?: LiveObject | undefined;
-    endpointSlices?: readonly ObservedEndpointSlice[];
+    endpointSlices: readonly ObservedEndpointSlice[];
   };
   /** The kinds of the children whose change events this computation answers (none for a report from apply). */
   changed: readonly string[];
@@ -118,37 +118,33 @@ export function shownOnly(
   return shown && !input.report ? recordedDecision(dpr, settings) : undefined;
 }
 
-/** Which of the children status shows a run under a recorded decision (shownOnly) reads. */
-export interface ShownReads {
-  deployment: boolean;
-  service: boolean;
-  endpointSlices: boolean;
+/**
+ * Whether a run under a recorded decision (shownOnly) reads the Service: for its own change, or
+ * when the stored status does not show it. Otherwise the Service is as that status shows it (its
+ * ServicePublished verdict: shared/status.ts, AS_STORED): a status written after this run read
+ * the DynamoPoolRelay fails its write (409), so the stored one is the last run's word, and the
+ * Service's own change brings a run that reads it. The Deployment and the EndpointSlices are read
+ * together whichever changed: both follow the Relay pods' readiness, so one's change comes with
+ * the other's, and a run that reads both shows them in one write (the other's event then finds
+ * its version read: shared/seen-versions.ts).
+ */
+export function readsService(status: DynamoPoolRelayStatus | undefined, changed: readonly string[]): boolean {
+  return changed.includes("Service") || !status?.conditions?.some((c) => c.type === ConditionType.ServicePublished);
 }
 
 /**
- * The children status shows that a run under a recorded decision (shownOnly) reads: those whose
- * change it answers, and those the stored status does not show enough of. The others are as that
- * status shows them (shared/status.ts, Observed): a status written after this run read the
- * DynamoPoolRelay fails its write (409), so the stored one is the last run's word, and each
- * child's own change event brings a run that reads it. The Deployment is also read when the
- * status's Ready reason does not tell whether a current replica is available (recordedRollout),
- * and the EndpointSlices whenever the Service is: they are the Service's.
+ * Whether the Relay Deployment is shown in the stored status already: at the status's Ready
+ * reason, whether a replica of its current template is available (shared/status.ts, rolledOut)
+ * counts only from `RolloutPending` on; before it in the order, only the replica counts show.
+ * Any other reason (one this product does not write with a decision the status vouches for): no.
  */
-export function shownReads(status: DynamoPoolRelayStatus | undefined, changed: readonly string[]): ShownReads {
-  const has = (type: ConditionType) => status?.conditions?.some((c) => c.type === type) ?? false;
-  const service = changed.includes("Service") || !has(ConditionType.ServicePublished);
-  return {
-    deployment: changed.includes("Deployment") || recordedRollout(status) === undefined,
-    service,
-    endpointSlices: service || changed.includes("EndpointSlice") || !has(ConditionType.ListenerAvailable),
-  };
-}
-
-/**
- * Ready reasons that come before whether a current replica is available (shared/status.ts,
- * recordedRollout) in the order: at them, only the replica counts show of the Deployment.
- */
-const BEFORE_ROLLOUT: readonly string[] = [Reason.NotEligible, Reason.ServiceNotPublished];
+const ROLLOUT_SHOWN: ReadonlyMap<string, boolean | "either"> = new Map<string, boolean | "either">([
+  [Reason.NotEligible, "either"],
+  [Reason.ServiceNotPublished, "either"],
+  [Reason.RolloutPending, false],
+  [Reason.ListenerUnavailable, true],
+  [Reason.Ready, true],
+]);
 
 /**
  * Whether a change of the Relay Deployment alone, as its event carries it, changes nothing the
@@ -166,10 +162,8 @@ export function deploymentShown(dpr: StatusPlanInput["dpr"], decision: Decision,
   const counts = deployment.status ?? {};
   if ((counts.replicas ?? 0) !== status.replicas || (counts.readyReplicas ?? 0) !== status.readyReplicas) return false;
   if (decision.action === "apply" && !reflectsDecision(decision, desiredChildren(decision), new Map([["Deployment", deployment]]), dpr.metadata.uid)) return false;
-  const shown = recordedRollout(status);
-  // Any other reason (one this product does not write with a decision the status vouches for): no.
-  if (shown === undefined) return BEFORE_ROLLOUT.includes(status.conditions?.find((c) => c.type === ConditionType.Ready)?.reason ?? "");
-  return shown === rolledOut(deployment);
+  const shown = ROLLOUT_SHOWN.get(status.conditions?.find((c) => c.type === ConditionType.Ready)?.reason ?? "");
+  return shown === "either" || shown === rolledOut(deployment);
 }
 
 /**
@@ -202,8 +196,7 @@ export function planStatus(input: StatusPlanInput): StatusPlan {
   const status = computeStatus({
     dpr,
     decision,
-    // Only the children status shows, each only if read.
-    observed: Object.fromEntries(Object.entries(observed).filter(([field]) => ["deployment", "service", "endpointSlices"].includes(field))),
+    observed: { deployment: observed.deployment, service: "service" in observed ? observed.service : AS_STORED, endpointSlices: observed.endpointSlices },
     previous: dpr.status,
     observedGeneration,
     now: input.now,

@@ -1,7 +1,7 @@
 /**
  * The status of a DynamoPoolRelay, rebuilt from the decision and the observed children on every
- * run (from its own previous status only to keep condition transition times, and for a child the
- * run did not read: Observed).
+ * run (from its own previous status only to keep condition transition times, and for a Service
+ * the run did not read: AS_STORED).
  */
 import type { Condition, } from "./api/kubernetes.ts";
 import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
@@ -23,14 +23,15 @@ export interface ObservedEndpointSlice {
 }
 
 /**
- * What was read of the children status shows. A key that is absent was not read: what the stored
- * status shows of it stands (`recorded`), which a status run relies on only for a child whose
- * change is not what it answers (shared/status-plan.ts, shownReads).
+ * A Service a status run did not read, under the decision the stored status records: it is as that
+ * status shows it (shared/status-plan.ts, readsService).
  */
+export const AS_STORED = "asStored";
+
 export interface Observed {
   deployment?: ObservedDeployment | undefined;
-  service?: ObservedService | undefined;
-  endpointSlices?: readonly ObservedEndpointSlice[];
+  service?: ObservedService | typeof AS_STORED | undefined;
+  endpointSlices: readonly ObservedEndpointSlice[];
 }
 
 /** Endpoints a Relay is listening on: EndpointSlice readiness is nil-means-ready. */
@@ -65,6 +66,12 @@ export interface StatusInput {
 }
 
 type Verdict = { status: boolean; reason: string; message: string };
+
+/** A condition of the stored status as the verdict it was written from. */
+function recorded(previous: DynamoPoolRelayStatus | undefined, type: ConditionType): Verdict | undefined {
+  const c = previous?.conditions?.find((p) => p.type === type);
+  return c && { status: c.status === "True", reason: c.reason, message: c.message };
+}
 
 function condition(type: ConditionType, v: Verdict, input: StatusInput): Condition {
   const status = v.status ? "True" : "False";
@@ -111,26 +118,9 @@ export function rolledOut(deployment: ObservedDeployment | undefined): boolean {
   return (status.observedGeneration ?? -1) >= (deployment.metadata.generation ?? 0) && (status.availableReplicas ?? 0) - old > 0;
 }
 
-/**
- * Whether the stored status shows a replica of the current template available: its Ready reason
- * tells, from `RolloutPending` (not yet) on (`ListenerUnavailable`, `Ready`: yes). Undefined for a
- * reason that comes before it in the order, or none.
- */
-export function recordedRollout(previous: DynamoPoolRelayStatus | undefined): boolean | undefined {
-  const reason = previous?.conditions?.find((c) => c.type === ConditionType.Ready)?.reason;
-  if (reason === Reason.RolloutPending) return false;
-  return reason === Reason.ListenerUnavailable || reason === Reason.Ready ? true : undefined;
-}
-
-/** A condition of the stored status as the verdict it was written from. */
-function recorded(previous: DynamoPoolRelayStatus | undefined, type: ConditionType): Verdict | undefined {
-  const c = previous?.conditions?.find((p) => p.type === type);
-  return c && { status: c.status === "True", reason: c.reason, message: c.message };
-}
-
 /** Ready, or the first reason it is not, in the order a user would fix them. */
-function readiness(eligible: Verdict, published: Verdict, listening: Verdict, rolled: boolean, input: StatusInput): Verdict {
-  const { dpr } = input;
+function readiness(eligible: Verdict, published: Verdict, listening: Verdict, input: StatusInput): Verdict {
+  const { dpr, observed } = input;
   if (!eligible.status) return { status: false, reason: Reason.NotEligible, message: eligible.message };
   if (input.foreign.length > 0) {
     const list = input.foreign.join(", ");
@@ -145,7 +135,7 @@ function readiness(eligible: Verdict, published: Verdict, listening: Verdict, ro
     return { status: false, reason: Reason.Reconciling, message: `the children do not carry the decision for generation ${dpr.metadata.generation ?? 1} yet` };
   }
   if (!published.status) return { status: false, reason: Reason.ServiceNotPublished, message: published.message };
-  if (!rolled) {
+  if (!rolledOut(observed.deployment)) {
     return { status: false, reason: Reason.RolloutPending, message: "no Relay replica of the current Deployment generation is available yet" };
   }
   if (!listening.status) return { status: false, reason: Reason.ListenerUnavailable, message: listening.message };
@@ -198,27 +188,30 @@ export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
     decision.action === "apply"
       ? { status: true, reason: Reason.Eligible, message: `DynamoGraphDeployment ${name} uses Kubernetes discovery in Pod mode` }
       : { status: false, reason: decision.reason, message: decision.message };
-  // A child not read is as the stored status shows it: for the same decision, the same verdicts.
-  const pub = ("service" in observed ? undefined : recorded(input.previous, ConditionType.ServicePublished)) ?? published(ownership(observed.service, dpr.metadata.uid), decision, svcName);
-  const lst = (observed.endpointSlices ? undefined : recorded(input.previous, ConditionType.ListenerAvailable)) ?? listener(readyEndpoints(observed.endpointSlices ?? []));
-  const counts = "deployment" in observed ? observed.deployment?.status : input.previous;
-  const rolled = ("deployment" in observed ? undefined : recordedRollout(input.previous)) ?? rolledOut(observed.deployment);
-  const ready = readiness(eligible, pub, lst, rolled, input);
+  // For the decision the stored status records, the Service it showed gets the verdict it got.
+  const pub =
+    observed.service === AS_STORED
+      ? (recorded(input.previous, ConditionType.ServicePublished) ?? published("absent", decision, svcName))
+      : published(ownership(observed.service, dpr.metadata.uid), decision, svcName);
+  const readyCount = readyEndpoints(observed.endpointSlices);
+  const lst = listener(readyCount);
+  const ready = readiness(eligible, pub, lst, input);
   const verdicts: Record<ConditionType, Verdict> = {
     [ConditionType.Ready]: ready,
     [ConditionType.Eligible]: eligible,
     [ConditionType.ServicePublished]: pub,
     [ConditionType.ListenerAvailable]: lst,
   };
+  const depStatus = observed.deployment?.status;
   return {
     ...common,
     conditions: CONDITION_ORDER.map((type) => condition(type, verdicts[type], input)),
     ...(pub.status ? { serviceEndpoint: serviceEndpoint(dpr.metadata.name, dpr.metadata.namespace ?? "default") } : {}),
-    replicas: counts?.replicas ?? 0,
-    readyReplicas: counts?.readyReplicas ?? 0,
+    replicas: depStatus?.replicas ?? 0,
+    readyReplicas: depStatus?.readyReplicas ?? 0,
     // Desired is what the user asked for, as a Deployment's READY uses its own spec.replicas: after
     // `kubectl scale dpr --replicas=3` it reads 2/3 until the third pod is Ready.
-    readyOfDesired: `${counts?.readyReplicas ?? 0}/${decision.dpr.spec.replicas}`,
+    readyOfDesired: `${depStatus?.readyReplicas ?? 0}/${decision.dpr.spec.replicas}`,
     labelSelector: selector,
     ...(decision.action !== "apply"
       ? {}

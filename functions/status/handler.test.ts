@@ -246,11 +246,11 @@ describe("a change of a child status shows, under a status that vouches for the 
   }
   const readKinds = (kube: FakeKube) => kube.calls.flatMap((c) => (c.op === "get" ? [c.ref.kind] : c.op === "list" ? [c.kind] : []));
 
-  it("reads the DynamoPoolRelay first, then only the Deployment (not the DGD, whose decision the status records, nor the Service and EndpointSlices, which it shows), and shows the new counts", async () => {
+  it("reads the DynamoPoolRelay first, then only the Deployment and the EndpointSlices (not the DGD, whose decision the status records, nor the Service, which it shows), and shows the new counts", async () => {
     const { kube, moved } = await settled("9101");
     const result = await status(childEvent("Deployment", "update", moved), context(kube));
     expect(result).toMatchObject({ decision: "StatusWritten", fields: { childReads: "shown" } });
-    expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "Deployment"]);
+    expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "Deployment", "EndpointSlice"]);
     expect(kube.readBeforeDpr).toEqual([]);
     expect(kube.ops("replaceStatus").map((c) => c.object["status"])).toEqual([expect.objectContaining({ readyReplicas: 2 })]);
   });
@@ -264,10 +264,10 @@ describe("a change of a child status shows, under a status that vouches for the 
     expect(kube.ops("replaceStatus")).toEqual([]);
     // The newer counts (2 ready) are not what the status shows: read, and shown.
     expect(await status(childEvent("Deployment", "update", moved), context(kube))).toMatchObject({ decision: "StatusWritten", fields: { childReads: "shown" } });
-    expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "DynamoPoolRelay", "Deployment"]);
+    expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "DynamoPoolRelay", "Deployment", "EndpointSlice"]);
   });
 
-  it("reads only the EndpointSlices for their change, and shows the listener with the counts and the Service as the stored status shows them", async () => {
+  it("reads the Deployment and the EndpointSlices for an EndpointSlice's change, not the Service, and shows the listener with the Service as the stored status shows it", async () => {
     const { kube } = await settled("9110");
     const before = (await kube.client.get({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: "team-a", name: "g1" }))!["status"] as { readyReplicas: number; conditions: { type: string; reason: string }[] };
     expect(before.conditions.find((c) => c.type === "Ready")?.reason).toBe("ListenerUnavailable");
@@ -275,13 +275,15 @@ describe("a change of a child status shows, under a status that vouches for the 
     const ready = slice([true], "9111");
     kube.put(ready);
     expect(await status(childEvent("EndpointSlice", "update", ready), context(kube))).toMatchObject({ decision: "StatusWritten", fields: { childReads: "shown", ready: "True", reason: "Ready" } });
-    expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "EndpointSlice"]);
+    expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "Deployment", "EndpointSlice"]);
     const written = kube.ops("replaceStatus").at(-1)!.object["status"] as { readyReplicas: number; serviceEndpoint: string; conditions: { type: string; reason: string }[] };
-    expect(written).toMatchObject({ readyReplicas: before.readyReplicas, serviceEndpoint: expect.stringContaining("g1-pool-relay") });
+    // The Deployment as read: 2 ready, where the stored status showed 1.
+    expect(before.readyReplicas).toBe(1);
+    expect(written).toMatchObject({ readyReplicas: 2, serviceEndpoint: expect.stringContaining("g1-pool-relay") });
     expect(Object.fromEntries(written.conditions.map((c) => [c.type, c.reason]))).toMatchObject({ ListenerAvailable: "EndpointsReady", ServicePublished: "Published" });
   });
 
-  it("reads the Service and the EndpointSlices behind it for the Service's change, not the Deployment", async () => {
+  it("reads the Service for its own change", async () => {
     const { kube } = await settled("9112");
     const live = (await kube.client.get({ apiVersion: "v1", kind: "Service", namespace: "team-a", name: "g1-pool-relay" }))!;
     // Someone else's label: not apply's own write.
@@ -289,18 +291,25 @@ describe("a change of a child status shows, under a status that vouches for the 
     kube.put(service);
     kube.calls.length = 0;
     expect(await status(childEvent("Service", "update", service), context(kube))).toMatchObject({ fields: { childReads: "shown" } });
-    expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "Service", "EndpointSlice"]);
+    expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "Deployment", "Service", "EndpointSlice"]);
   });
 
-  it("still knows the EndpointSlice a run read after a later run read only the Deployment: its event again costs no request", async () => {
-    const { kube, moved } = await settled("9113");
-    const ready = slice([true], "9114");
-    kube.put(ready);
-    expect((await status(childEvent("EndpointSlice", "update", ready), context(kube))).decision).toBe("StatusWritten");
+  it("still knows the Service a run read after a later run did not read it: its event again costs no request", async () => {
+    const { kube, moved } = await settled("9115");
+    const live = (await kube.client.get({ apiVersion: "v1", kind: "Service", namespace: "team-a", name: "g1-pool-relay" }))!;
+    const service = { ...live, metadata: { ...live.metadata, resourceVersion: "9116", managedFields: [], labels: { ...(live.metadata["labels"] as object), team: "a" } } };
+    kube.put(service);
+    // It reads the moved Deployment too, and shows it.
+    expect(await status(childEvent("Service", "update", service), context(kube))).toMatchObject({ decision: "StatusWritten", fields: { childReads: "shown" } });
+    expect(readKinds(kube)).toContain("Service");
     kube.put(kube.ops("replaceStatus").at(-1)!.object);
-    expect((await status(childEvent("Deployment", "update", moved), context(kube))).decision).toBe("StatusWritten");
+    const back = { ...moved, metadata: { ...moved.metadata, resourceVersion: "9117" }, status: { ...(moved["status"] as object), readyReplicas: 1, availableReplicas: 1 } };
+    kube.put(back);
     kube.calls.length = 0;
-    expect(await status(childEvent("EndpointSlice", "update", ready), context(kube))).toMatchObject({ decision: "Seen" });
+    expect((await status(childEvent("Deployment", "update", back), context(kube))).decision).toBe("StatusWritten");
+    expect(readKinds(kube)).not.toContain("Service");
+    kube.calls.length = 0;
+    expect(await status(childEvent("Service", "update", service), context(kube))).toMatchObject({ decision: "Seen" });
     expect(kube.calls).toEqual([]);
   });
 

@@ -8,9 +8,10 @@
  * (shared/last-write.ts), and that report when apply wrote the status itself, and an EndpointSlice
  * added with no ready endpoint (shared/classify.ts, addsNoEndpoint). A change of only
  * what status shows, under a status that vouches for the rest, reads only that and the
- * DynamoPoolRelay, not the DGD (shared/status-plan.ts, shownOnly), unless the children are off the
- * decision that status records; a change of the Deployment alone that its event shows changes
- * nothing there reads only the DynamoPoolRelay (deploymentShown).
+ * DynamoPoolRelay, not the DGD (shared/status-plan.ts, shownOnly), and the Service only for its
+ * own change (readsService), unless the children are off the decision that status records; a
+ * change of the Deployment alone that its event shows changes nothing there reads only the
+ * DynamoPoolRelay (deploymentShown).
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import type { LiveObject } from "../../shared/apply-plan.ts";
@@ -22,7 +23,7 @@ import { Reporter } from "../../shared/k8s-events.ts";
 import { isConflict } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { SeenVersions, childVersions } from "../../shared/seen-versions.ts";
-import { deploymentShown, planStatus, shownOnly, shownReads, type ShownReads, type StatusPlanInput } from "../../shared/status-plan.ts";
+import { deploymentShown, planStatus, readsService, shownOnly, type StatusPlanInput } from "../../shared/status-plan.ts";
 import type { ObjectRef } from "../../shared/kube/client.ts";
 import type { ObservedDeployment } from "../../shared/status.ts";
 import { coalescing, eventFields, mustClassify, relayEndpointSlices, writeStatus, type Context, type Handler, type Result } from "../runtime/handler.ts";
@@ -34,8 +35,6 @@ const CONFLICT_ATTEMPTS = 3;
 const SEEN_CAPACITY = 10_000;
 
 const seen = new SeenVersions(SEEN_CAPACITY);
-/** A run that decides from the DGD reads every child status shows. */
-const ALL_SHOWN: ShownReads = { deployment: true, service: true, endpointSlices: true };
 
 async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInput, trustRecord = true): Promise<Result> {
   const { key } = input;
@@ -57,20 +56,19 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   if (recorded && input.deployment && deploymentShown(dpr, recorded, input.deployment)) {
     return { decision: "Unchanged", fields: { key, childReads: "none" } };
   }
-  // Of the children status shows, under a recorded decision, those whose change this run answers
-  // (shared/status-plan.ts, shownReads); the others are as the stored status shows them.
-  const reads = recorded ? shownReads(dpr.status, input.changed) : ALL_SHOWN;
+  // Under a recorded decision, the Service only for its own change (shared/status-plan.ts, readsService).
+  const readService = !recorded || readsService(dpr.status, input.changed);
   const [dgd, deployment, service, endpointSlices, others] = await Promise.all([
     recorded ? undefined : ctx.kube.get(ref(ctx.config.dgdApiVersion, "DynamoGraphDeployment", key.name)),
-    reads.deployment ? ctx.kube.get<LiveObject & ObservedDeployment>(ref("apps/v1", "Deployment")) : undefined,
-    reads.service ? ctx.kube.get<LiveObject>(ref("v1", "Service")) : undefined,
-    reads.endpointSlices ? relayEndpointSlices(ctx.kube, key) : undefined,
+    ctx.kube.get<LiveObject & ObservedDeployment>(ref("apps/v1", "Deployment")),
+    readService ? ctx.kube.get<LiveObject>(ref("v1", "Service")) : undefined,
+    relayEndpointSlices(ctx.kube, key),
     recorded ? {} : readUnshown(ctx, ref),
   ]);
 
   // 3. Decide.
   const decision = recorded ?? decide(dpr, dgd, ctx.config.defaults);
-  const observed = { ...others, ...(reads.deployment ? { deployment } : {}), ...(reads.service ? { service } : {}), ...(endpointSlices ? { endpointSlices } : {}) };
+  const observed = { ...others, deployment, ...(readService ? { service } : {}), endpointSlices };
   const plan = planStatus({ dpr, decision, observed, changed: input.changed, ...(input.failure ? { failure: input.failure } : {}), now: ctx.now() });
   // Children off the recorded decision may carry a newer one (a withdrawal that deleted the Service
   // before its status was written): only the DGD can tell, so read everything.
@@ -81,9 +79,9 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
 
   const read = [
     ...("configMap" in others ? [{ kind: "ConfigMap", objects: [others.configMap] }] : []),
-    ...(reads.deployment ? [{ kind: "Deployment", objects: [deployment] }] : []),
-    ...(reads.service ? [{ kind: "Service", objects: [service] }] : []),
-    ...(endpointSlices ? [{ kind: "EndpointSlice", objects: endpointSlices }] : []),
+    { kind: "Deployment", objects: [deployment] },
+    ...(readService ? [{ kind: "Service", objects: [service] }] : []),
+    { kind: "EndpointSlice", objects: endpointSlices },
   ];
 
   // 4. Write only a change.
