@@ -13,8 +13,8 @@
  *
  * Only ever a reason to skip: a delete, anything status reads that differs in a version that is
  * not older, or a process that has not run for the key (a new pod) reads everything. A run replaces
- * what it recorded of the kinds it read, and only a run that ended without an error records. Bounded: the least
- * recently recorded keys are forgotten first.
+ * what it recorded of the kinds it read, and only a run that ended without an error records.
+ * Bounded: the least recently recorded keys are forgotten first.
  */
 import { stableJson } from "./connection-revision.ts";
 import { compareResourceVersions } from "./resource-version.ts";

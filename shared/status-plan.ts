@@ -100,9 +100,9 @@ const SHOWN_KINDS: readonly string[] = ["Deployment", "Service", "EndpointSlice"
  * comes when apply did not show what its writes make: shared/classify.ts, StatusInput.report),
  * on a change of only the children status shows (the Deployment's counts
  * as pods start, the EndpointSlices, the Service) under a stored status that vouches for the
- * decision and the other children (shared/no-op.ts, recordedDecision). The Deployment and the
- * Service are still judged against that decision (a hand edit is drift), and rendered from the
- * DynamoPoolRelay and its connection revision alone, as they always are. Undefined: read the DGD
+ * decision and the other children (shared/no-op.ts, recordedDecision). The Deployment, and the
+ * Service on its own change (readsService), are still judged against that decision (a hand edit is
+ * drift), and rendered from the DynamoPoolRelay and its connection revision alone, as they always are. Undefined: read the DGD
  * and every child. Their own events (the ConfigMap's) read them all; kinds that send none
  * (ServiceAccount, Role, RoleBinding) are put back by the next reconcile. A DGD changed meanwhile
  * is apply's to act on: its event asks for that reconcile, which shows the status it makes.
