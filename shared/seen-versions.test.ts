@@ -102,13 +102,19 @@ describe("SeenVersions", () => {
     expect(seen.seen("ns/a", v("EndpointSlice", "a-pool-relay-x", "d6"))).toBeUndefined();
   });
 
-  it("keeps what it recorded of a kind the next run did not read: the status still shows that version", () => {
+  it("carries over what it recorded of a kind the next run did not read, for that very version only: an equal object at a newer version may have changed and changed back", () => {
     const seen = new SeenVersions(10);
-    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5"), v("EndpointSlice", "a-pool-relay-x", "d6")], ["Deployment", "EndpointSlice"]);
-    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d8")], ["Deployment"]);
-    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d8"))).toBe("same");
-    expect(seen.seen("ns/a", v("EndpointSlice", "a-pool-relay-x", "d6"))).toBe("same");
-    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBeUndefined();
+    const at = (kind: string, digest: string, resourceVersion: string) => ({ ...v(kind, `a-${kind}`, digest), resourceVersion });
+    seen.record("ns/a", [at("Deployment", "d5", "105"), at("Service", "s6", "106")], ["Deployment", "Service"]);
+    // Read by the last run: an equal object at a newer version is the same.
+    expect(seen.seen("ns/a", at("Service", "s6", "120"))).toBe("same");
+    seen.record("ns/a", [at("Deployment", "d8", "108")], ["Deployment"]);
+    expect(seen.seen("ns/a", at("Deployment", "d8", "130"))).toBe("same");
+    expect(seen.seen("ns/a", at("Service", "s6", "106"))).toBe("same");
+    expect(seen.seen("ns/a", at("Service", "s6", "120"))).toBeUndefined();
+    expect(seen.seen("ns/a", at("Service", "s6", "99"))).toBe("older");
+    expect(seen.seen("ns/a", v("Service", "a-Service", "s6"))).toBeUndefined();
+    expect(seen.seen("ns/a", at("Deployment", "d5", "105"))).toBe("older");
   });
 
   it("knows an event's object is older than what the last run read by its resourceVersion, whatever its digest; a newer one is read unless it is the same", () => {

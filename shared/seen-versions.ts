@@ -13,8 +13,9 @@
  *
  * Only ever a reason to skip: a delete, anything status reads that differs in a version that is
  * not older, or a process that has not run for the key (a new pod) reads everything. A run replaces
- * what it recorded of the kinds it read, and only a run that ended without an error records.
- * Bounded: the least recently recorded keys are forgotten first.
+ * what it recorded of the kinds it read and carries over the rest (SeenVersions.record), and only
+ * a run that ended without an error records. Bounded: the least recently recorded keys are
+ * forgotten first.
  */
 import { stableJson } from "./connection-revision.ts";
 import { compareResourceVersions } from "./resource-version.ts";
@@ -72,19 +73,31 @@ export function childVersions(observed: readonly { kind: string; objects: readon
   );
 }
 
+/** A version recorded for a key, and whether an earlier run than the last one read it (carried over). */
+interface Recorded {
+  version: ChildVersion;
+  carried: boolean;
+}
+
 export class SeenVersions {
-  private readonly byKey = new Map<string, Map<string, ChildVersion>>();
+  private readonly byKey = new Map<string, Map<string, Recorded>>();
   private readonly capacity: number;
 
   constructor(capacity: number) {
     this.capacity = capacity;
   }
 
-  /** @param kinds the kinds the run read: what was recorded of the others stands (their versions are what the status still shows). */
+  /**
+   * @param kinds the kinds the run read. What was recorded of the others is carried over: a run
+   * here read it, but runs elsewhere may have read the child since, and it may have changed and
+   * changed back, so a carried version answers "same" only for that very version (a duplicate
+   * delivery), not for an equal object at a newer version.
+   */
   record(key: string, versions: readonly ChildVersion[], kinds: readonly string[]): void {
-    const kept = [...(this.byKey.get(key)?.values() ?? [])].filter((v) => !kinds.includes(v.kind));
+    const carried = [...(this.byKey.get(key)?.values() ?? [])].filter((r) => !kinds.includes(r.version.kind)).map((r) => ({ ...r, carried: true }));
+    const read = versions.map((version) => ({ version, carried: false }));
     this.byKey.delete(key);
-    this.byKey.set(key, new Map([...kept, ...versions].map((v) => [`${v.kind}/${v.name}`, v])));
+    this.byKey.set(key, new Map([...carried, ...read].map((r) => [`${r.version.kind}/${r.version.name}`, r])));
     for (const oldest of this.byKey.keys()) {
       if (this.byKey.size <= this.capacity) break;
       this.byKey.delete(oldest);
@@ -95,11 +108,14 @@ export class SeenVersions {
     this.byKey.delete(key);
   }
 
-  /** "same": the last run read this in all status reads; "older": it read a newer version; else undefined. */
+  /** "same": a run here read this in all status reads; "older": it read a newer version; else undefined. */
   seen(key: string, version: ChildVersion): Seen | undefined {
-    const read = this.byKey.get(key)?.get(`${version.kind}/${version.name}`);
-    if (!read) return undefined;
-    if (compareResourceVersions(version.resourceVersion, read.resourceVersion) === -1) return "older";
+    const recorded = this.byKey.get(key)?.get(`${version.kind}/${version.name}`);
+    if (!recorded) return undefined;
+    const { version: read, carried } = recorded;
+    const order = compareResourceVersions(version.resourceVersion, read.resourceVersion);
+    if (order === -1) return "older";
+    if (carried && order !== 0) return undefined;
     return read.digest === version.digest ? "same" : undefined;
   }
 

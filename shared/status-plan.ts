@@ -122,8 +122,8 @@ export function shownOnly(
  * Whether a run under a recorded decision (shownOnly) reads the Service: for its own change, or
  * when the stored status does not show it. Otherwise the Service is as that status shows it (its
  * ServicePublished verdict: shared/status.ts, AS_STORED): a status written after this run read
- * the DynamoPoolRelay fails its write (409), so the stored one is the last run's word, and the
- * Service's own change brings a run that reads it. The Deployment and the EndpointSlices are read
+ * the DynamoPoolRelay fails its write (409), and the Service's own change brings a run that reads
+ * it (a lost one, the resync's apply run, which reads every child). The Deployment and the EndpointSlices are read
  * together whichever changed: both follow the Relay pods' readiness, so one's change comes with
  * the other's, and a run that reads both shows them in one write (the other's event then finds
  * its version read: shared/seen-versions.ts).

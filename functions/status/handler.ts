@@ -71,7 +71,7 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   const observed = { ...others, deployment, ...(readService ? { service } : {}), endpointSlices };
   const plan = planStatus({ dpr, decision, observed, changed: input.changed, ...(input.failure ? { failure: input.failure } : {}), now: ctx.now() });
   // Children off the recorded decision may carry a newer one (a withdrawal that deleted the Service
-  // before its status was written): only the DGD can tell, so read everything.
+  // before its status was written, seen on the Service's event): only the DGD can tell, so read everything.
   if (recorded && !plan.reflects) return reconcileStatus(event, ctx, input, false);
   const ready = plan.status.conditions?.find((c) => c.type === "Ready");
   const fields = { key, childReads: recorded ? "shown" : "all", reflects: plan.reflects, ready: ready?.status, reason: ready?.reason, observedGeneration: plan.status.observedGeneration };
