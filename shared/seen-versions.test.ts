@@ -82,74 +82,101 @@ describe("childVersions", () => {
 });
 
 describe("SeenVersions", () => {
+  const at = (kind: string, name: string, digest: string, resourceVersion: string) => ({ ...v(kind, name, digest), resourceVersion });
+
   it("knows what the last run for a key read, by kind and name, and nothing else", () => {
     const seen = new SeenVersions(10);
-    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5"), v("EndpointSlice", "a-pool-relay-x", "d6")], ["Deployment", "Service", "EndpointSlice"]);
-    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBe("same");
-    expect(seen.seen("ns/a", v("EndpointSlice", "a-pool-relay-x", "d6"))).toBe("same");
-    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d7"))).toBeUndefined();
-    expect(seen.seen("ns/a", v("Service", "a-pool-relay", "d5"))).toBeUndefined();
-    expect(seen.seen("ns/a", v("Deployment", "other", "d5"))).toBeUndefined();
-    expect(seen.seen("ns/b", v("Deployment", "a-pool-relay", "d5"))).toBeUndefined();
+    seen.record("ns/a", [at("Deployment", "a-pool-relay", "d5", "105"), at("EndpointSlice", "a-pool-relay-x", "d6", "106")], ["Deployment", "Service", "EndpointSlice"], "200");
+    expect(seen.seen("ns/a", at("Deployment", "a-pool-relay", "d5", "105"))).toBe("same");
+    expect(seen.seen("ns/a", at("EndpointSlice", "a-pool-relay-x", "d6", "106"))).toBe("same");
+    expect(seen.seen("ns/a", at("Deployment", "a-pool-relay", "d7", "105"))).toBeUndefined();
+    expect(seen.seen("ns/a", at("Service", "a-pool-relay", "d5", "105"))).toBeUndefined();
+    expect(seen.seen("ns/a", at("Deployment", "other", "d5", "105"))).toBeUndefined();
+    expect(seen.seen("ns/b", at("Deployment", "a-pool-relay", "d5", "105"))).toBeUndefined();
   });
 
   it("replaces a key's versions of the kinds the next run read: an older one, or one of a child no longer there, is read again", () => {
     const seen = new SeenVersions(10);
-    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5"), v("EndpointSlice", "a-pool-relay-x", "d6")], ["Deployment", "EndpointSlice"]);
-    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d8")], ["Deployment", "EndpointSlice"]);
-    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d8"))).toBe("same");
-    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBeUndefined();
-    expect(seen.seen("ns/a", v("EndpointSlice", "a-pool-relay-x", "d6"))).toBeUndefined();
+    seen.record("ns/a", [at("Deployment", "a-pool-relay", "d5", "105"), at("EndpointSlice", "a-pool-relay-x", "d6", "106")], ["Deployment", "EndpointSlice"], "200");
+    seen.record("ns/a", [at("Deployment", "a-pool-relay", "d8", "108")], ["Deployment", "EndpointSlice"], "200");
+    expect(seen.seen("ns/a", at("Deployment", "a-pool-relay", "d8", "108"))).toBe("same");
+    expect(seen.seen("ns/a", at("Deployment", "a-pool-relay", "d5", "105"))).toBe("older");
+    expect(seen.seen("ns/a", at("Deployment", "a-pool-relay", "d5", "109"))).toBeUndefined();
+    expect(seen.seen("ns/a", at("EndpointSlice", "a-pool-relay-x", "d6", "106"))).toBeUndefined();
+  });
+
+  it("tells an equal object at a newer or incomparable version (\"equal\": the same only while the status is the one the run left) from a duplicate (\"same\")", () => {
+    const seen = new SeenVersions(10);
+    seen.record("ns/a", [at("Deployment", "a-pool-relay", "d8", "108")], ["Deployment"], "200");
+    expect(seen.seen("ns/a", at("Deployment", "a-pool-relay", "d8", "108"))).toBe("same");
+    expect(seen.seen("ns/a", at("Deployment", "a-pool-relay", "d8", "1000"))).toBe("equal");
+    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d8"))).toBe("equal");
+    expect(seen.seen("ns/a", at("Deployment", "a-pool-relay", "d9", "1000"))).toBeUndefined();
   });
 
   it("carries over what it recorded of a kind the next run did not read, for that very version only: an equal object at a newer version may have changed and changed back", () => {
     const seen = new SeenVersions(10);
-    const at = (kind: string, digest: string, resourceVersion: string) => ({ ...v(kind, `a-${kind}`, digest), resourceVersion });
-    seen.record("ns/a", [at("Deployment", "d5", "105"), at("Service", "s6", "106")], ["Deployment", "Service"]);
-    // Read by the last run: an equal object at a newer version is the same.
-    expect(seen.seen("ns/a", at("Service", "s6", "120"))).toBe("same");
-    seen.record("ns/a", [at("Deployment", "d8", "108")], ["Deployment"]);
-    expect(seen.seen("ns/a", at("Deployment", "d8", "130"))).toBe("same");
-    expect(seen.seen("ns/a", at("Service", "s6", "106"))).toBe("same");
-    expect(seen.seen("ns/a", at("Service", "s6", "120"))).toBeUndefined();
-    expect(seen.seen("ns/a", at("Service", "s6", "99"))).toBe("older");
+    const kindAt = (kind: string, digest: string, resourceVersion: string) => at(kind, `a-${kind}`, digest, resourceVersion);
+    seen.record("ns/a", [kindAt("Deployment", "d5", "105"), kindAt("Service", "s6", "106")], ["Deployment", "Service"], "200");
+    // Read by the last run: an equal object at a newer version is equal.
+    expect(seen.seen("ns/a", kindAt("Service", "s6", "120"))).toBe("equal");
+    seen.record("ns/a", [kindAt("Deployment", "d8", "108")], ["Deployment"], "201");
+    expect(seen.seen("ns/a", kindAt("Deployment", "d8", "130"))).toBe("equal");
+    expect(seen.seen("ns/a", kindAt("Service", "s6", "106"))).toBe("same");
+    expect(seen.seen("ns/a", kindAt("Service", "s6", "120"))).toBeUndefined();
+    expect(seen.seen("ns/a", kindAt("Service", "s6", "99"))).toBe("older");
     expect(seen.seen("ns/a", v("Service", "a-Service", "s6"))).toBeUndefined();
-    expect(seen.seen("ns/a", at("Deployment", "d5", "105"))).toBe("older");
+    expect(seen.seen("ns/a", kindAt("Deployment", "d5", "105"))).toBe("older");
   });
 
-  it("knows an event's object is older than what the last run read by its resourceVersion, whatever its digest; a newer one is read unless it is the same", () => {
+  it("knows an event's object is older than what the last run read by its resourceVersion, whatever its digest", () => {
     const seen = new SeenVersions(10);
-    const rv = (digest: string, resourceVersion: string) => ({ ...v("Deployment", "a-pool-relay", digest), resourceVersion });
-    seen.record("ns/a", [rv("d8", "108")], ["Deployment"]);
+    const rv = (digest: string, resourceVersion: string) => at("Deployment", "a-pool-relay", digest, resourceVersion);
+    seen.record("ns/a", [rv("d8", "108")], ["Deployment"], "200");
     expect(seen.seen("ns/a", rv("d5", "99"))).toBe("older");
     expect(seen.seen("ns/a", rv("d8", "99"))).toBe("older");
     expect(seen.seen("ns/a", rv("d8", "108"))).toBe("same");
-    expect(seen.seen("ns/a", rv("d8", "1000"))).toBe("same");
-    expect(seen.seen("ns/a", rv("d9", "1000"))).toBeUndefined();
     expect(seen.seen("ns/a", rv("d9", "108"))).toBeUndefined();
     expect(seen.seen("ns/a", rv("d5", "099"))).toBeUndefined();
     expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBeUndefined();
     expect(seen.seen("ns/a", { ...rv("d5", "99"), name: "other" })).toBeUndefined();
   });
 
+  it("knows whether the DynamoPoolRelay still has the status the last run left: at that resourceVersion only", () => {
+    const seen = new SeenVersions(10);
+    seen.record("ns/a", [at("Deployment", "a-pool-relay", "d8", "108")], ["Deployment"], "200");
+    expect(seen.unwritten("ns/a", "200")).toBe(true);
+    expect(seen.unwritten("ns/a", "201")).toBe(false);
+    expect(seen.unwritten("ns/a", undefined)).toBe(false);
+    expect(seen.unwritten("ns/b", "200")).toBe(false);
+    seen.record("ns/a", [at("Deployment", "a-pool-relay", "d8", "108")], ["Deployment"], "201");
+    expect(seen.unwritten("ns/a", "201")).toBe(true);
+    expect(seen.unwritten("ns/a", "200")).toBe(false);
+    // A run that had no resourceVersion to go by vouches for none.
+    seen.record("ns/a", [at("Deployment", "a-pool-relay", "d8", "108")], ["Deployment"], undefined);
+    expect(seen.unwritten("ns/a", undefined)).toBe(false);
+  });
+
   it("forgets a key on request", () => {
     const seen = new SeenVersions(10);
-    seen.record("ns/a", [v("Deployment", "a-pool-relay", "d5")], ["Deployment"]);
-    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBe("same");
+    seen.record("ns/a", [at("Deployment", "a-pool-relay", "d5", "105")], ["Deployment"], "200");
+    expect(seen.seen("ns/a", at("Deployment", "a-pool-relay", "d5", "105"))).toBe("same");
+    expect(seen.unwritten("ns/a", "200")).toBe(true);
     seen.forget("ns/a");
-    expect(seen.seen("ns/a", v("Deployment", "a-pool-relay", "d5"))).toBeUndefined();
+    expect(seen.seen("ns/a", at("Deployment", "a-pool-relay", "d5", "105"))).toBeUndefined();
+    expect(seen.unwritten("ns/a", "200")).toBe(false);
     expect(seen.size).toBe(0);
   });
 
   it("holds at most its capacity of keys, forgetting the least recently recorded first", () => {
     const seen = new SeenVersions(2);
-    seen.record("ns/a", [v("Deployment", "a", "1")], ["Deployment"]);
-    seen.record("ns/b", [v("Deployment", "b", "1")], ["Deployment"]);
-    seen.record("ns/a", [v("Deployment", "a", "2")], ["Deployment"]);
-    seen.record("ns/c", [v("Deployment", "c", "1")], ["Deployment"]);
+    seen.record("ns/a", [at("Deployment", "a", "1", "1")], ["Deployment"], "10");
+    seen.record("ns/b", [at("Deployment", "b", "1", "1")], ["Deployment"], "10");
+    seen.record("ns/a", [at("Deployment", "a", "2", "2")], ["Deployment"], "10");
+    seen.record("ns/c", [at("Deployment", "c", "1", "1")], ["Deployment"], "10");
     expect(seen.size).toBe(2);
-    expect(seen.seen("ns/a", v("Deployment", "a", "2"))).toBe("same");
-    expect(seen.seen("ns/c", v("Deployment", "c", "1"))).toBe("same");
-    expect(seen.seen("ns/b", v("Deployment", "b", "1"))).toBeUndefined();
+    expect(seen.seen("ns/a", at("Deployment", "a", "2", "2"))).toBe("same");
+    expect(seen.seen("ns/c", at("Deployment", "c", "1", "1"))).toBe("same");
+    expect(seen.seen("ns/b", at("Deployment", "b", "1", "1"))).toBeUndefined();
   });
 });

@@ -9,7 +9,10 @@
  *
  * An event whose object is older than the one the last run read (its resourceVersion is smaller:
  * shared/resource-version.ts) is stale: the adapter delivered it late or out of order, and that run
- * computed the status from something newer.
+ * computed the status from something newer. One at that very version is a duplicate. One at a
+ * newer version that is equal in all status reads is the same only while the status is still the
+ * one that run left (statusAt): a run elsewhere (another status pod, apply) may have read the
+ * child between, as it changed and changed back, and written what it saw then.
  *
  * Only ever a reason to skip: a delete, anything status reads that differs in a version that is
  * not older, or a process that has not run for the key (a new pod) reads everything. A run replaces
@@ -31,8 +34,12 @@ export interface ChildVersion {
   resourceVersion?: string;
 }
 
-/** What the last run read of a child, compared with an event's version of it. */
-export type Seen = "same" | "older";
+/**
+ * What the last run read of a child, compared with an event's version of it: "same" at that very
+ * version, "older", or "equal" in all status reads at another version (the same only if the
+ * status is still at statusAt).
+ */
+export type Seen = "same" | "older" | "equal";
 
 /**
  * What status reads of a child, as a digest: all of it but the server's bookkeeping
@@ -79,8 +86,14 @@ interface Recorded {
   carried: boolean;
 }
 
+interface KeyRecord {
+  versions: Map<string, Recorded>;
+  /** The DynamoPoolRelay's resourceVersion with the status the last run left: its write's answer, or what it read when it wrote nothing. */
+  statusAt: string | undefined;
+}
+
 export class SeenVersions {
-  private readonly byKey = new Map<string, Map<string, Recorded>>();
+  private readonly byKey = new Map<string, KeyRecord>();
   private readonly capacity: number;
 
   constructor(capacity: number) {
@@ -92,12 +105,13 @@ export class SeenVersions {
    * here read it, but runs elsewhere may have read the child since, and it may have changed and
    * changed back, so a carried version answers "same" only for that very version (a duplicate
    * delivery), not for an equal object at a newer version.
+   * @param statusAt the DynamoPoolRelay's resourceVersion with the status this run left.
    */
-  record(key: string, versions: readonly ChildVersion[], kinds: readonly string[]): void {
-    const carried = [...(this.byKey.get(key)?.values() ?? [])].filter((r) => !kinds.includes(r.version.kind)).map((r) => ({ ...r, carried: true }));
+  record(key: string, versions: readonly ChildVersion[], kinds: readonly string[], statusAt: string | undefined): void {
+    const carried = [...(this.byKey.get(key)?.versions.values() ?? [])].filter((r) => !kinds.includes(r.version.kind)).map((r) => ({ ...r, carried: true }));
     const read = versions.map((version) => ({ version, carried: false }));
     this.byKey.delete(key);
-    this.byKey.set(key, new Map([...carried, ...read].map((r) => [`${r.version.kind}/${r.version.name}`, r])));
+    this.byKey.set(key, { versions: new Map([...carried, ...read].map((r) => [`${r.version.kind}/${r.version.name}`, r])), statusAt });
     for (const oldest of this.byKey.keys()) {
       if (this.byKey.size <= this.capacity) break;
       this.byKey.delete(oldest);
@@ -108,15 +122,22 @@ export class SeenVersions {
     this.byKey.delete(key);
   }
 
-  /** "same": a run here read this in all status reads; "older": it read a newer version; else undefined. */
+  /** How this version compares with what a run here read of the child (Seen); undefined: unlike it, or never read. */
   seen(key: string, version: ChildVersion): Seen | undefined {
-    const recorded = this.byKey.get(key)?.get(`${version.kind}/${version.name}`);
+    const recorded = this.byKey.get(key)?.versions.get(`${version.kind}/${version.name}`);
     if (!recorded) return undefined;
     const { version: read, carried } = recorded;
     const order = compareResourceVersions(version.resourceVersion, read.resourceVersion);
     if (order === -1) return "older";
-    if (carried && order !== 0) return undefined;
-    return read.digest === version.digest ? "same" : undefined;
+    if (read.digest !== version.digest) return undefined;
+    if (order === 0) return "same";
+    return carried ? undefined : "equal";
+  }
+
+  /** Whether the DynamoPoolRelay, at this resourceVersion, still has the status the last run here left. */
+  unwritten(key: string, resourceVersion: string | undefined): boolean {
+    const statusAt = this.byKey.get(key)?.statusAt;
+    return statusAt !== undefined && statusAt === resourceVersion;
   }
 
   get size(): number {

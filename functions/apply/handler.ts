@@ -245,7 +245,7 @@ async function withdraw(ctx: Context, dpr: DynamoPoolRelay, decision: Extract<De
 async function showStatus(ctx: Context, dpr: DynamoPoolRelay, plan: StatusPlan): Promise<{ written: boolean; outcome: string; events: EventOutcome[] }> {
   if (!plan.write) return { written: false, outcome: "left to status", events: [] };
   try {
-    return { written: true, outcome: "written", events: await writeStatus(ctx, dpr, plan.status, Reporter.Apply) };
+    return { written: true, outcome: "written", events: (await writeStatus(ctx, dpr, plan.status, Reporter.Apply)).events };
   } catch (err) {
     // Refused (403, 422): as any refused call, a failure to see, not to work around.
     if (!(err instanceof ApiError) || !(err.transient || err.status === 404)) throw err;

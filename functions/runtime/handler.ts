@@ -116,13 +116,20 @@ export function eventFields(outcomes: readonly EventOutcome[]): { kubeEvents?: r
   return outcomes.length > 0 ? { kubeEvents: outcomes } : {};
 }
 
+/** A status write: the DynamoPoolRelay's resourceVersion that holds it, and the Events it reported. */
+export interface StatusWrite {
+  resourceVersion: string | undefined;
+  events: EventOutcome[];
+}
+
 /**
  * Writes a computed status over the very DynamoPoolRelay version it was computed from, so a
  * concurrent write makes it fail (409), then reports Ready turning True or False as a Kubernetes
  * Event: of concurrent writers, only the one whose write won reports it.
  */
-export async function writeStatus(ctx: Context, dpr: DynamoPoolRelay, status: DynamoPoolRelayStatus, reporter: string): Promise<EventOutcome[]> {
-  await ctx.kube.replaceStatus({ ...dpr, status } as never);
+export async function writeStatus(ctx: Context, dpr: DynamoPoolRelay, status: DynamoPoolRelayStatus, reporter: string): Promise<StatusWrite> {
+  const written = await ctx.kube.replaceStatus<DynamoPoolRelay>({ ...dpr, status } as never);
   const transition = readyTransition(dpr.status, status, dpr.metadata.resourceVersion);
-  return transition ? [await recordEvent(ctx.kube, renderEvent(dpr, transition, reporter, ctx.now()))] : [];
+  const events = transition ? [await recordEvent(ctx.kube, renderEvent(dpr, transition, reporter, ctx.now()))] : [];
+  return { resourceVersion: written?.metadata?.resourceVersion, events };
 }

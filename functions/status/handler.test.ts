@@ -136,20 +136,41 @@ describe("a child event whose object is, in all status reads, what the last run 
   const withStatus = (d: KubeObject, status: Record<string, unknown>, resourceVersion: string): KubeObject =>
     ({ ...d, metadata: { ...d.metadata, resourceVersion }, status: { ...(d["status"] as object), ...status } });
 
-  it("costs no request, also when only the server's bookkeeping or the Deployment's conditions moved; a change status reads, or a delete, reads everything", async () => {
+  it("costs no request at the very version the run read, and one read of the DynamoPoolRelay when only the server's bookkeeping or the Deployment's conditions moved; a change status reads, or a delete, reads everything", async () => {
     const { kube, deployment } = world(1);
     await status(applied(), context(kube));
     const afterRun = kube.calls.length;
     expect(afterRun).toBeGreaterThan(0);
     const seen = await status(childEvent("Deployment", "update", deployment), context(kube));
     expect(seen).toMatchObject({ decision: "Seen", fields: { version: { kind: "Deployment", name: "g1-pool-relay" } } });
-    const conditionsOnly = withStatus(deployment, { conditions: [{ type: "Progressing", status: "True", reason: "NewReplicaSetAvailable" }] }, "9001");
-    expect((await status(childEvent("Deployment", "update", conditionsOnly), context(kube))).decision).toBe("Seen");
     expect(kube.calls).toHaveLength(afterRun);
-    await status(childEvent("Deployment", "update", withStatus(deployment, { readyReplicas: 2 }, "9002")), context(kube));
+    const conditionsOnly = withStatus(deployment, { conditions: [{ type: "Progressing", status: "True", reason: "NewReplicaSetAvailable" }] }, "9001");
+    expect(await status(childEvent("Deployment", "update", conditionsOnly), context(kube))).toMatchObject({ decision: "Seen", fields: { statusUnchanged: true } });
+    expect(kube.calls).toHaveLength(afterRun + 1);
     expect(dprReads(kube)).toBe(2);
-    await status(childEvent("Deployment", "delete", deployment), context(kube));
+    await status(childEvent("Deployment", "update", withStatus(deployment, { readyReplicas: 2 }, "9002")), context(kube));
     expect(dprReads(kube)).toBe(3);
+    await status(childEvent("Deployment", "delete", deployment), context(kube));
+    expect(dprReads(kube)).toBe(4);
+  });
+
+  it("is read again at a newer version when the status was written since by another process (another status pod, apply), which may have read the child as it changed and changed back", async () => {
+    const { kube, deployment } = world(1);
+    await status(applied(), context(kube));
+    const shown = kube.stored("DynamoPoolRelay")!;
+    expect(shown["status"]).toMatchObject({ readyReplicas: 1 });
+    const again = withStatus(deployment, {}, "9003");
+    expect((await status(childEvent("Deployment", "update", again), context(kube))).decision).toBe("Seen");
+    // Elsewhere, a run read the Deployment with no Ready replica in between, and showed that.
+    await kube.client.replaceStatus({ ...shown, status: { ...(shown["status"] as object), readyReplicas: 0 } });
+    const back = withStatus(deployment, {}, "9004");
+    expect((await status(childEvent("Deployment", "update", back), context(kube))).decision).toBe("StatusWritten");
+    expect(kube.stored("DynamoPoolRelay")!["status"]).toMatchObject({ readyReplicas: 1 });
+    // A run that writes nothing vouches for the status it read.
+    expect((await status(applied(), context(kube))).decision).toBe("Unchanged");
+    const reads = dprReads(kube);
+    expect((await status(childEvent("Deployment", "update", withStatus(deployment, {}, "9005")), context(kube))).decision).toBe("Seen");
+    expect(dprReads(kube)).toBe(reads + 1);
   });
 
   it("costs no request either when it is older than what the last run read (a late or reordered event), whatever it shows", async () => {

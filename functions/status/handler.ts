@@ -3,10 +3,11 @@
  * function reports or one of its children changes, and writes it only when it differs, with
  * optimistic concurrency. When a changed child is off the decision, it asks for a reconcile. A
  * write that turns Ready True or False is reported as a Kubernetes Event. A child event carrying a
- * version the last run here already read, or an older one, costs nothing (shared/seen-versions.ts),
- * and so does one that shows apply's own write, which apply's report brings a run for
- * (shared/last-write.ts), and that report when apply wrote the status itself, and an EndpointSlice
- * added with no ready endpoint (shared/classify.ts, addsNoEndpoint). A change of only
+ * version the last run here already read, or an older one, costs nothing (shared/seen-versions.ts);
+ * one equal to it at a newer version costs one read, of the DynamoPoolRelay, to tell that no one
+ * wrote the status since. Nothing either: one that shows apply's own write, which apply's report
+ * brings a run for (shared/last-write.ts), that report when apply wrote the status itself, and an
+ * EndpointSlice added with no ready endpoint (shared/classify.ts, addsNoEndpoint). A change of only
  * what status shows, under a status that vouches for the rest, reads only that and the
  * DynamoPoolRelay, not the DGD (shared/status-plan.ts, shownOnly), and the Service only for its
  * own change (readsService), unless the children are off the decision that status records; a
@@ -36,13 +37,15 @@ const SEEN_CAPACITY = 10_000;
 
 const seen = new SeenVersions(SEEN_CAPACITY);
 
+const dprRef = (key: DprKey): ObjectRef => ({ apiVersion: API_VERSION, kind: KIND, namespace: key.namespace, name: key.name });
+
 async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInput, trustRecord = true): Promise<Result> {
   const { key } = input;
   const ref = (apiVersion: string, kind: string, name = childName(key.name)) => ({ apiVersion, kind, namespace: key.namespace, name });
 
   // 2. Read the DynamoPoolRelay, then its DGD and the children status is made of: after the
   // DynamoPoolRelay, so that a status written meanwhile from newer children fails this run's write.
-  const dpr = await ctx.kube.get<DynamoPoolRelay>(ref(API_VERSION, KIND, key.name));
+  const dpr = await ctx.kube.get<DynamoPoolRelay>(dprRef(key));
   if (!dpr || dpr.metadata.deletionTimestamp) {
     seen.forget(keyString(key));
     return { decision: "Gone", fields: { key } };
@@ -85,10 +88,11 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   ];
 
   // 4. Write only a change.
-  const events = plan.write ? await writeStatus(ctx, dpr, plan.status, Reporter.Status) : undefined;
-  seen.record(keyString(key), childVersions(read), read.map((r) => r.kind));
-  if (!events) return { decision: "Unchanged", fields, ...reply };
-  return { decision: "StatusWritten", fields: { ...fields, ...eventFields(events) }, ...reply };
+  const written = plan.write ? await writeStatus(ctx, dpr, plan.status, Reporter.Status) : undefined;
+  const statusAt = written ? written.resourceVersion : dpr.metadata.resourceVersion;
+  seen.record(keyString(key), childVersions(read), read.map((r) => r.kind), statusAt);
+  if (!written) return { decision: "Unchanged", fields, ...reply };
+  return { decision: "StatusWritten", fields: { ...fields, ...eventFields(written.events) }, ...reply };
 }
 
 /** The children status shows nothing of but whether they carry the decision (shared/status-plan.ts, shownOnly). */
@@ -128,7 +132,12 @@ export const status: Handler = async (event, ctx) => {
   if (input.addsNoEndpoint) return { decision: "NoEndpointAdded", fields: { key: input.key, version: input.version } };
   if (input.awaitsReport) return { decision: "AwaitsReport", fields: { key: input.key, version: input.version } };
   const read = input.version && seen.seen(key, input.version);
-  if (read) return { decision: read === "same" ? "Seen" : "Stale", fields: { key: input.key, version: input.version } };
+  if (read === "same" || read === "older") return { decision: read === "same" ? "Seen" : "Stale", fields: { key: input.key, version: input.version } };
+  // Equal to what the last run here read, at a newer version: the same while the status is still
+  // the one that run left, which one read of the DynamoPoolRelay tells.
+  if (read === "equal" && seen.unwritten(key, (await ctx.kube.get<DynamoPoolRelay>(dprRef(input.key)))?.metadata.resourceVersion)) {
+    return { decision: "Seen", fields: { key: input.key, version: input.version, statusUnchanged: true } };
+  }
   // With a batch period set (STATUS_BATCH_MS), a child change lets the rest of its burst gather;
   // a report from apply (which comes after the writes whose events it would wait for) starts the
   // run at once.
