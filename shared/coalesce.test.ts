@@ -22,6 +22,26 @@ describe("Coalescer", () => {
     expect(c.size).toBe(0);
   });
 
+  it("tells when the runs in flight or queued for a key have ended, failed or not, and not before", async () => {
+    const c = new Coalescer<string>();
+    const { runs, task } = manual();
+    let ended = false;
+    const none = c.settled("ns/a").then(() => "idle");
+    expect(await none).toBe("idle");
+    void c.run("ns/a", task).catch(() => undefined);
+    const queued = c.run("ns/a", task);
+    void c.settled("ns/a").then(() => (ended = true));
+    runs[0]!.reject(new Error("boom"));
+    await tick();
+    expect(runs).toHaveLength(2);
+    expect(ended).toBe(false);
+    runs[1]!.resolve("2");
+    expect(await queued).toEqual({ value: "2", ran: true });
+    await tick();
+    expect(ended).toBe(true);
+    expect(c.size).toBe(0);
+  });
+
   it("answers every caller that came during a run with one next run, started after it ended", async () => {
     const c = new Coalescer<string>();
     const { runs, task } = manual();

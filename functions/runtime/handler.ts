@@ -53,10 +53,11 @@ export class BadEvent extends Error {
  */
 export function coalescing<K extends DprKey, I>(
   merge: (earlier: I | undefined, later: I) => I,
-): (key: K, input: I, run: (merged: I) => Promise<Result>, batch?: () => Promise<void>) => Promise<Result> {
+): ((key: K, input: I, run: (merged: I) => Promise<Result>, batch?: () => Promise<void>) => Promise<Result>) & { settled(key: K): Promise<void> } {
   const runs = new Coalescer<Result>();
   const pending = new Map<string, I>();
-  return async (key, input, run, batch) => {
+  const settled = (key: K) => runs.settled(keyString(key));
+  return Object.assign(async (key: K, input: I, run: (merged: I) => Promise<Result>, batch?: () => Promise<void>) => {
     const slot = keyString(key);
     pending.set(slot, merge(pending.get(slot), input));
     const start = () => {
@@ -67,7 +68,7 @@ export function coalescing<K extends DprKey, I>(
     };
     const { value, ran } = await runs.run(slot, start, batch);
     return ran ? value : { decision: value.decision, fields: { ...value.fields, key, coalesced: true } };
-  };
+  }, { settled });
 }
 
 /** The EndpointSlices behind a DynamoPoolRelay's Service: what status counts as ready listeners. */

@@ -198,6 +198,31 @@ describe("a child event whose object is, in all status reads, what the last run 
     expect(dprReads(kube)).toBe(before + 1);
   });
 
+  it("is judged, when equal at a newer version, against the run here in flight once it has ended: that run may have read the child before this version", async () => {
+    const { kube, deployment } = world(1);
+    await status(applied(), context(kube));
+    const deploymentRef = { apiVersion: "apps/v1", kind: "Deployment", namespace: "team-a", name: "g1-pool-relay" };
+    const notReady = withStatus(deployment, { readyReplicas: 0, availableReplicas: 0 }, "9010");
+    kube.put(notReady);
+    // The run for the change holds at its status write, having read the Deployment not Ready.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const write = kube.replaceStatus.bind(kube);
+    kube.replaceStatus = (async (object: KubeObject) => (await held, write(object))) as typeof kube.replaceStatus;
+    const changed = status(childEvent("Deployment", "update", notReady), context(kube));
+    await settle();
+    expect((await kube.client.get(deploymentRef))!["status"]).toMatchObject({ readyReplicas: 0 });
+    // Meanwhile the Deployment is Ready again, equal to what the run before read.
+    const back = withStatus(deployment, {}, "9011");
+    kube.put(back);
+    const returned = status(childEvent("Deployment", "update", back), context(kube));
+    await settle();
+    release();
+    expect((await changed).decision).toBe("StatusWritten");
+    expect((await returned).decision).toBe("StatusWritten");
+    expect(kube.stored("DynamoPoolRelay")!["status"]).toMatchObject({ readyReplicas: 1 });
+  });
+
   it("is read again once the DynamoPoolRelay was found gone", async () => {
     const { kube, deployment } = world(1);
     await status(applied(), context(kube));

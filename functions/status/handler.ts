@@ -131,10 +131,16 @@ export const status: Handler = async (event, ctx) => {
   if (input.shownByApply) return { decision: "ShownByApply", fields: { key: input.key } };
   if (input.addsNoEndpoint) return { decision: "NoEndpointAdded", fields: { key: input.key, version: input.version } };
   if (input.awaitsReport) return { decision: "AwaitsReport", fields: { key: input.key, version: input.version } };
-  const read = input.version && seen.seen(key, input.version);
-  if (read === "same" || read === "older") return { decision: read === "same" ? "Seen" : "Stale", fields: { key: input.key, version: input.version } };
+  const judge = () => input.version && seen.seen(key, input.version);
+  let read = judge();
   // Equal to what the last run here read, at a newer version: the same while the status is still
-  // the one that run left, which one read of the DynamoPoolRelay tells.
+  // the one that run left, which one read of the DynamoPoolRelay tells. A run here in flight may
+  // have read the child before this version and will leave its own record: judged against that.
+  if (read === "equal") {
+    await runs.settled(input.key);
+    read = judge();
+  }
+  if (read === "same" || read === "older") return { decision: read === "same" ? "Seen" : "Stale", fields: { key: input.key, version: input.version } };
   if (read === "equal" && seen.unwritten(key, (await ctx.kube.get<DynamoPoolRelay>(dprRef(input.key)))?.metadata.resourceVersion)) {
     return { decision: "Seen", fields: { key: input.key, version: input.version, statusUnchanged: true } };
   }
