@@ -132,5 +132,5 @@ export async function writeStatus(ctx: Context, dpr: DynamoPoolRelay, status: Dy
   const written = await ctx.kube.replaceStatus<DynamoPoolRelay>({ ...dpr, status } as never);
   const transition = readyTransition(dpr.status, status, dpr.metadata.resourceVersion);
   const events = transition ? [await recordEvent(ctx.kube, renderEvent(dpr, transition, reporter, ctx.now()))] : [];
-  return { resourceVersion: written?.metadata?.resourceVersion, events };
+  return { resourceVersion: written.metadata?.resourceVersion, events };
 }
