@@ -29,17 +29,24 @@ describe("Coalescer", () => {
     const none = c.settled("ns/a").then(() => "idle");
     expect(await none).toBe("idle");
     void c.run("ns/a", task).catch(() => undefined);
-    const queued = c.run("ns/a", task);
+    const queued = c.run("ns/a", task).catch((err: Error) => err.message);
     void c.settled("ns/a").then(() => (ended = true));
-    runs[0]!.reject(new Error("boom"));
+    runs[0]!.resolve("1");
     await tick();
     expect(runs).toHaveLength(2);
     expect(ended).toBe(false);
-    runs[1]!.resolve("2");
-    expect(await queued).toEqual({ value: "2", ran: true });
+    runs[1]!.reject(new Error("boom"));
+    expect(await queued).toBe("boom");
     await tick();
     expect(ended).toBe(true);
     expect(c.size).toBe(0);
+    // A lone run that fails settles it too.
+    let alone = false;
+    void c.run("ns/a", task).catch(() => undefined);
+    void c.settled("ns/a").then(() => (alone = true));
+    runs[2]!.reject(new Error("boom"));
+    await tick();
+    expect(alone).toBe(true);
   });
 
   it("answers every caller that came during a run with one next run, started after it ended", async () => {

@@ -1,18 +1,17 @@
 /**
  * What of each child this process's last status run for a DynamoPoolRelay computed from. A child
- * add or update event whose object is the same in everything status reads brings nothing that run
- * did not see, so it is answered without a request: after apply creates the children, their add
- * events arrive when the run for apply's report has read them; an ApiServerSource adapter that
- * restarts (Knative restarts it for every new namespace) sends an add for every child again; the
- * Deployment controller rewrites conditions and counts status does not show as the pods start, and
- * the EndpointSlice controller addresses and ports.
+ * add or update event whose object is the same in everything status reads, at the very
+ * resourceVersion that run read, brings nothing it did not see (a delivery repeated), and is
+ * answered without a request. One equal at another version (the Deployment controller rewrites
+ * conditions and counts status does not show as the pods start, the EndpointSlice controller
+ * addresses and ports) is the same only while the status is still the one that run left
+ * (statusAt), which the caller reads: a run elsewhere (another status pod, apply) may have read
+ * the child between, as it changed and changed back, and written what it saw then. A version
+ * carried over from an earlier run answers only that very version.
  *
  * An event whose object is older than the one the last run read (its resourceVersion is smaller:
  * shared/resource-version.ts) is stale: the adapter delivered it late or out of order, and that run
- * computed the status from something newer. One at that very version is a duplicate. One at a
- * newer version that is equal in all status reads is the same only while the status is still the
- * one that run left (statusAt): a run elsewhere (another status pod, apply) may have read the
- * child between, as it changed and changed back, and written what it saw then.
+ * computed the status from something newer.
  *
  * Only ever a reason to skip: a delete, anything status reads that differs in a version that is
  * not older, or a process that has not run for the key (a new pod) reads everything. A run replaces

@@ -4,10 +4,12 @@
  * optimistic concurrency. When a changed child is off the decision, it asks for a reconcile. A
  * write that turns Ready True or False is reported as a Kubernetes Event. A child event carrying a
  * version the last run here already read, or an older one, costs nothing (shared/seen-versions.ts);
- * one equal to it at a newer version costs one read, of the DynamoPoolRelay, to tell that no one
- * wrote the status since. Nothing either: one that shows apply's own write, which apply's report
- * brings a run for (shared/last-write.ts), that report when apply wrote the status itself, and an
- * EndpointSlice added with no ready endpoint (shared/classify.ts, addsNoEndpoint). A change of only
+ * one equal to what it read at another version costs one read, of the DynamoPoolRelay, when no
+ * one wrote the status since, and a run otherwise (after any run here in flight for the key, whose
+ * reads it is then judged against). Nothing either: one that shows apply's own write, which
+ * apply's report brings a run for (shared/last-write.ts), that report when apply wrote the status
+ * itself, and an EndpointSlice added with no ready endpoint (shared/classify.ts, addsNoEndpoint).
+ * A change of only
  * what status shows, under a status that vouches for the rest, reads only that and the
  * DynamoPoolRelay, not the DGD (shared/status-plan.ts, shownOnly), and the Service only for its
  * own change (readsService), unless the children are off the decision that status records; a
@@ -133,9 +135,10 @@ export const status: Handler = async (event, ctx) => {
   if (input.awaitsReport) return { decision: "AwaitsReport", fields: { key: input.key, version: input.version } };
   const judge = () => input.version && seen.seen(key, input.version);
   let read = judge();
-  // Equal to what the last run here read, at a newer version: the same while the status is still
+  // Equal to what the last run here read, at another version: the same while the status is still
   // the one that run left, which one read of the DynamoPoolRelay tells. A run here in flight may
-  // have read the child before this version and will leave its own record: judged against that.
+  // have read the child before this version: judged against what it leaves (its record, or, if it
+  // recorded nothing, the record before it, whose status version its write would have moved).
   if (read === "equal") {
     await runs.settled(input.key);
     read = judge();
