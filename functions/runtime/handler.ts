@@ -44,6 +44,12 @@ export class BadEvent extends Error {
   }
 }
 
+export interface Coalescing<K extends DprKey, I> {
+  (key: K, input: I, run: (merged: I) => Promise<Result>, batch?: () => Promise<void>): Promise<Result>;
+  /** Settles when the runs for the key in flight or queued now have ended (Coalescer.settled). */
+  settled(key: K): Promise<void>;
+}
+
 /**
  * Concurrent invocations about one DynamoPoolRelay in this process share runs (shared/coalesce.ts).
  * Each brings its input; a run answers the inputs of every invocation it answers, merged with
@@ -51,9 +57,7 @@ export class BadEvent extends Error {
  * decision without its reply: that run's invocation sends it, once. It logs its own key (a
  * reconcile request's cause with it), not the run's.
  */
-export function coalescing<K extends DprKey, I>(
-  merge: (earlier: I | undefined, later: I) => I,
-): ((key: K, input: I, run: (merged: I) => Promise<Result>, batch?: () => Promise<void>) => Promise<Result>) & { settled(key: K): Promise<void> } {
+export function coalescing<K extends DprKey, I>(merge: (earlier: I | undefined, later: I) => I): Coalescing<K, I> {
   const runs = new Coalescer<Result>();
   const pending = new Map<string, I>();
   const settled = (key: K) => runs.settled(keyString(key));
