@@ -262,13 +262,41 @@ describe("apply for a DGD change under a status that vouches for the children (a
     expect(kube.stats).toEqual({ reads: 4, writes: 3 });
   });
 
-  it.each(["Resync", "Drift", "DPRChanged"] as const)("reads every child for a %s request", async (cause) => {
+  it.each(["Resync", "Drift"] as const)("reads every child for a %s request", async (cause) => {
     const { kube } = await rollout();
     const result = await apply(reconcile(cause), context(kube));
     expect(kinds(kube, "get")).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment", "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"]);
     expect(kinds(kube, "list")).toEqual(["EndpointSlice"]);
     expect(result.reply?.data).toMatchObject({ applied: ["ConfigMap"], statusWritten: true });
     expect(result.fields?.["childReads"]).toBe("all");
+  });
+
+  it("reads every child for a DynamoPoolRelay change whose generation is not yet observed", async () => {
+    const { kube } = await rollout();
+    const shown = kube.stored("DynamoPoolRelay")!;
+    kube.put({ ...shown, metadata: { ...shown.metadata, generation: 5 } });
+    const result = await apply(reconcile("DPRChanged"), context(kube));
+    expect(kinds(kube, "get")).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment", "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"]);
+    expect(kinds(kube, "list")).toEqual(["EndpointSlice"]);
+    expect(result.reply?.data).toMatchObject({ applied: ["ConfigMap"], statusWritten: true });
+    expect(result.fields?.["childReads"]).toBe("all");
+  });
+
+  it("stops at the DynamoPoolRelay for a change of it whose generation is observed by now: a late or repeated request", async () => {
+    const { kube } = await rollout();
+    const result = await apply(reconcile("DPRChanged"), context(kube));
+    expect(result).toEqual({ decision: "Observed", fields: { key: expect.objectContaining({ name: "g1" }) } });
+    expect(kinds(kube, "get")).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment"]);
+    expect(kube.stats).toEqual({ reads: 2, writes: 0 });
+  });
+
+  it("reads on for a DynamoPoolRelay change that shares its run with a DGD change", async () => {
+    const { kube } = await rollout();
+    // The first request's run starts at once (a rollout: no child read); the next two share the second run.
+    const results = await Promise.all([apply(reconcile("DGDChanged"), context(kube)), apply(reconcile("DPRChanged"), context(kube)), apply(reconcile("DGDChanged"), context(kube))]);
+    expect(kinds(kube, "get").filter((k) => k === "DynamoPoolRelay")).toHaveLength(2);
+    expect(kinds(kube, "get").filter((k) => k === "Deployment")).toHaveLength(1);
+    expect(results[1]!.decision).not.toBe("Observed");
   });
 
   it.each([

@@ -1,7 +1,9 @@
 /**
  * apply: converges one DynamoPoolRelay's children on a reconcile request. It re-reads the
- * DynamoPoolRelay and its DGD, decides with the core, then either server-side applies the children
- * that differ (and shows the status they make), withdraws a Service it controls, or (invalid spec)
+ * DynamoPoolRelay and its DGD (and stops there when asked only because the DynamoPoolRelay
+ * changed, and its generation is observed by now), decides with the core, then either server-side
+ * applies the children that differ (and shows the status they make), withdraws a Service it
+ * controls, or (invalid spec)
  * leaves everything as it is. It replies with what it did, and reports it as a Kubernetes Event
  * when something happened; when it wrote nothing and the status already shows these children, it
  * replies nothing. A DGD change the stored status vouches can have changed only the sources
@@ -57,6 +59,9 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
     ctx.kube.get({ apiVersion: ctx.config.dgdApiVersion, kind: "DynamoGraphDeployment", namespace: key.namespace, name: key.name }),
   ]);
   if (!dpr || dpr.metadata.deletionTimestamp) return { decision: "Gone", fields: { key } };
+  // Asked only because the DynamoPoolRelay changed (eligibility asks unread), and that generation
+  // is observed by now: the request came late or twice, and the run that observed it applied it.
+  if (asked.every((cause) => cause === "DPRChanged") && !unobserved(dpr)) return { decision: "Observed", fields: { key } };
   const outcome = { namespace: key.namespace, name: key.name, uid: dpr.metadata.uid ?? "", generation: dpr.metadata.generation ?? 1 };
   const report = (occurrence: Occurrence, lookFirst = false) => recordEvent(ctx.kube, renderEvent(dpr, occurrence, Reporter.Apply, ctx.now()), lookFirst);
 

@@ -2,9 +2,9 @@
  * eligibility: turns DynamoGraphDeployment and DynamoPoolRelay changes and resync ticks into
  * reconcile requests. A DGD event is answered with one request for the same-named
  * DynamoPoolRelay, if there is one and the event's DGD would decide anything other than what its
- * status says the children carry; a DynamoPoolRelay event with one if its generation is not yet
- * observed (its own status writes change nothing to reconcile), without a read when the event's
- * object is already observed or deleted. A resync tick lists
+ * status says the children carry; a DynamoPoolRelay event, with no read, with one if the object
+ * it carries has a generation not yet observed (its own status writes change nothing to
+ * reconcile; apply reads the object and drops a request that came late). A resync tick lists
  * DynamoPoolRelays in pages and emits a request for each that has an unobserved generation or
  * whose periodic slot has come, with ids derived from the tick and the key.
  */
@@ -12,10 +12,10 @@ import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForEligibility, type EligibilityInput } from "../../shared/classify.ts";
 import { changesNothing, type ObservedDpr } from "../../shared/no-op.ts";
 import { API_VERSION, KIND } from "../../shared/names.ts";
-import { EventType, productEvent, type DprKey } from "../../shared/events.ts";
+import { EventType, productEvent, type DprKey, type ReconcileCause } from "../../shared/events.ts";
 import { settleBounded } from "../../shared/concurrency.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
-import { dueOnTick, observedInEvent, resyncCause, tickOf, unobserved, type ResyncCandidate } from "../../shared/resync.ts";
+import { dueOnTick, observedInEvent, resyncCause, tickOf, type ResyncCandidate } from "../../shared/resync.ts";
 import { mustClassify, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/eligibility";
@@ -29,19 +29,25 @@ export const PAGE = 500;
 export const EMIT_CONCURRENCY = 32;
 
 async function onChange(event: CloudEvent, input: Extract<EligibilityInput, { kind: "dgd" | "dpr" }>, ctx: Context): Promise<Result> {
-  const { key, kind: changed } = input;
-  // A DynamoPoolRelay deleted, or as the event carries it already observed: nothing to read.
-  if (input.kind === "dpr" && observedInEvent(input.observed, input.deleted)) return { decision: "Observed", fields: { key, from: "event" } };
+  const { key } = input;
+  const reconcile = (cause: ReconcileCause, fields: Record<string, unknown> = {}): Result => {
+    const reply = productEvent(EventType.Reconcile, { ...key, cause }, { source: SOURCE, cause: event.id, time: ctx.now() });
+    return { decision: "Reconcile", reply, fields: { key, ...fields } };
+  };
+  if (input.kind === "dpr") {
+    // Deleted, or as the event carries it already observed: nothing to do. Otherwise a hint for
+    // apply, which reads the DynamoPoolRelay first and stops there if its generation is observed
+    // by then (a late or repeated event): a read here would only repeat that one.
+    if (observedInEvent(input.observed, input.deleted)) return { decision: "Observed", fields: { key, from: "event" } };
+    return reconcile("DPRChanged", { from: "event" });
+  }
   // 2. Read: is there a DynamoPoolRelay for this key?
   const dpr = await ctx.kube.get<ResyncCandidate & ObservedDpr>({ apiVersion: API_VERSION, kind: KIND, ...key });
   if (!dpr || dpr.metadata.deletionTimestamp) return { decision: "NoDynamoPoolRelay", fields: { key } };
-  if (changed === "dpr" && !unobserved(dpr)) return { decision: "Observed", fields: { key } };
   // A DGD event whose DGD decides what the status says the children carry: nothing to do.
-  if (input.kind === "dgd" && changesNothing(dpr, input.observed, ctx.config.defaults)) return { decision: "Unchanged", fields: { key } };
+  if (changesNothing(dpr, input.observed, ctx.config.defaults)) return { decision: "Unchanged", fields: { key } };
   // 3. Reply: a reconcile request.
-  const cause = changed === "dgd" ? "DGDChanged" : "DPRChanged";
-  const reply = productEvent(EventType.Reconcile, { ...key, cause }, { source: SOURCE, cause: event.id, time: ctx.now() });
-  return { decision: "Reconcile", reply, fields: { key } };
+  return reconcile("DGDChanged");
 }
 
 async function onResync(event: CloudEvent, ctx: Context): Promise<Result> {
