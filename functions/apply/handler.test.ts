@@ -286,8 +286,21 @@ describe("apply for a DGD change under a status that vouches for the children (a
     const { kube } = await rollout();
     const result = await apply(reconcile("DPRChanged"), context(kube));
     expect(result).toEqual({ decision: "Observed", fields: { key: expect.objectContaining({ name: "g1" }) } });
-    expect(kinds(kube, "get")).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment"]);
-    expect(kube.stats).toEqual({ reads: 2, writes: 0 });
+    expect(kinds(kube, "get")).toEqual(["DynamoPoolRelay"]);
+    expect(kube.stats).toEqual({ reads: 1, writes: 0 });
+  });
+
+  it.each([
+    { cause: "DGDChanged", reads: ["DynamoPoolRelay", "DynamoGraphDeployment"] },
+    { cause: "DPRChanged", reads: ["DynamoPoolRelay"] },
+  ] as const)("ends a $cause request for a DynamoPoolRelay that is gone or going, writing nothing", async ({ cause, reads }) => {
+    const going = { ...dpr, metadata: { ...dpr.metadata, deletionTimestamp: NOW } };
+    for (const kube of [new FakeKube([dgd()]), new FakeKube([going, dgd()])]) {
+      const result = await apply(reconcile(cause), context(kube));
+      expect(result).toEqual({ decision: "Gone", fields: { key: expect.objectContaining({ namespace: "team-a", name: "g1" }) } });
+      expect(kinds(kube, "get")).toEqual(reads);
+      expect(kube.stats.writes).toBe(0);
+    }
   });
 
   it("reads on for a DynamoPoolRelay change that shares its run with a DGD change", async () => {

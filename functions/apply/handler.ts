@@ -1,7 +1,7 @@
 /**
  * apply: converges one DynamoPoolRelay's children on a reconcile request. It re-reads the
- * DynamoPoolRelay and its DGD (and stops there when asked only because the DynamoPoolRelay
- * changed, and its generation is observed by now), decides with the core, then either server-side
+ * DynamoPoolRelay and its DGD (only the DynamoPoolRelay when asked only because it changed, and
+ * its generation is observed by now), decides with the core, then either server-side
  * applies the children that differ (and shows the status they make), withdraws a Service it
  * controls, or (invalid spec)
  * leaves everything as it is. It replies with what it did, and reports it as a Kubernetes Event
@@ -54,14 +54,10 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
   const emit = { source: SOURCE, cause: event.id, time: ctx.now() };
 
   // 2. Read the truth.
-  const [dpr, dgd] = await Promise.all([
-    ctx.kube.get<DynamoPoolRelay>({ apiVersion: API_VERSION, kind: KIND, namespace: key.namespace, name: key.name }),
-    ctx.kube.get({ apiVersion: ctx.config.dgdApiVersion, kind: "DynamoGraphDeployment", namespace: key.namespace, name: key.name }),
-  ]);
+  const truth = await readPair(ctx, key, asked);
+  if (truth === "observed") return { decision: "Observed", fields: { key } };
+  const { dpr, dgd } = truth;
   if (!dpr || dpr.metadata.deletionTimestamp) return { decision: "Gone", fields: { key } };
-  // Asked only because the DynamoPoolRelay changed (eligibility asks unread), and that generation
-  // is observed by now: the request came late or twice, and the run that observed it applied it.
-  if (asked.every((cause) => cause === "DPRChanged") && !unobserved(dpr)) return { decision: "Observed", fields: { key } };
   const outcome = { namespace: key.namespace, name: key.name, uid: dpr.metadata.uid ?? "", generation: dpr.metadata.generation ?? 1 };
   const report = (occurrence: Occurrence, lookFirst = false) => recordEvent(ctx.kube, renderEvent(dpr, occurrence, Reporter.Apply, ctx.now()), lookFirst);
 
@@ -100,6 +96,23 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
     return { decision: "Converged", fields: { key } };
   }
   return answer(ctx, dpr, run, key, { desired, plan, serviceUid: written.get("Service")?.metadata["uid"] as string | undefined, status, childReads });
+}
+
+/**
+ * The DynamoPoolRelay and its DGD, read together. Asked only because the DynamoPoolRelay changed
+ * (eligibility asks unread), the DynamoPoolRelay first, and nothing more when that generation is
+ * observed by now: the request came late or twice, and the run that observed it applied it.
+ */
+async function readPair(ctx: Context, key: ReconcileData, asked: readonly ReconcileCause[]): Promise<{ dpr: DynamoPoolRelay | undefined; dgd?: unknown } | "observed"> {
+  const readDpr = () => ctx.kube.get<DynamoPoolRelay>({ apiVersion: API_VERSION, kind: KIND, namespace: key.namespace, name: key.name });
+  const readDgd = () => ctx.kube.get({ apiVersion: ctx.config.dgdApiVersion, kind: "DynamoGraphDeployment", namespace: key.namespace, name: key.name });
+  if (!asked.every((cause) => cause === "DPRChanged")) {
+    const [dpr, dgd] = await Promise.all([readDpr(), readDgd()]);
+    return { dpr, dgd };
+  }
+  const dpr = await readDpr();
+  if (!dpr || dpr.metadata.deletionTimestamp) return { dpr };
+  return unobserved(dpr) ? { dpr, dgd: await readDgd() } : "observed";
 }
 
 /**

@@ -284,7 +284,7 @@ describe("replies", () => {
       data: { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { name: "g1", namespace: "team-a" } },
     });
     expect(res.status).toBe(204);
-    expect(logs.at(-1)).toMatchObject({ function: "eligibility", decision: "NoDynamoPoolRelay", reads: 1, writes: 0 });
+    expect(logs.at(-1)).toMatchObject({ function: "eligibility", decision: "NoDynamoPoolRelay", key: { namespace: "team-a", name: "g1" }, reads: 1, writes: 0 });
   });
 });
 
@@ -366,7 +366,7 @@ describe("a DGD event that changes nothing the decision reads", () => {
     const res = await binary("eligibility", update({ ...eligibleDgd, status: { state: "successful", conditions: [{ type: "Ready", status: "True" }] } }));
     expect(res.status).toBe(204);
     expect(res.text).toBe("");
-    expect(logs.at(-1)).toMatchObject({ function: "eligibility", decision: "Unchanged", reads: 1, writes: 0 });
+    expect(logs.at(-1)).toMatchObject({ function: "eligibility", decision: "Unchanged", key: { namespace: "team-a", name: "g1" }, reads: 1, writes: 0 });
   });
 
   it("asks for a reconcile when the event's DGD decides otherwise (a new worker generation)", async () => {
