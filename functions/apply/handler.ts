@@ -101,7 +101,8 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
 /**
  * The DynamoPoolRelay and its DGD, read together. Asked only because the DynamoPoolRelay changed
  * (eligibility asks unread), the DynamoPoolRelay first, and nothing more when that generation is
- * observed by now: the request came late or twice, and the run that observed it applied it.
+ * observed by now: the request came late or twice, and a run that read every child found them
+ * carrying that generation's decision (apply's, or status's: shared/status-plan.ts, planStatus).
  */
 async function readPair(ctx: Context, key: ReconcileData, asked: readonly ReconcileCause[]): Promise<{ dpr: DynamoPoolRelay | undefined; dgd?: unknown } | "observed"> {
   const readDpr = () => ctx.kube.get<DynamoPoolRelay>({ apiVersion: API_VERSION, kind: KIND, namespace: key.namespace, name: key.name });
