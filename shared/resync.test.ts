@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dueOnTick, observedInEvent, resyncCause, resyncReason, slotOf, tickOf, unobserved } from "./resync.ts";
+import { changeObserved, dueOnTick, observedInEvent, resyncCause, resyncReason, slotOf, tickOf, unobserved } from "./resync.ts";
 
 const dpr = (generation: number, observed: number | undefined, uid = "uid-1", deleting = false) => ({
   metadata: { name: "g1", namespace: "n", uid, generation, ...(deleting ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}) },
@@ -54,6 +54,21 @@ describe("unobserved", () => {
     { name: "a new object being deleted", d: dpr(1, undefined, "uid-1", true), expected: false },
   ])("is $expected for $name", ({ d, expected }) => {
     expect(unobserved(d)).toBe(expected);
+  });
+});
+
+describe("changeObserved: a reconcile asked for a DynamoPoolRelay's change that came late or twice", () => {
+  const ready = (reason: string, status = "False") => ({ observedGeneration: 2, conditions: [{ type: "Eligible", status: "True", reason: "Eligible" }, { type: "Ready", status, reason }] });
+  it.each([
+    { name: "an observed generation, Ready", d: { ...dpr(2, 2), status: ready("Ready", "True") }, expected: true },
+    { name: "an observed generation, waiting on its children", d: { ...dpr(2, 2), status: ready("RolloutPending") }, expected: true },
+    { name: "an observed generation with no conditions", d: dpr(2, 2), expected: true },
+    { name: "an observed generation the core rejects (apply's run reports it)", d: { ...dpr(2, 2), status: ready("InvalidSpec") }, expected: false },
+    { name: "another condition of reason InvalidSpec", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Eligible", status: "False", reason: "InvalidSpec" }, { type: "Ready", status: "True", reason: "Ready" }] } }, expected: true },
+    { name: "an edited spec", d: { ...dpr(3, 2), status: { ...ready("Ready", "True") } }, expected: false },
+    { name: "a new object without status", d: dpr(1, undefined), expected: false },
+  ])("is $expected for $name", ({ d, expected }) => {
+    expect(changeObserved(d)).toBe(expected);
   });
 });
 

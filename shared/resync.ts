@@ -45,6 +45,17 @@ export function unobserved(dpr: ResyncCandidate): boolean {
 }
 
 /**
+ * Whether a reconcile asked for only because a live DynamoPoolRelay changed (eligibility asks
+ * unread) came late or twice: its generation is observed, so a run that read every child found
+ * them carrying its decision. Not for a spec the core rejects: status runs observe that too, but
+ * only apply's run reports it as a Kubernetes Event.
+ */
+export function changeObserved(dpr: ResyncCandidate): boolean {
+  if (unobserved(dpr)) return false;
+  return dpr.status?.conditions?.find((c) => c.type === ConditionType.Ready)?.reason !== Reason.InvalidSpec;
+}
+
+/**
  * Whether a DynamoPoolRelay change event needs no read: a delete (the garbage collector removes the
  * children), or an object whose generation the status already reflects (the product's own status
  * writes, a label edit). Only ever a reason to skip: a payload that is not plainly observed leads

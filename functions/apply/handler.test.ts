@@ -290,6 +290,15 @@ describe("apply for a DGD change under a status that vouches for the children (a
     expect(kube.stats).toEqual({ reads: 1, writes: 0 });
   });
 
+  it("runs on for a DynamoPoolRelay change observed as a spec the core rejects: only apply reports it as an Event", async () => {
+    const invalid = { ...dpr, spec: { image: "relay:1" }, status: { observedGeneration: 4, conditions: [{ type: "Ready", status: "False", reason: "InvalidSpec", message: "spec.clusterID: required" }] } };
+    const kube = new FakeKube([invalid, dgd()]);
+    const result = await apply(reconcile("DPRChanged"), context(kube));
+    expect(result.decision).toBe("Rejected");
+    expect(kinds(kube, "get").slice(0, 2)).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment"]);
+    expect(kube.ops("create").map((c) => c.object["reason"])).toEqual(["InvalidSpec"]);
+  });
+
   it.each([
     { cause: "DGDChanged", reads: ["DynamoPoolRelay", "DynamoGraphDeployment"] },
     { cause: "DPRChanged", reads: ["DynamoPoolRelay"] },

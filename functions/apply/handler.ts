@@ -23,7 +23,7 @@ import { APPLY_FIELD_MANAGER, API_VERSION, KIND, childName } from "../../shared/
 import { sourcesOnly, type VouchedSources } from "../../shared/no-op.ts";
 import { ownership } from "../../shared/ownership.ts";
 import type { KubeObject } from "../../shared/render/index.ts";
-import { unobserved } from "../../shared/resync.ts";
+import { changeObserved, unobserved } from "../../shared/resync.ts";
 import { endpointsBehind, observedChildren, planStatus, sourcesStatus, type StatusPlan } from "../../shared/status-plan.ts";
 import type { ObservedDeployment, ObservedEndpointSlice } from "../../shared/status.ts";
 import { coalescing, eventFields, mustClassify, recordEvent, relayEndpointSlices, writeStatus, type Context, type EventOutcome, type Handler, type Result } from "../runtime/handler.ts";
@@ -100,9 +100,8 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
 
 /**
  * The DynamoPoolRelay and its DGD, read together. Asked only because the DynamoPoolRelay changed
- * (eligibility asks unread), the DynamoPoolRelay first, and nothing more when that generation is
- * observed by now: the request came late or twice, and a run that read every child found them
- * carrying that generation's decision (apply's, or status's: shared/status-plan.ts, planStatus).
+ * (eligibility asks unread), the DynamoPoolRelay first, and nothing more when that change is
+ * observed by now (shared/resync.ts, changeObserved): the request came late or twice.
  */
 async function readPair(ctx: Context, key: ReconcileData, asked: readonly ReconcileCause[]): Promise<{ dpr: DynamoPoolRelay | undefined; dgd?: unknown } | "observed"> {
   const readDpr = () => ctx.kube.get<DynamoPoolRelay>({ apiVersion: API_VERSION, kind: KIND, namespace: key.namespace, name: key.name });
@@ -113,7 +112,7 @@ async function readPair(ctx: Context, key: ReconcileData, asked: readonly Reconc
   }
   const dpr = await readDpr();
   if (!dpr || dpr.metadata.deletionTimestamp) return { dpr };
-  return unobserved(dpr) ? { dpr, dgd: await readDgd() } : "observed";
+  return changeObserved(dpr) ? "observed" : { dpr, dgd: await readDgd() };
 }
 
 /**
