@@ -56,11 +56,12 @@ export function changeObserved(dpr: ResyncCandidate): boolean {
 }
 
 /**
- * Whether a DynamoPoolRelay change event needs no read: a delete (the garbage collector removes the
+ * Whether a DynamoPoolRelay change event needs nothing: a delete (the garbage collector removes the
  * children), or an object whose generation the status already reflects (the product's own status
  * writes, a label edit). Only ever a reason to skip: a payload that is not plainly observed leads
- * to a read, and the live object decides. A payload that is observed while the live object has
- * moved on to a new generation is followed by the event of that move; the resync covers a lost one.
+ * to a reconcile request, whose run reads the live object, and it decides (changeObserved). A
+ * payload that is observed while the live object has moved on to a new generation is followed by
+ * the event of that move; the resync covers a lost one.
  *
  * @param observed the object the event carries; undefined for a delete event
  */

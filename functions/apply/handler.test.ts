@@ -262,20 +262,15 @@ describe("apply for a DGD change under a status that vouches for the children (a
     expect(kube.stats).toEqual({ reads: 4, writes: 3 });
   });
 
-  it.each(["Resync", "Drift"] as const)("reads every child for a %s request", async (cause) => {
-    const { kube } = await rollout();
-    const result = await apply(reconcile(cause), context(kube));
-    expect(kinds(kube, "get")).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment", "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"]);
-    expect(kinds(kube, "list")).toEqual(["EndpointSlice"]);
-    expect(result.reply?.data).toMatchObject({ applied: ["ConfigMap"], statusWritten: true });
-    expect(result.fields?.["childReads"]).toBe("all");
-  });
-
-  it("reads every child for a DynamoPoolRelay change whose generation is not yet observed", async () => {
+  it.each([
+    { cause: "Resync", generation: 4 },
+    { cause: "Drift", generation: 4 },
+    { cause: "DPRChanged", generation: 5 },
+  ] as const)("reads every child for a $cause request (generation $generation, the status observed 4)", async ({ cause, generation }) => {
     const { kube } = await rollout();
     const shown = kube.stored("DynamoPoolRelay")!;
-    kube.put({ ...shown, metadata: { ...shown.metadata, generation: 5 } });
-    const result = await apply(reconcile("DPRChanged"), context(kube));
+    kube.put({ ...shown, metadata: { ...shown.metadata, generation } });
+    const result = await apply(reconcile(cause), context(kube));
     expect(kinds(kube, "get")).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment", "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"]);
     expect(kinds(kube, "list")).toEqual(["EndpointSlice"]);
     expect(result.reply?.data).toMatchObject({ applied: ["ConfigMap"], statusWritten: true });

@@ -1,15 +1,14 @@
 /**
  * apply: converges one DynamoPoolRelay's children on a reconcile request. It re-reads the
  * DynamoPoolRelay and its DGD (only the DynamoPoolRelay when asked only because it changed, and
- * its generation is observed by now), decides with the core, then either server-side
- * applies the children that differ (and shows the status they make), withdraws a Service it
- * controls, or (invalid spec)
- * leaves everything as it is. It replies with what it did, and reports it as a Kubernetes Event
- * when something happened; when it wrote nothing and the status already shows these children, it
- * replies nothing. A DGD change the stored status vouches can have changed only the sources
- * document (a rollout) reads no child and writes only the ConfigMap (shared/no-op.ts, sourcesOnly);
- * children a status never showed are created unread, each only if absent (shared/apply-plan.ts,
- * planAbsent).
+ * that change is observed by now), decides with the core, then either server-side applies the
+ * children that differ (and shows the status they make), withdraws a Service it controls, or
+ * (invalid spec) leaves everything as it is. It replies with what it did, and reports it as a
+ * Kubernetes Event when something happened; when it wrote nothing and the status already shows
+ * these children, it replies nothing. A DGD change the stored status vouches can have changed
+ * only the sources document (a rollout) reads no child and writes only the ConfigMap
+ * (shared/no-op.ts, sourcesOnly); children a status never showed are created unread, each only if
+ * absent (shared/apply-plan.ts, planAbsent).
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import { desiredChildren, planAbsent, planApply, planSources, type ApplyPlan, type LiveObject } from "../../shared/apply-plan.ts";
