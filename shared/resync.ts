@@ -38,6 +38,8 @@ export function slotOf(uid: string, slots: number): number {
   return parseInt(createHash("sha256").update(uid).digest("hex").slice(0, 8), 16) % slots;
 }
 
+const readyOf = (dpr: ResyncCandidate) => dpr.status?.conditions?.find((c) => c.type === ConditionType.Ready);
+
 /** A live DynamoPoolRelay whose current generation the status does not yet reflect. */
 export function unobserved(dpr: ResyncCandidate): boolean {
   if (dpr.metadata.deletionTimestamp) return false;
@@ -52,7 +54,7 @@ export function unobserved(dpr: ResyncCandidate): boolean {
  */
 export function changeObserved(dpr: ResyncCandidate): boolean {
   if (unobserved(dpr)) return false;
-  return dpr.status?.conditions?.find((c) => c.type === ConditionType.Ready)?.reason !== Reason.InvalidSpec;
+  return readyOf(dpr)?.reason !== Reason.InvalidSpec;
 }
 
 /**
@@ -77,7 +79,7 @@ export function observedInEvent(observed: unknown, deleted: boolean): boolean {
 export function resyncReason(dpr: ResyncCandidate, tick: number, slots: number): ResyncReason | undefined {
   if (dpr.metadata.deletionTimestamp) return undefined;
   if (unobserved(dpr)) return "Unobserved";
-  const ready = dpr.status?.conditions?.find((c) => c.type === ConditionType.Ready);
+  const ready = readyOf(dpr);
   if (ready?.reason === Reason.ForeignChild) return "Blocked";
   if (ready?.status === "False" && SETTLING.includes(ready.reason ?? "")) return "Settling";
   if (dpr.metadata.uid !== undefined && slotOf(dpr.metadata.uid, slots) === tick % slots) return "Periodic";

@@ -9,12 +9,11 @@
  * reads it is then judged against). Nothing either: one that shows apply's own write, which
  * apply's report brings a run for (shared/last-write.ts), that report when apply wrote the status
  * itself, and an EndpointSlice added with no ready endpoint (shared/classify.ts, addsNoEndpoint).
- * A change of only
- * what status shows, under a status that vouches for the rest, reads only that and the
- * DynamoPoolRelay, not the DGD (shared/status-plan.ts, shownOnly), and the Service only for its
- * own change (readsService), unless the children are off the decision that status records; a
- * change of the Deployment alone that its event shows changes nothing there reads only the
- * DynamoPoolRelay (deploymentShown).
+ * A change of only what status shows, under a status that vouches for the rest, reads only that
+ * and the DynamoPoolRelay, not the DGD (shared/status-plan.ts, shownOnly), and the Service only
+ * for its own change (readsService), unless the children are off the decision that status
+ * records; a change of the Deployment alone that its event shows changes nothing there reads only
+ * the DynamoPoolRelay (deploymentShown).
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import type { LiveObject } from "../../shared/apply-plan.ts";
