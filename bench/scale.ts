@@ -3,8 +3,8 @@
 // server that answers as the Broker's ingress does). Prints:
 //   1. the API server taking SCALE_DPRS (default 10,000) DynamoPoolRelays with server-side apply,
 //      and their status writes (its own rate here, 32 requests at once);
-//   2. one resync tick of eligibility over them: API requests, pages, reconcile requests emitted,
-//      wall time, peak RSS;
+//   2. one resync tick of eligibility over them: the bytes of a LIST page as objects and as the
+//      Table the tick asks for, API requests, pages, reconcile requests emitted, wall time, peak RSS;
 //   3. one converged pair reconciled again as a periodic resync does (apply, then status if apply
 //      reports): API requests each;
 //   4. from those, the requests an idle hour puts on the API server per 1,000 DynamoPoolRelays.
@@ -18,9 +18,14 @@ import { fileURLToPath } from "node:url";
 import { startControlPlane } from "../dev/control-plane/index.ts";
 import { freePort } from "../dev/control-plane/ports.ts";
 import { fromHttp, toBinary, type CloudEvent } from "../shared/cloudevent.ts";
+import type { DynamoPoolRelayStatus } from "../shared/api/dynamo-pool-relay.ts";
 import { settleBounded } from "../shared/concurrency.ts";
+import { parseConfig } from "../shared/config.ts";
+import { decide } from "../shared/decide.ts";
 import { EventType, productEvent, SourceEventType, STATUS_WRITTEN } from "../shared/events.ts";
 import type { KubeObject } from "../shared/kube/client.ts";
+import { computeStatus } from "../shared/status.ts";
+import { PAGE } from "../functions/eligibility/handler.ts";
 import { resyncSettings } from "./knative-settings.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
@@ -30,6 +35,7 @@ const PER_NAMESPACE = 100;
 const { ticksPerHour: TICKS_PER_HOUR, periodSeconds: PERIOD_SECONDS, slots: SLOTS } = resyncSettings();
 const MANAGER = "dynamo-pool-relay/bench";
 const now = () => new Date().toISOString();
+const DGD_SPEC = { backendFramework: "vllm", components: [{ name: "Frontend", type: "frontend" }, { name: "decode", type: "decode", replicas: 1 }] };
 
 const cp = await startControlPlane({ profile: "api", ownerPid: process.pid, log: () => {} });
 const admin = cp.client;
@@ -41,11 +47,18 @@ try {
   let t = performance.now();
   const created = await settleBounded(keys, 32, async ({ namespace, name }) => {
     const dpr = await admin.apply<KubeObject>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace, name }, spec: { image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.0", clusterID: "bench" } }, MANAGER);
-    // Converged, as a steady-state cluster's are: the tick asks only for the periodic slot.
-    await admin.replaceStatus({ ...dpr, status: { observedGeneration: 1 } });
+    // Converged and Ready, as a steady-state cluster's are: the tick asks only for the periodic
+    // slot, and lists objects of the size the product's status makes them.
+    await admin.replaceStatus({ ...dpr, status: readyStatus(dpr) });
   });
   const createMs = performance.now() - t;
   if (created.failures.length) throw new Error(`${created.failures.length} DynamoPoolRelays not created: ${String(created.failures[0]!.error)}`);
+
+  // What one page of the tick's LIST weighs, as the objects and as the Table the resync asks for.
+  const pageBytes = async (accept: string, query = "") =>
+    JSON.stringify(await admin.request("GET", `/apis/nvidia.com/v1alpha1/dynamopoolrelays?limit=${PAGE}${query}`, undefined, undefined, accept)).length;
+  const objectsPage = await pageBytes("application/json");
+  const tablePage = await pageBytes("application/json;as=Table;v=v1;g=meta.k8s.io", "&includeObject=None");
 
   // 2. One resync tick, through the bundled eligibility function.
   const sink = await replySink();
@@ -59,7 +72,7 @@ try {
 
   // 3. A converged pair, reconciled again as a periodic resync does.
   await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "pair" } }, MANAGER);
-  await admin.apply({ apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { namespace: "pair", name: "g1" }, spec: { backendFramework: "vllm", components: [{ name: "Frontend", type: "frontend" }, { name: "decode", type: "decode", replicas: 1 }] } }, MANAGER);
+  await admin.apply({ apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { namespace: "pair", name: "g1" }, spec: DGD_SPEC }, MANAGER);
   await admin.apply({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace: "pair", name: "g1" }, spec: { image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.0", clusterID: "bench" } }, MANAGER);
   const apply = await serve("apply", {});
   const status = await serve("status", {});
@@ -89,7 +102,8 @@ try {
   console.log(`\n${DPRS.toLocaleString("en")} DynamoPoolRelays in ${namespaces.length} namespaces (profile api, 32 requests at once)\n`);
   console.log("| | |\n|---|---|");
   console.log(`| server-side apply + status write of each (the API server's own rate) | ${(createMs / 1000).toFixed(1)} s, ${Math.round((DPRS * 2) / (createMs / 1000))} requests/s |`);
-  console.log(`| resync tick: API requests (LIST pages of 500) | ${tickLog.reads + tickLog.writes} (${tickLog["pages"]} pages) |`);
+  console.log(`| one LIST page of ${PAGE}, JSON: the objects / the Table the resync asks for | ${(objectsPage / 1024).toFixed(0)} KiB / ${(tablePage / 1024).toFixed(0)} KiB |`);
+  console.log(`| resync tick: API requests (LIST pages of ${PAGE}, as Tables) | ${tickLog.reads + tickLog.writes} (${tickLog["pages"]} pages) |`);
   console.log(`| resync tick: reconcile requests emitted (one slot of ${SLOTS}) | ${tickLog["emitted"]} of ${tickLog["listed"]} listed, ${sink.received} received |`);
   console.log(`| resync tick: wall time, answer ${tick === undefined ? 204 : 200} | ${(tickMs / 1000).toFixed(2)} s |`);
   console.log(`| eligibility RSS before the tick / peak | ${rssBefore.toFixed(0)} MiB / ${peakMb.toFixed(0)} MiB |`);
@@ -104,6 +118,33 @@ interface Logged {
   writes: number;
   status: number;
   [field: string]: unknown;
+}
+
+/**
+ * The status the product writes for a converged pair whose two Relay pods are Ready, computed by
+ * the core (shared/status.ts) from the decision for a DGD like the periodic pair's below.
+ */
+function readyStatus(dpr: KubeObject): DynamoPoolRelayStatus {
+  const { namespace, name, uid } = dpr.metadata as { namespace: string; name: string; uid: string };
+  const dgd = { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { namespace, name }, spec: DGD_SPEC };
+  const decision = decide(dpr, dgd, parseConfig({}).defaults);
+  if (decision.action !== "apply") throw new Error(`the bench's DGD is not eligible: ${JSON.stringify(decision)}`);
+  const pods = { replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 };
+  return computeStatus({
+    dpr: dpr as KubeObject & { metadata: { name: string } },
+    decision,
+    observed: {
+      deployment: { metadata: { generation: 1 }, spec: { replicas: 2 }, status: { observedGeneration: 1, ...pods } },
+      service: { metadata: { ownerReferences: [{ uid, controller: true }] } },
+      endpointSlices: [{ endpoints: [{ conditions: { ready: true } }, { conditions: { ready: true } }] }],
+    },
+    previous: undefined,
+    observedGeneration: 1,
+    now: now(),
+    foreign: [],
+    reflects: true,
+    sourcesResourceVersion: "1234567",
+  });
 }
 
 /** A bundled function as a process, its log lines by event id, and a way to send it an event. */

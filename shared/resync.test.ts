@@ -1,19 +1,18 @@
 import { describe, expect, it } from "vitest";
-import { changeObserved, dueOnTick, observedInEvent, resyncCause, resyncReason, slotOf, tickOf, unobserved } from "./resync.ts";
+import { candidatesOf, changeObserved, dueOnTick, observedInEvent, resyncCause, resyncReason, slotOf, tickOf, unobserved } from "./resync.ts";
 
-const dpr = (generation: number, observed: number | undefined, uid = "uid-1", deleting = false) => ({
-  metadata: { name: "g1", namespace: "n", uid, generation, ...(deleting ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}) },
+const dpr = (generation: number, observed: number | undefined, name = "g1", deleting = false) => ({
+  metadata: { name, namespace: "n", generation, ...(deleting ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}) },
   ...(observed === undefined ? {} : { status: { observedGeneration: observed } }),
 });
 
 describe("resyncReason", () => {
-  const slot = slotOf("uid-1", 10);
+  const slot = slotOf("n/g1", 10);
   it.each([
     { name: "a new object without status", d: dpr(1, undefined), tick: slot + 1, expected: "Unobserved" },
     { name: "an edited spec", d: dpr(3, 2), tick: slot + 1, expected: "Unobserved" },
     { name: "an observed object outside its slot", d: dpr(2, 2), tick: slot + 1, expected: undefined },
     { name: "an observed object in its slot", d: dpr(2, 2), tick: slot + 10, expected: "Periodic" },
-    { name: "an object being deleted", d: dpr(3, 2, "uid-1", true), tick: slot, expected: undefined },
     { name: "an object blocked by a foreign child, outside its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Ready", reason: "ForeignChild" }] } }, tick: slot + 1, expected: "Blocked" },
     { name: "an object blocked by a foreign child among other conditions, outside its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Accepted" }, { type: "Ready", reason: "ForeignChild" }] } }, tick: slot + 1, expected: "Blocked" },
     { name: "an object with another condition of reason ForeignChild, outside its slot", d: { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Accepted", reason: "ForeignChild" }] } }, tick: slot + 1, expected: undefined },
@@ -38,10 +37,12 @@ describe("resyncReason", () => {
   });
 
   it("reconciles every object exactly once per cycle of slots", () => {
-    const uids = Array.from({ length: 200 }, (_, i) => `uid-${i}`);
-    const counts = new Map(uids.map((u) => [u, 0]));
-    for (let tick = 0; tick < 10; tick++) for (const u of uids) if (resyncReason(dpr(1, 1, u), tick, 10)) counts.set(u, counts.get(u)! + 1);
+    const names = Array.from({ length: 200 }, (_, i) => `g${i}`);
+    const counts = new Map(names.map((n) => [n, 0]));
+    for (let tick = 0; tick < 10; tick++) for (const n of names) if (resyncReason(dpr(1, 1, n), tick, 10)) counts.set(n, counts.get(n)! + 1);
     expect([...new Set(counts.values())]).toEqual([1]);
+    // Spread over the slots, not all in one.
+    expect(new Set(names.map((n) => slotOf(`n/${n}`, 10))).size).toBe(10);
   });
 });
 
@@ -50,8 +51,8 @@ describe("unobserved", () => {
     { name: "a new object without status", d: dpr(1, undefined), expected: true },
     { name: "an edited spec", d: dpr(3, 2), expected: true },
     { name: "an observed generation", d: dpr(2, 2), expected: false },
-    { name: "an edited spec of an object being deleted", d: dpr(3, 2, "uid-1", true), expected: false },
-    { name: "a new object being deleted", d: dpr(1, undefined, "uid-1", true), expected: false },
+    { name: "an edited spec of an object being deleted", d: dpr(3, 2, "g1", true), expected: false },
+    { name: "a new object being deleted", d: dpr(1, undefined, "g1", true), expected: false },
   ])("is $expected for $name", ({ d, expected }) => {
     expect(unobserved(d)).toBe(expected);
   });
@@ -77,7 +78,7 @@ describe("observedInEvent", () => {
     { name: "a delete event, whatever it carries", observed: undefined, deleted: true, expected: true },
     { name: "an observed generation (the product's own status write)", observed: dpr(2, 2), deleted: false, expected: true },
     { name: "a status ahead of the generation", observed: dpr(2, 3), deleted: false, expected: true },
-    { name: "an object being deleted, its edit unobserved", observed: dpr(3, 2, "uid-1", true), deleted: false, expected: true },
+    { name: "an object being deleted, its edit unobserved", observed: dpr(3, 2, "g1", true), deleted: false, expected: true },
     { name: "an edited spec", observed: dpr(3, 2), deleted: false, expected: false },
     { name: "a new object without status", observed: dpr(1, undefined), deleted: false, expected: false },
     { name: "no generation", observed: { metadata: {}, status: { observedGeneration: 2 } }, deleted: false, expected: false },
@@ -99,11 +100,10 @@ describe("tickOf", () => {
 });
 
 describe("dueOnTick", () => {
-  const tick = slotOf("uid-1", 10) + 10;
+  const tick = slotOf("n/periodic", 10) + 10;
   it("keeps the page's objects that need a reconcile on this tick, in order, with their key and reason", () => {
-    const named = (name: string, d: ReturnType<typeof dpr>) => ({ ...d, metadata: { ...d.metadata, name } });
-    const page = [named("periodic", dpr(2, 2, "uid-1")), named("quiet", dpr(2, 2, "uid-2")), named("deleting", dpr(3, 2, "uid-3", true)), named("new", dpr(1, undefined, "uid-4"))];
-    expect(slotOf("uid-2", 10)).not.toBe(tick % 10);
+    const page = [dpr(2, 2, "periodic"), dpr(2, 2, "calm"), dpr(1, undefined, "new")];
+    expect(slotOf("n/calm", 10)).not.toBe(tick % 10);
     expect(dueOnTick(page, tick, 10)).toEqual([
       { key: { namespace: "n", name: "periodic" }, reason: "Periodic" },
       { key: { namespace: "n", name: "new" }, reason: "Unobserved" },
@@ -116,6 +116,71 @@ describe("dueOnTick", () => {
 
   it("finds nothing due on an empty page", () => {
     expect(dueOnTick([], tick, 10)).toEqual([]);
+  });
+});
+
+describe("candidatesOf: a Table page of the printer columns", () => {
+  // The columns as the API server answers `kubectl get dpr` from the CRD: Name first, then the CRD's.
+  const columns = ["Name", "Ready", "Replicas", "Endpoint", "Reason", "Generation", "Observed", "Namespace", "Age"].map((name) => ({ name, type: "string" }));
+  const row = (...cells: unknown[]) => ({ cells });
+
+  it("reads each candidate from the cells of the columns it names, absent where the cell is null", () => {
+    const table = {
+      columnDefinitions: columns,
+      rows: [
+        row("ready", "True", "2/2", "ready-pool-relay.a.svc:5561", "Ready", 3, 3, "a", "5m"),
+        row("new", null, null, null, null, 1, null, "b", "1s"),
+        row("rolling", "False", "0/2", null, "RolloutPending", 2, 2, "a", "9s"),
+      ],
+    };
+    expect(candidatesOf(table)).toEqual([
+      { metadata: { namespace: "a", name: "ready", generation: 3 }, status: { observedGeneration: 3, conditions: [{ type: "Ready", status: "True", reason: "Ready" }] } },
+      { metadata: { namespace: "b", name: "new", generation: 1 }, status: {} },
+      { metadata: { namespace: "a", name: "rolling", generation: 2 }, status: { observedGeneration: 2, conditions: [{ type: "Ready", status: "False", reason: "RolloutPending" }] } },
+    ]);
+  });
+
+  it("finds the columns by name, in whatever order the Table lists them", () => {
+    const shuffled = ["Namespace", "Observed", "Reason", "Name", "Generation", "Ready"].map((name) => ({ name }));
+    expect(candidatesOf({ columnDefinitions: shuffled, rows: [row("a", 1, "ForeignChild", "g1", 1, "False")] })).toEqual([
+      { metadata: { namespace: "a", name: "g1", generation: 1 }, status: { observedGeneration: 1, conditions: [{ type: "Ready", status: "False", reason: "ForeignChild" }] } },
+    ]);
+  });
+
+  it("keeps a Ready condition with only a status or only a reason", () => {
+    const [onlyStatus, onlyReason] = candidatesOf({ columnDefinitions: columns, rows: [row("s", "Unknown", null, null, null, 1, 1, "a", "1s"), row("r", null, null, null, "Reconciling", 1, 1, "a", "1s")] });
+    expect(onlyStatus!.status).toEqual({ observedGeneration: 1, conditions: [{ type: "Ready", status: "Unknown" }] });
+    expect(onlyReason!.status).toEqual({ observedGeneration: 1, conditions: [{ type: "Ready", reason: "Reconciling" }] });
+  });
+
+  it("takes a generation or observedGeneration that is not an integer as absent", () => {
+    const [c] = candidatesOf({ columnDefinitions: columns, rows: [row("g1", null, null, null, null, "2", 1.5, "a", "1s")] });
+    expect(c).toEqual({ metadata: { namespace: "a", name: "g1" }, status: {} });
+  });
+
+  it("refuses rows without the resync's columns, naming each missing one (a CRD older than the function)", () => {
+    const older = columns.filter((c) => !["Generation", "Observed", "Namespace"].includes(c.name));
+    expect(candidatesOf({ columnDefinitions: columns, rows: [row("g1", null, null, null, null, 1, null, "a", "1s")] })).toHaveLength(1);
+    expect(() => candidatesOf({ columnDefinitions: older, rows: [row("g1", null, null, null, null, "1s")] })).toThrow(
+      "the installed DynamoPoolRelay CRD has no printer column Namespace, Generation, Observed, which the resync lists: apply the CRD of this release (crds/)",
+    );
+  });
+
+  it("refuses a row without a namespace or a name", () => {
+    expect(() => candidatesOf({ columnDefinitions: columns, rows: [row("g1", null, null, null, null, 1, null, null, "1s")] })).toThrow("row 0 of the DynamoPoolRelay Table has no namespace or name");
+    expect(() => candidatesOf({ columnDefinitions: columns, rows: [row("g1", null, null, null, null, 1, null, "a", "1s"), row("", null, null, null, null, 1, null, "a", "1s")] })).toThrow("row 1 of");
+  });
+
+  it("finds no candidate on a page without rows, with or without columns", () => {
+    expect(candidatesOf({ columnDefinitions: columns, rows: [] })).toEqual([]);
+    expect(candidatesOf({})).toEqual([]);
+  });
+
+  it("gives dueOnTick what it decides from: an unobserved row is due, an observed one outside its slot is not", () => {
+    const table = { columnDefinitions: columns, rows: [row("g1", null, null, null, null, 1, null, "a", "1s"), row("g2", "True", "2/2", null, "Ready", 4, 4, "a", "1h")] };
+    const tick = slotOf("a/g2", 10) + 1;
+    expect(dueOnTick(candidatesOf(table), tick, 10)).toEqual([{ key: { namespace: "a", name: "g1" }, reason: "Unobserved" }]);
+    expect(dueOnTick(candidatesOf(table), tick - 1, 10)).toEqual([{ key: { namespace: "a", name: "g1" }, reason: "Unobserved" }, { key: { namespace: "a", name: "g2" }, reason: "Periodic" }]);
   });
 });
 

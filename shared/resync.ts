@@ -2,7 +2,7 @@
  * Which DynamoPoolRelays need a reconcile. On a change event, one whose generation is not yet
  * observed (a status write changes nothing the product decides from). On a resync tick, the
  * backstop for events the sources lost: any generation not yet observed, plus one slice of all
- * objects (by UID), so that each one is fully reconciled every `slots` ticks without recording
+ * objects (by key), so that each one is fully reconciled every `slots` ticks without recording
  * anything: a steady-state resync writes nothing. One blocked by a foreign child is reconciled on
  * every tick: the foreign object's removal sends no event (it carries none of the product's labels).
  * So is one whose Ready waits on its children (settling): the events that would end the wait (the
@@ -12,12 +12,54 @@
  * in apply (its reads, no status run).
  */
 import { createHash } from "node:crypto";
+import { ResyncColumn } from "./api/columns.ts";
 import { ConditionType, Reason } from "./conditions.ts";
 import type { DprKey } from "./events.ts";
 
 export interface ResyncCandidate {
-  metadata: { namespace?: string; name: string; uid?: string; generation?: number; deletionTimestamp?: string };
+  metadata: { namespace?: string; name: string; generation?: number; deletionTimestamp?: string };
   status?: { observedGeneration?: number; conditions?: { type: string; status?: string; reason?: string }[] };
+}
+
+/** A page of a LIST answered as a Table with no objects (shared/kube/client.ts, listTablePages). */
+export interface TablePage {
+  columnDefinitions?: readonly { name: string }[];
+  rows?: readonly { cells?: readonly unknown[] }[];
+}
+
+const RESYNC_COLUMNS: readonly string[] = Object.values(ResyncColumn);
+
+const text = (cell: unknown) => (typeof cell === "string" ? cell : undefined);
+const count = (cell: unknown) => (Number.isSafeInteger(cell) ? (cell as number) : undefined);
+
+/**
+ * The resync candidates of one Table page, from the cells of the printer columns the CRD declares
+ * for the resync (shared/api/columns.ts): what the API server found at each column's JSONPath, or
+ * null where nothing is. The Table carries no deletionTimestamp, so an object being deleted is a
+ * candidate as any other: a request for it ends at apply's first read (`Gone`). A page with rows
+ * but without those columns comes from a CRD older than this function, which cannot decide.
+ */
+export function candidatesOf(table: TablePage): ResyncCandidate[] {
+  const rows = table.rows ?? [];
+  if (rows.length === 0) return [];
+  const names = (table.columnDefinitions ?? []).map((c) => c.name);
+  const missing = RESYNC_COLUMNS.filter((n) => !names.includes(n));
+  if (missing.length > 0) {
+    throw new Error(`the installed DynamoPoolRelay CRD has no printer column ${missing.join(", ")}, which the resync lists: apply the CRD of this release (crds/)`);
+  }
+  return rows.map((row, i) => {
+    const cell = (column: string) => row.cells?.[names.indexOf(column)];
+    const [namespace, name] = [text(cell(ResyncColumn.Namespace)), text(cell(ResyncColumn.Name))];
+    if (!namespace || !name) throw new Error(`row ${i} of the DynamoPoolRelay Table has no namespace or name: ${JSON.stringify(row.cells)}`);
+    const generation = count(cell(ResyncColumn.Generation));
+    const observedGeneration = count(cell(ResyncColumn.Observed));
+    const [ready, reason] = [text(cell(ResyncColumn.Ready)), text(cell(ResyncColumn.Reason))];
+    const conditions = ready !== undefined || reason !== undefined ? [{ type: ConditionType.Ready, ...(ready !== undefined ? { status: ready } : {}), ...(reason !== undefined ? { reason } : {}) }] : undefined;
+    return {
+      metadata: { namespace, name, ...(generation !== undefined ? { generation } : {}) },
+      status: { ...(observedGeneration !== undefined ? { observedGeneration } : {}), ...(conditions ? { conditions } : {}) },
+    };
+  });
 }
 
 export type ResyncReason = "Unobserved" | "Blocked" | "Settling" | "Periodic";
@@ -34,8 +76,9 @@ export function tickOf(time: string, periodSeconds: number): number {
   return Math.floor(Date.parse(time) / (periodSeconds * 1000));
 }
 
-export function slotOf(uid: string, slots: number): number {
-  return parseInt(createHash("sha256").update(uid).digest("hex").slice(0, 8), 16) % slots;
+/** The periodic slot of a key (`namespace/name`): the same on every tick, spread evenly. */
+export function slotOf(key: string, slots: number): number {
+  return parseInt(createHash("sha256").update(key).digest("hex").slice(0, 8), 16) % slots;
 }
 
 const readyOf = (dpr: ResyncCandidate) => dpr.status?.conditions?.find((c) => c.type === ConditionType.Ready);
@@ -82,7 +125,7 @@ export function resyncReason(dpr: ResyncCandidate, tick: number, slots: number):
   const ready = readyOf(dpr);
   if (ready?.reason === Reason.ForeignChild) return "Blocked";
   if (ready?.status === "False" && SETTLING.includes(ready.reason ?? "")) return "Settling";
-  if (dpr.metadata.uid !== undefined && slotOf(dpr.metadata.uid, slots) === tick % slots) return "Periodic";
+  if (slotOf(`${dpr.metadata.namespace ?? ""}/${dpr.metadata.name}`, slots) === tick % slots) return "Periodic";
   return undefined;
 }
 

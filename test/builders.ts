@@ -1,4 +1,5 @@
 // Small builders for test inputs, so each table case states only what it is about.
+import { PRINTER_COLUMNS } from "../shared/api/columns.ts";
 import type { DynamoGraphDeployment } from "../shared/api/dynamo-graph-deployment.ts";
 import type { DynamoPoolRelay } from "../shared/api/dynamo-pool-relay.ts";
 
@@ -79,5 +80,37 @@ export function dpr(
       generation: options.generation ?? 1,
     },
     spec: { image: "relay:1", clusterID: "dc-1", replicas: 2, ...options.spec },
+  };
+}
+
+interface Listed {
+  metadata: { namespace?: string; name: string; generation?: number };
+  status?: { observedGeneration?: number; readyOfDesired?: string; serviceEndpoint?: string; conditions?: { type: string; status?: string; reason?: string }[] };
+}
+
+/**
+ * DynamoPoolRelays as the API server answers a LIST of them as a Table with `includeObject=None`:
+ * Name, then one cell per printer column of the CRD, null where its JSONPath finds nothing.
+ */
+export function dprTable(objects: readonly Listed[], more: { continue?: string } = {}) {
+  const ready = (o: Listed) => o.status?.conditions?.find((c) => c.type === "Ready");
+  const cells = (o: Listed): Record<string, unknown> => ({
+    Name: o.metadata.name,
+    Ready: ready(o)?.status ?? null,
+    Replicas: o.status?.readyOfDesired ?? null,
+    Endpoint: o.status?.serviceEndpoint ?? null,
+    Reason: ready(o)?.reason ?? null,
+    Generation: o.metadata.generation ?? null,
+    Observed: o.status?.observedGeneration ?? null,
+    Namespace: o.metadata.namespace ?? null,
+    Age: "1m",
+  });
+  const names = ["Name", ...PRINTER_COLUMNS.map((c) => c.name)];
+  return {
+    kind: "Table",
+    apiVersion: "meta.k8s.io/v1",
+    metadata: more,
+    columnDefinitions: names.map((name) => ({ name })),
+    rows: objects.map((o) => ({ cells: names.map((n) => cells(o)[n]) })),
   };
 }

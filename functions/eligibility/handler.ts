@@ -5,8 +5,9 @@
  * status says the children carry; a DynamoPoolRelay event, with no read, with one if the object
  * it carries has a generation not yet observed (its own status writes change nothing to
  * reconcile; apply reads the object and drops a request that came late). A resync tick lists
- * DynamoPoolRelays in pages and emits a request for each that has an unobserved generation or
- * whose periodic slot has come, with ids derived from the tick and the key.
+ * DynamoPoolRelays in pages, as Tables of the printer columns it decides from, and emits a request
+ * for each that has an unobserved generation or whose periodic slot has come, with ids derived
+ * from the tick and the key.
  */
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForEligibility, type EligibilityInput } from "../../shared/classify.ts";
@@ -15,7 +16,7 @@ import { API_VERSION, KIND } from "../../shared/names.ts";
 import { EventType, productEvent, type DprKey, type ReconcileCause } from "../../shared/events.ts";
 import { settleBounded } from "../../shared/concurrency.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
-import { dueOnTick, observedInEvent, resyncCause, tickOf, type ResyncCandidate } from "../../shared/resync.ts";
+import { candidatesOf, dueOnTick, observedInEvent, resyncCause, tickOf, type ResyncCandidate, type TablePage } from "../../shared/resync.ts";
 import { mustClassify, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/eligibility";
@@ -56,7 +57,8 @@ async function onResync(event: CloudEvent, ctx: Context): Promise<Result> {
   // 2. Read page by page, 3. deciding each page as it comes: the next page is read only when
   // emits have worked off this one, so memory holds one page however many objects there are.
   async function* due(): AsyncGenerator<DprKey> {
-    for await (const page of ctx.kube.listPages<ResyncCandidate>(API_VERSION, KIND, undefined, PAGE)) {
+    for await (const table of ctx.kube.listTablePages<TablePage>(API_VERSION, KIND, PAGE)) {
+      const page = candidatesOf(table);
       counts.pages++;
       counts.listed += page.length;
       for (const { key, reason } of dueOnTick(page, tick, ctx.config.resyncSlots)) {

@@ -2,6 +2,7 @@
 // pages and an emit that records, fails for chosen keys, or waits until the test settles it. The
 // concurrency is counted, never timed.
 import { describe, expect, it } from "vitest";
+import { dprTable } from "../../test/builders.ts";
 import { idle } from "../../test/idle.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { parseConfig } from "../../shared/config.ts";
@@ -25,13 +26,12 @@ function ping(time: string, id: string): CloudEvent {
 }
 
 /** A DynamoPoolRelay whose generation is not yet observed: due on every tick. */
-const fresh = (name: string): ResyncCandidate => ({ metadata: { namespace: "team-a", name, uid: `uid-${name}`, generation: 1 } });
-const deleting = (name: string): ResyncCandidate => ({ metadata: { ...fresh(name).metadata, deletionTimestamp: T0 } });
-/** An observed DynamoPoolRelay whose UID falls in `slot`: due only on the ticks of that slot. */
+const fresh = (name: string): ResyncCandidate => ({ metadata: { namespace: "team-a", name, generation: 1 } });
+/** An observed DynamoPoolRelay whose key falls in `slot` (its name gets a suffix that puts it there): due only on the ticks of that slot. */
 function observed(name: string, slot: number): ResyncCandidate {
   let i = 0;
-  while (slotOf(`uid-${name}-${i}`, SLOTS) !== slot) i++;
-  return { metadata: { namespace: "team-a", name, uid: `uid-${name}-${i}`, generation: 2 }, status: { observedGeneration: 2 } };
+  while (slotOf(`team-a/${name}-${i}`, SLOTS) !== slot) i++;
+  return { metadata: { namespace: "team-a", name: `${name}-${i}`, generation: 2 }, status: { observedGeneration: 2 } };
 }
 /** An observed DynamoPoolRelay outside this tick's slot whose Ready waits on its Relay pods. */
 const settling = (name: string): ResyncCandidate => {
@@ -40,14 +40,15 @@ const settling = (name: string): ResyncCandidate => {
 };
 const many = (n: number) => Array.from({ length: n }, (_, i) => fresh(`g${i}`));
 const paged = <T,>(items: T[], size: number) => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+const subjectOf = (c: ResyncCandidate) => `${c.metadata.namespace}/${c.metadata.name}`;
 
 /** Records the list calls; has the unpaginated LIST too, so a handler using it fails on what it did. */
 function fakeKube(pages: ResyncCandidate[][]) {
   const calls: unknown[][] = [];
   const kube = {
-    async *listPages(...args: unknown[]) {
-      calls.push(["listPages", ...args]);
-      yield* pages;
+    async *listTablePages(...args: unknown[]) {
+      calls.push(["listTablePages", ...args]);
+      yield* pages.map((page) => dprTable(page));
     },
     async list(...args: unknown[]) {
       calls.push(["list", ...args]);
@@ -95,35 +96,41 @@ const subjects = (events: CloudEvent[]) => events.map((e) => e.subject).sort();
 const idsBySubject = (events: CloudEvent[]) => Object.fromEntries(events.map((e) => [e.subject, e.id]));
 
 describe("the resync tick", () => {
-  it("lists in pages of PAGE and emits a request for each due DynamoPoolRelay of every page", async () => {
-    const pages = [
-      [fresh("new-1"), observed("quiet-1", (TICK + 1) % SLOTS), observed("periodic-1", TICK % SLOTS)],
-      [deleting("gone"), fresh("new-2"), settling("rolling")],
-      [observed("periodic-2", TICK % SLOTS), fresh("new-3"), observed("quiet-2", (TICK + 2) % SLOTS)],
-      [],
-    ];
+  it("lists in pages of PAGE, as Tables, and emits a request for each due DynamoPoolRelay of every page", async () => {
+    const due = [fresh("new-1"), observed("periodic", TICK % SLOTS), fresh("new-2"), settling("rolling"), observed("periodic-b", TICK % SLOTS), fresh("new-3")];
+    const quiet = [observed("quiet", (TICK + 1) % SLOTS), observed("quiet", (TICK + 2) % SLOTS)];
+    const pages = [[due[0]!, quiet[0]!, due[1]!], [due[2]!, due[3]!], [due[4]!, due[5]!, quiet[1]!], []];
     const { kube, calls } = fakeKube(pages);
     const emits = recorder();
     const result = await eligibility(ping(T0, "p1"), context(kube, emits));
-    expect(calls).toEqual([["listPages", API_VERSION, KIND, undefined, PAGE]]);
-    expect(subjects(emits.sent)).toEqual(["team-a/new-1", "team-a/new-2", "team-a/new-3", "team-a/periodic-1", "team-a/periodic-2", "team-a/rolling"]);
+    expect(calls).toEqual([["listTablePages", API_VERSION, KIND, PAGE]]);
+    expect(subjects(emits.sent)).toEqual(due.map(subjectOf).sort());
     expect(emits.sent.map((e) => e.data)).toContainEqual({ namespace: "team-a", name: "new-1", cause: "Resync" });
-    expect(result).toEqual({ decision: "Resync", fields: { listed: 9, emitted: 6, failed: 0, unobserved: 3, settling: 1, tick: TICK, pages: 4 } });
+    expect(result).toEqual({ decision: "Resync", fields: { listed: 8, emitted: 6, failed: 0, unobserved: 3, settling: 1, tick: TICK, pages: 4 } });
+  });
+
+  it("answers a tick over a CRD without the resync's columns with an error naming them, emitting nothing", async () => {
+    const kube = { async *listTablePages() { yield { kind: "Table", columnDefinitions: [{ name: "Name" }, { name: "Ready" }], rows: [{ cells: ["g1", null] }] }; } };
+    const emits = recorder();
+    await expect(eligibility(ping(T0, "p1"), context(kube as unknown as KubeClient, emits))).rejects.toThrow(/installed DynamoPoolRelay CRD has no printer column Namespace, Generation, Observed, Reason/);
+    expect(emits.tried).toEqual([]);
   });
 
   it("picks the slot by the ping's event time, not by the clock, one request per due DynamoPoolRelay", async () => {
     // The clock stays at T0 (tick TICK); the ping is the next period's.
-    const page = [observed("this-tick", TICK % SLOTS), observed("next-tick", (TICK + 1) % SLOTS), fresh("new")];
+    const nextTick = observed("next-tick", (TICK + 1) % SLOTS);
+    const page = [observed("this-tick", TICK % SLOTS), nextTick, fresh("new")];
+    const next = nextTick.metadata.name;
     const emits = recorder();
     const result = await eligibility(ping(later(PERIOD), "p2"), context(fakeKube([page]).kube, emits));
-    expect(emits.sent.map((e) => e.subject).sort()).toEqual(["team-a/new", "team-a/next-tick"]);
-    expect(emits.sent.map((e) => e.data)).toEqual(expect.arrayContaining([{ namespace: "team-a", name: "next-tick", cause: "Resync" }, { namespace: "team-a", name: "new", cause: "Resync" }]));
+    expect(emits.sent.map((e) => e.subject).sort()).toEqual(["team-a/new", `team-a/${next}`]);
+    expect(emits.sent.map((e) => e.data)).toEqual(expect.arrayContaining([{ namespace: "team-a", name: next, cause: "Resync" }, { namespace: "team-a", name: "new", cause: "Resync" }]));
     expect(result.fields).toMatchObject({ tick: TICK + 1, emitted: 2 });
     // A redelivery of that ping (same event) emits the same requests with the same ids.
     const again = recorder();
     await eligibility(ping(later(PERIOD), "p2"), context(fakeKube([page]).kube, again));
     expect(idsBySubject(again.sent)).toEqual(idsBySubject(emits.sent));
-    expect(idsBySubject(emits.sent)["team-a/next-tick"]).toBe(derivedId(SOURCE, `resync-tick-${TICK + 1}`, EventType.Reconcile, "team-a", "next-tick"));
+    expect(idsBySubject(emits.sent)[`team-a/${next}`]).toBe(derivedId(SOURCE, `resync-tick-${TICK + 1}`, EventType.Reconcile, "team-a", next));
   });
 
   it.each([

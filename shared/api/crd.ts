@@ -1,9 +1,8 @@
 /** The DynamoPoolRelay CustomResourceDefinition, built from the zod schema. */
 import { CATEGORY, GROUP, KIND, LABEL_NAME, LABEL_PART_OF, PLURAL, PRODUCT, SHORT_NAME, SINGULAR, VERSION } from "../names.ts";
 import { DynamoPoolRelaySpec, DynamoPoolRelayStatus, ROOT_VALIDATIONS } from "./dynamo-pool-relay.ts";
+import { PRINTER_COLUMNS } from "./columns.ts";
 import { toOpenApi } from "./openapi.ts";
-
-const readyCondition = (field: string) => `.status.conditions[?(@.type=="Ready")].${field}`;
 
 export function dynamoPoolRelayCrd() {
   return {
@@ -29,14 +28,7 @@ export function dynamoPoolRelayCrd() {
             // defaults), as the scale subresource needs; the selector finds the pods for pod metrics.
             scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.labelSelector" },
           },
-          additionalPrinterColumns: [
-            { name: "Ready", type: "string", jsonPath: readyCondition("status"), description: "Whether the Relay listens behind its published Service" },
-            // A printer column is one JSONPath, so ready/desired (as kubectl get deploy shows READY) is a status field.
-            { name: "Replicas", type: "string", jsonPath: ".status.readyOfDesired", description: "Ready Relay pods / desired (spec.replicas)" },
-            { name: "Endpoint", type: "string", jsonPath: ".status.serviceEndpoint", description: "gRPC address of the Relay" },
-            { name: "Reason", type: "string", jsonPath: readyCondition("reason"), priority: 1, description: "Why the Relay is or is not Ready" },
-            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-          ],
+          additionalPrinterColumns: PRINTER_COLUMNS,
           schema: {
             openAPIV3Schema: {
               description: "DynamoPoolRelay runs the PoolRelay for the DynamoGraphDeployment of the same name and publishes it as the Service <name>-pool-relay.",

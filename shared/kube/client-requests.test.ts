@@ -230,29 +230,30 @@ describe("reads", () => {
     ]);
   });
 
-  it("listPages follows the continue token page by page, with the limit and the label selector", async () => {
+  it("listTablePages asks for a Table without the objects, and follows the continue token page by page", async () => {
     const pages: Record<string, Answer> = {
-      "": { body: { items: [{ n: 1 }, { n: 2 }], metadata: { continue: "tok/1" } } },
-      "tok/1": { body: { items: [{ n: 3 }, { n: 4 }], metadata: { continue: "tok2" } } },
-      tok2: { body: { metadata: { continue: "" } } },
+      "": { body: { kind: "Table", rows: [{ cells: ["a"] }, { cells: ["b"] }], metadata: { continue: "tok/1" } } },
+      "tok/1": { body: { kind: "Table", rows: [{ cells: ["c"] }], metadata: { continue: "tok2" } } },
+      tok2: { body: { kind: "Table", metadata: { continue: "" } } },
     };
     const api = await serve((req) => pages[new URL(req.url, "http://x").searchParams.get("continue") ?? ""]!);
-    const got: unknown[][] = [];
-    for await (const page of new KubeClient(plain(api.url)).listPages("nvidia.com/v1alpha1", "DynamoPoolRelay", "ns", 2, "app=web")) got.push(page);
-    expect(got).toEqual([[{ n: 1 }, { n: 2 }], [{ n: 3 }, { n: 4 }], []]);
+    const got: unknown[] = [];
+    for await (const page of new KubeClient(plain(api.url)).listTablePages("nvidia.com/v1alpha1", "DynamoPoolRelay", 2)) got.push(page);
+    expect(got).toEqual([pages[""]!.body, pages["tok/1"]!.body, pages["tok2"]!.body]);
     expect(lines(api.seen)).toEqual([
-      "GET /apis/nvidia.com/v1alpha1/namespaces/ns/dynamopoolrelays?limit=2&labelSelector=app%3Dweb",
-      "GET /apis/nvidia.com/v1alpha1/namespaces/ns/dynamopoolrelays?limit=2&labelSelector=app%3Dweb&continue=tok%2F1",
-      "GET /apis/nvidia.com/v1alpha1/namespaces/ns/dynamopoolrelays?limit=2&labelSelector=app%3Dweb&continue=tok2",
+      "GET /apis/nvidia.com/v1alpha1/dynamopoolrelays?limit=2&includeObject=None",
+      "GET /apis/nvidia.com/v1alpha1/dynamopoolrelays?limit=2&includeObject=None&continue=tok%2F1",
+      "GET /apis/nvidia.com/v1alpha1/dynamopoolrelays?limit=2&includeObject=None&continue=tok2",
     ]);
+    expect(api.seen.map((s) => s.headers.accept)).toEqual(Array(3).fill("application/json;as=Table;v=v1;g=meta.k8s.io"));
   });
 
-  it("listPages without a selector asks only for the limit, and stops when no continue token comes", async () => {
-    const api = await serve(() => ({ body: { items: [{ n: 1 }] } }));
-    const got: unknown[][] = [];
-    for await (const page of new KubeClient(plain(api.url)).listPages("nvidia.com/v1alpha1", "DynamoPoolRelay", undefined, 500)) got.push(page);
-    expect(got).toEqual([[{ n: 1 }]]);
-    expect(lines(api.seen)).toEqual(["GET /apis/nvidia.com/v1alpha1/dynamopoolrelays?limit=500"]);
+  it("listTablePages stops when no continue token comes", async () => {
+    const api = await serve(() => ({ body: { kind: "Table", rows: [{ cells: ["a"] }] } }));
+    const got: unknown[] = [];
+    for await (const page of new KubeClient(plain(api.url)).listTablePages("nvidia.com/v1alpha1", "DynamoPoolRelay", 500)) got.push(page);
+    expect(got).toEqual([{ kind: "Table", rows: [{ cells: ["a"] }] }]);
+    expect(lines(api.seen)).toEqual(["GET /apis/nvidia.com/v1alpha1/dynamopoolrelays?limit=500&includeObject=None"]);
   });
 });
 

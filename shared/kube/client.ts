@@ -69,6 +69,8 @@ export const REQUEST_TIMEOUT_MS = 10_000;
 const THROTTLE_ATTEMPTS = 3;
 /** A longer Retry-After is not waited out even without a deadline: the caller's retry is better placed. */
 const MAX_RETRY_AFTER_MS = 30_000;
+/** A collection as a meta.k8s.io/v1 Table, as kubectl get asks for it. */
+const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io";
 
 const agents = { "https:": new https.Agent({ keepAlive: true, maxSockets: 16 }), "http:": new http.Agent({ keepAlive: true, maxSockets: 16 }) };
 const firstExchange = new FirstExchange();
@@ -328,15 +330,17 @@ export class KubeClient {
 
   /**
    * Lists in pages of `limit` (the API server's `continue` token), so a large collection is never
-   * one response held in memory at once. A 410 on a continue token means the list grew stale.
+   * one response held in memory at once, and as a Table without the objects (`includeObject=None`):
+   * each row carries only the cells of the kind's printer columns, not the object with its
+   * managedFields. A 410 on a continue token means the list grew stale.
    */
-  async *listPages<T = KubeObject>(apiVersion: string, kind: string, namespace: string | undefined, limit: number, labelSelector?: string): AsyncGenerator<T[]> {
+  async *listTablePages<T = unknown>(apiVersion: string, kind: string, limit: number): AsyncGenerator<T> {
     const r = await this.resource(apiVersion, kind);
     let token: string | undefined;
     do {
-      const query = new URLSearchParams({ limit: String(limit), ...(labelSelector ? { labelSelector } : {}), ...(token ? { continue: token } : {}) });
-      const page = (await this.request("GET", `${collectionPath(r, namespace)}?${query}`)) as { items?: T[]; metadata?: { continue?: string } };
-      yield page.items ?? [];
+      const query = new URLSearchParams({ limit: String(limit), includeObject: "None", ...(token ? { continue: token } : {}) });
+      const page = (await this.request("GET", `${collectionPath(r, undefined)}?${query}`, undefined, undefined, TABLE)) as { metadata?: { continue?: string } };
+      yield page as Awaited<T>;
       token = page.metadata?.continue || undefined;
     } while (token);
   }

@@ -11,6 +11,7 @@ import { ensureBinaries } from "../../dev/control-plane/binaries.ts";
 import { CRD_PATH, README_PATH } from "../../scripts/generated.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
+import { candidatesOf, type ResyncCandidate, type TablePage } from "../../shared/resync.ts";
 import { TEST_MANAGER, adminClient, dprObject, eventually, freshNamespace } from "./helpers.ts";
 import { getDpr, published, settledDpr } from "./pipeline-helpers.ts";
 
@@ -59,7 +60,7 @@ describe("the DynamoPoolRelay CRD", () => {
     expect(list.resources.find((r) => r.name === "dynamopoolrelays")).toMatchObject({ shortNames: ["dpr"], categories: ["dynamo"] });
   });
 
-  it("defaults replicas to 2 and shows Ready, Replicas, Endpoint and Age as kubectl get dpr does (-o wide adds Reason)", async () => {
+  it("defaults replicas to 2 and shows Ready, Replicas, Endpoint and Age as kubectl get dpr does (-o wide adds Reason, Generation, Observed and Namespace)", async () => {
     await client.apply(dprObject(ns, "columns"), TEST_MANAGER);
     const got = await client.get<{ spec: { replicas: number } }>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: ns, name: "columns" });
     expect(got?.spec.replicas).toBe(2);
@@ -81,7 +82,46 @@ describe("the DynamoPoolRelay CRD", () => {
     expect(get.stdout).toMatch(/\ncolumns\s/);
     const wide = kubectl("get", "dpr", "-n", ns, "-o", "wide");
     expect(wide.stderr).toBe("");
-    expect(wide.stdout.split("\n")[0]).toMatch(/^NAME\s+READY\s+REPLICAS\s+ENDPOINT\s+REASON\s+AGE$/);
+    expect(wide.stdout.split("\n")[0]).toMatch(/^NAME\s+READY\s+REPLICAS\s+ENDPOINT\s+REASON\s+GENERATION\s+OBSERVED\s+NAMESPACE\s+AGE$/);
+    // Generation 1, observed or not yet (blank), and the namespace.
+    expect(wide.stdout).toMatch(new RegExp(`\\ncolumns\\s.*\\s1\\s+(1\\s+)?${ns}\\s`));
+  });
+
+  it("lists, as the resync does, a Table of cells without the objects, in pages, from which candidatesOf reads what the objects hold", async () => {
+    const here = await freshNamespace("resync-table");
+    for (const name of ["a", "b", "c"]) await client.apply(dprObject(here, name), TEST_MANAGER);
+    // An edited spec: generation 2.
+    await client.apply(dprObject(here, "c", { replicas: 3 }), TEST_MANAGER);
+    type Full = { metadata: { namespace: string; name: string; generation: number }; status?: { observedGeneration?: number; conditions?: { type: string; status: string; reason: string }[] } };
+    const fields = (o: Full) => {
+      const ready = o.status?.conditions?.find((c) => c.type === "Ready");
+      const { namespace, name, generation } = o.metadata;
+      return { namespace, name, generation, observed: o.status?.observedGeneration, ready: ready?.status, reason: ready?.reason };
+    };
+    const cells = (c: ResyncCandidate) => {
+      const ready = c.status?.conditions?.find((x) => x.type === "Ready");
+      return { ...c.metadata, observed: c.status?.observedGeneration, ready: ready?.status, reason: ready?.reason };
+    };
+    // The product reconciles them meanwhile (no DGD: NotEligible): compared once both reads agree
+    // on a settled namespace, each object's fields against its row's cells.
+    const { full, listed, pages } = await eventually("the objects settled, and the Table's cells are their fields", async () => {
+      const full = await client.list<Full>("nvidia.com/v1alpha1", "DynamoPoolRelay", here);
+      const pages: TablePage[] = [];
+      for await (const page of client.listTablePages<TablePage>("nvidia.com/v1alpha1", "DynamoPoolRelay", 2)) pages.push(page);
+      const listed = pages.flatMap((p) => candidatesOf(p)).filter((c) => c.metadata.namespace === here);
+      const settled = full.length === 3 && full.every((o) => o.status?.observedGeneration === o.metadata.generation);
+      return settled && JSON.stringify(listed.map(cells)) === JSON.stringify(full.map(fields)) && { full, listed, pages };
+    });
+    expect(full.map(fields)).toEqual([
+      { namespace: here, name: "a", generation: 1, observed: 1, ready: "False", reason: "NotEligible" },
+      { namespace: here, name: "b", generation: 1, observed: 1, ready: "False", reason: "NotEligible" },
+      { namespace: here, name: "c", generation: 2, observed: 2, ready: "False", reason: "NotEligible" },
+    ]);
+    expect(listed.map(cells)).toEqual(full.map(fields));
+    // Pages of 2 over at least three objects: the continue token was followed. No object in any row.
+    expect(pages.length).toBeGreaterThanOrEqual(2);
+    expect(pages.flatMap((p) => p.rows ?? []).length).toBeGreaterThanOrEqual(3);
+    expect(pages.flatMap((p) => p.rows ?? []).filter((r) => (r as { object?: unknown }).object != null)).toEqual([]);
   });
 
   it("installs with exactly the command the README documents, kubectl apply -k crds/ (server dry-run); -f would fail on crds/kustomization.yaml", () => {

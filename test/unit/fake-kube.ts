@@ -3,11 +3,12 @@
 // apiVersion/kind/namespace/name, and any call can be made to fail.
 import type { KubeClient, KubeObject, ObjectRef } from "../../shared/kube/client.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
+import { dprTable } from "../builders.ts";
 
 export type Call =
   | { op: "get"; ref: ObjectRef }
   | { op: "list"; apiVersion: string; kind: string; namespace: string | undefined; labelSelector: string | undefined }
-  | { op: "listPages"; apiVersion: string; kind: string; namespace: string | undefined; limit: number }
+  | { op: "listTablePages"; apiVersion: string; kind: string; limit: number }
   | { op: "apply"; object: KubeObject; fieldManager: string; options: { force?: boolean; dryRun?: boolean } }
   | { op: "create"; object: KubeObject }
   | { op: "deleteExact"; ref: ObjectRef; uid: string }
@@ -53,7 +54,7 @@ export class FakeKube {
       const kind = call.op === "get" ? call.ref.kind : call.kind;
       if (kind !== "DynamoPoolRelay") this.readBeforeDpr.push(kind);
     }
-    if (call.op === "get" || call.op === "list" || call.op === "listPages") this.stats.reads++;
+    if (call.op === "get" || call.op === "list" || call.op === "listTablePages") this.stats.reads++;
     else this.stats.writes++;
     const err = this.failWith(call);
     if (err) throw err;
@@ -76,10 +77,10 @@ export class FakeKube {
     return [...this.objects.values()].filter((o) => o.apiVersion === apiVersion && o.kind === kind && (namespace === undefined || o.metadata.namespace === namespace)) as T[];
   }
 
-  async *listPages<T = KubeObject>(apiVersion: string, kind: string, namespace: string | undefined, limit: number): AsyncGenerator<T[]> {
-    this.record({ op: "listPages", apiVersion, kind, namespace, limit });
-    const all = [...this.objects.values()].filter((o) => o.apiVersion === apiVersion && o.kind === kind) as T[];
-    for (let i = 0; i < all.length; i += limit) yield all.slice(i, i + limit);
+  async *listTablePages<T = unknown>(apiVersion: string, kind: string, limit: number): AsyncGenerator<T> {
+    this.record({ op: "listTablePages", apiVersion, kind, limit });
+    const all = [...this.objects.values()].filter((o) => o.apiVersion === apiVersion && o.kind === kind);
+    for (let i = 0; i < all.length; i += limit) yield dprTable(all.slice(i, i + limit) as Parameters<typeof dprTable>[0]) as Awaited<T>;
   }
 
   async apply<T = KubeObject>(object: KubeObject, fieldManager: string, options: { force?: boolean; dryRun?: boolean } = {}): Promise<T> {

@@ -7,6 +7,7 @@ import { getTestServer } from "@google-cloud/functions-framework/testing";
 import nock from "nock";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { dprTable } from "../builders.ts";
 import { apply } from "../../functions/apply/handler.ts";
 import { eligibility } from "../../functions/eligibility/handler.ts";
 import type { Handler } from "../../functions/runtime/handler.ts";
@@ -617,9 +618,7 @@ describe("W3C trace context", () => {
   });
 
   it("sends the trace on with every reconcile request a resync tick emits, as W3C headers and as the extension", async () => {
-    nock(API).get("/apis/nvidia.com/v1alpha1/dynamopoolrelays").query(true).reply(200, {
-      items: [{ metadata: { name: "g1", namespace: "team-a", uid: "u1", generation: 2 }, status: { observedGeneration: 1 } }],
-    });
+    nock(API).get("/apis/nvidia.com/v1alpha1/dynamopoolrelays").query(true).reply(200, dprTable([{ metadata: { name: "g1", namespace: "team-a", generation: 2 }, status: { observedGeneration: 1 } }]));
     sunk.length = 0;
     const tick: CloudEvent = { specversion: "1.0", id: "p1", type: "dev.knative.sources.ping", source: "/apis/v1/namespaces/dynamo-system/pingsources/poolrelay-resync", time: "2026-03-01T00:00:00Z", extensions: { traceparent: PARENT }, datacontenttype: "application/json", data: {} };
     expect((await binary("ticking", tick)).status).toBe(204);

@@ -61,8 +61,13 @@ describe("generated files", () => {
 
   it("every printer column reads a field of the schema, of the column's type", () => {
     const simple = (version.additionalPrinterColumns as { name: string; type: string; jsonPath: string }[]).filter((c) => /^(\.\w+)+$/.test(c.jsonPath));
-    expect(simple.map((c) => c.name)).toEqual(["Replicas", "Endpoint", "Age"]);
-    for (const c of simple.filter((c) => c.type !== "date")) expect(field(c.jsonPath), c.name).toMatchObject({ type: c.type });
+    expect(simple.map((c) => c.name)).toEqual(["Replicas", "Endpoint", "Generation", "Observed", "Namespace", "Age"]);
+    const ofSchema = simple.filter((c) => !c.jsonPath.startsWith(".metadata."));
+    expect(ofSchema.map((c) => c.name)).toEqual(["Replicas", "Endpoint", "Observed"]);
+    for (const c of ofSchema) expect(field(c.jsonPath), c.name).toMatchObject({ type: c.type });
+    // ObjectMeta's fields, which the schema does not describe: of the types Kubernetes gives them.
+    const ofMeta = simple.filter((c) => c.jsonPath.startsWith(".metadata."));
+    expect(Object.fromEntries(ofMeta.map((c) => [c.jsonPath, c.type]))).toEqual({ ".metadata.generation": "integer", ".metadata.namespace": "string", ".metadata.creationTimestamp": "date" });
     expect(simple.find((c) => c.name === "Replicas")?.jsonPath).toBe(".status.readyOfDesired");
   });
 

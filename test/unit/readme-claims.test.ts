@@ -197,9 +197,14 @@ describe("kubectl get dpr, and -o wide", () => {
     expect(columns.find((c) => c.name === "Ready")!.jsonPath).toBe('.status.conditions[?(@.type=="Ready")].status');
   });
 
-  it("adds the Ready condition's reason with -o wide (priority 1)", () => {
-    claim(/\(`-o wide` adds the Ready reason\)/);
-    expect(columns.filter((c) => (c.priority ?? 0) > 0)).toEqual([expect.objectContaining({ name: "Reason", priority: 1, jsonPath: '.status.conditions[?(@.type=="Ready")].reason' })]);
+  it("adds the Ready condition's reason, the generation, the observed generation and the namespace with -o wide (priority 1)", () => {
+    claim(/\(`-o wide` adds the Ready reason, the generation, the observed generation and\s+the namespace: the four cells the resync lists, with Name and Ready/);
+    expect(columns.filter((c) => (c.priority ?? 0) > 0)).toEqual([
+      expect.objectContaining({ name: "Reason", priority: 1, jsonPath: '.status.conditions[?(@.type=="Ready")].reason' }),
+      expect.objectContaining({ name: "Generation", priority: 1, jsonPath: ".metadata.generation" }),
+      expect.objectContaining({ name: "Observed", priority: 1, jsonPath: ".status.observedGeneration" }),
+      expect.objectContaining({ name: "Namespace", priority: 1, jsonPath: ".metadata.namespace" }),
+    ]);
   });
 });
 

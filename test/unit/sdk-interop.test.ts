@@ -11,6 +11,7 @@ import nock from "nock";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { dprTable } from "../builders.ts";
 import { apply } from "../../functions/apply/handler.ts";
 import { deadLetter } from "../../functions/dead-letter/handler.ts";
 import { eligibility } from "../../functions/eligibility/handler.ts";
@@ -212,7 +213,7 @@ describe("every event a function sends, the SDK reads and validates strictly", (
   });
 
   it("eligibility's resync requests, emitted into the Broker", async () => {
-    nock(API).get("/apis/nvidia.com/v1alpha1/dynamopoolrelays").query(true).reply(200, { items: [dpr()], metadata: {} });
+    nock(API).get("/apis/nvidia.com/v1alpha1/dynamopoolrelays").query(true).reply(200, dprTable([dpr()]));
     sunk.length = 0;
     const res = await send("eligibility", "binary", new CloudEvent<unknown>({ type: "dev.knative.sources.ping", source: "/apis/v1/namespaces/dynamo-system/pingsources/poolrelay-resync", time: NOW, data: {} }));
     expect(res.status).toBe(204);
