@@ -14,7 +14,7 @@
 import { createHash } from "node:crypto";
 import { ResyncColumn } from "./api/columns.ts";
 import { ConditionType, Reason } from "./conditions.ts";
-import type { DprKey } from "./events.ts";
+import { keyString, type DprKey } from "./events.ts";
 
 export interface ResyncCandidate {
   metadata: { namespace?: string; name: string; generation?: number; deletionTimestamp?: string };
@@ -81,6 +81,7 @@ export function slotOf(key: string, slots: number): number {
   return parseInt(createHash("sha256").update(key).digest("hex").slice(0, 8), 16) % slots;
 }
 
+const keyOf = (dpr: ResyncCandidate): DprKey => ({ namespace: dpr.metadata.namespace ?? "", name: dpr.metadata.name });
 const readyOf = (dpr: ResyncCandidate) => dpr.status?.conditions?.find((c) => c.type === ConditionType.Ready);
 
 /** A live DynamoPoolRelay whose current generation the status does not yet reflect. */
@@ -120,12 +121,11 @@ export function observedInEvent(observed: unknown, deleted: boolean): boolean {
 }
 
 export function resyncReason(dpr: ResyncCandidate, tick: number, slots: number): ResyncReason | undefined {
-  if (dpr.metadata.deletionTimestamp) return undefined;
   if (unobserved(dpr)) return "Unobserved";
   const ready = readyOf(dpr);
   if (ready?.reason === Reason.ForeignChild) return "Blocked";
   if (ready?.status === "False" && SETTLING.includes(ready.reason ?? "")) return "Settling";
-  if (slotOf(`${dpr.metadata.namespace ?? ""}/${dpr.metadata.name}`, slots) === tick % slots) return "Periodic";
+  if (slotOf(keyString(keyOf(dpr)), slots) === tick % slots) return "Periodic";
   return undefined;
 }
 
@@ -133,7 +133,7 @@ export function resyncReason(dpr: ResyncCandidate, tick: number, slots: number):
 export function dueOnTick(page: readonly ResyncCandidate[], tick: number, slots: number): ResyncDue[] {
   return page.flatMap((dpr) => {
     const reason = resyncReason(dpr, tick, slots);
-    return reason ? [{ key: { namespace: dpr.metadata.namespace ?? "", name: dpr.metadata.name }, reason }] : [];
+    return reason ? [{ key: keyOf(dpr), reason }] : [];
   });
 }
 
