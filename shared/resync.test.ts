@@ -124,6 +124,7 @@ describe("candidatesOf: a Table page of the printer columns", () => {
   const columns = ["Name", "Ready", "Replicas", "Endpoint", "Reason", "Generation", "Observed", "Namespace", "Age"].map((name) => ({ name, type: "string" }));
   const row = (...cells: unknown[]) => ({ cells });
 
+  // Strictly equal: a field the cell does not give is absent, not present as undefined.
   it("reads each candidate from the cells of the columns it names, absent where the cell is null", () => {
     const table = {
       columnDefinitions: columns,
@@ -133,7 +134,7 @@ describe("candidatesOf: a Table page of the printer columns", () => {
         row("rolling", "False", "0/2", null, "RolloutPending", 2, 2, "a", "9s"),
       ],
     };
-    expect(candidatesOf(table)).toEqual([
+    expect(candidatesOf(table)).toStrictEqual([
       { metadata: { namespace: "a", name: "ready", generation: 3 }, status: { observedGeneration: 3, conditions: [{ type: "Ready", status: "True", reason: "Ready" }] } },
       { metadata: { namespace: "b", name: "new", generation: 1 }, status: {} },
       { metadata: { namespace: "a", name: "rolling", generation: 2 }, status: { observedGeneration: 2, conditions: [{ type: "Ready", status: "False", reason: "RolloutPending" }] } },
@@ -142,20 +143,20 @@ describe("candidatesOf: a Table page of the printer columns", () => {
 
   it("finds the columns by name, in whatever order the Table lists them", () => {
     const shuffled = ["Namespace", "Observed", "Reason", "Name", "Generation", "Ready"].map((name) => ({ name }));
-    expect(candidatesOf({ columnDefinitions: shuffled, rows: [row("a", 1, "ForeignChild", "g1", 1, "False")] })).toEqual([
+    expect(candidatesOf({ columnDefinitions: shuffled, rows: [row("a", 1, "ForeignChild", "g1", 1, "False")] })).toStrictEqual([
       { metadata: { namespace: "a", name: "g1", generation: 1 }, status: { observedGeneration: 1, conditions: [{ type: "Ready", status: "False", reason: "ForeignChild" }] } },
     ]);
   });
 
   it("keeps a Ready condition with only a status or only a reason", () => {
     const [onlyStatus, onlyReason] = candidatesOf({ columnDefinitions: columns, rows: [row("s", "Unknown", null, null, null, 1, 1, "a", "1s"), row("r", null, null, null, "Reconciling", 1, 1, "a", "1s")] });
-    expect(onlyStatus!.status).toEqual({ observedGeneration: 1, conditions: [{ type: "Ready", status: "Unknown" }] });
-    expect(onlyReason!.status).toEqual({ observedGeneration: 1, conditions: [{ type: "Ready", reason: "Reconciling" }] });
+    expect(onlyStatus!.status).toStrictEqual({ observedGeneration: 1, conditions: [{ type: "Ready", status: "Unknown" }] });
+    expect(onlyReason!.status).toStrictEqual({ observedGeneration: 1, conditions: [{ type: "Ready", reason: "Reconciling" }] });
   });
 
   it("takes a generation or observedGeneration that is not an integer as absent", () => {
     const [c] = candidatesOf({ columnDefinitions: columns, rows: [row("g1", null, null, null, null, "2", 1.5, "a", "1s")] });
-    expect(c).toEqual({ metadata: { namespace: "a", name: "g1" }, status: {} });
+    expect(c).toStrictEqual({ metadata: { namespace: "a", name: "g1" }, status: {} });
   });
 
   it("refuses rows without the resync's columns, naming each missing one (a CRD older than the function)", () => {
