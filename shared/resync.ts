@@ -27,7 +27,8 @@ export interface TablePage {
   rows?: readonly { cells?: readonly unknown[] }[];
 }
 
-const RESYNC_COLUMNS: readonly string[] = Object.values(ResyncColumn);
+// Pure: a bundle without candidatesOf (apply's) leaves the names out.
+const RESYNC_COLUMNS: readonly string[] = /* @__PURE__ */ Object.values(ResyncColumn);
 
 const text = (cell: unknown) => (typeof cell === "string" ? cell : undefined);
 const count = (cell: unknown) => (Number.isSafeInteger(cell) ? (cell as number) : undefined);

@@ -1,5 +1,5 @@
 // Small builders for test inputs, so each table case states only what it is about.
-import { PRINTER_COLUMNS } from "../shared/api/columns.ts";
+import { printerColumns } from "../shared/api/columns.ts";
 import type { DynamoGraphDeployment } from "../shared/api/dynamo-graph-deployment.ts";
 import type { DynamoPoolRelay } from "../shared/api/dynamo-pool-relay.ts";
 
@@ -105,7 +105,7 @@ export function dprTable(objects: readonly Listed[], more: { continue?: string }
     Namespace: o.metadata.namespace ?? null,
     Age: "1m",
   });
-  const names = ["Name", ...PRINTER_COLUMNS.map((c) => c.name)];
+  const names = ["Name", ...printerColumns().map((c) => c.name)];
   return {
     kind: "Table",
     apiVersion: "meta.k8s.io/v1",

@@ -17,8 +17,12 @@ export const ResyncColumn = {
   Reason: "Reason",
 } as const;
 
-/** In the order kubectl shows them; priority 1 only with `-o wide`. The API server adds Name first. */
-export const PRINTER_COLUMNS = [
+/**
+ * In the order kubectl shows them; priority 1 only with `-o wide`. The API server adds Name first.
+ * A function, so that a bundle needing only the resync's names (apply's, through shared/resync.ts)
+ * leaves the definitions out.
+ */
+export const printerColumns = () => [
   { name: ResyncColumn.Ready, type: "string", jsonPath: readyCondition("status"), description: "Whether the Relay listens behind its published Service" },
   // A printer column is one JSONPath, so ready/desired (as kubectl get deploy shows READY) is a status field.
   { name: "Replicas", type: "string", jsonPath: ".status.readyOfDesired", description: "Ready Relay pods / desired (spec.replicas)" },

@@ -1,7 +1,7 @@
 /** The DynamoPoolRelay CustomResourceDefinition, built from the zod schema. */
 import { CATEGORY, GROUP, KIND, LABEL_NAME, LABEL_PART_OF, PLURAL, PRODUCT, SHORT_NAME, SINGULAR, VERSION } from "../names.ts";
 import { DynamoPoolRelaySpec, DynamoPoolRelayStatus, ROOT_VALIDATIONS } from "./dynamo-pool-relay.ts";
-import { PRINTER_COLUMNS } from "./columns.ts";
+import { printerColumns } from "./columns.ts";
 import { toOpenApi } from "./openapi.ts";
 
 export function dynamoPoolRelayCrd() {
@@ -28,7 +28,7 @@ export function dynamoPoolRelayCrd() {
             // defaults), as the scale subresource needs; the selector finds the pods for pod metrics.
             scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.labelSelector" },
           },
-          additionalPrinterColumns: PRINTER_COLUMNS,
+          additionalPrinterColumns: printerColumns(),
           schema: {
             openAPIV3Schema: {
               description: "DynamoPoolRelay runs the PoolRelay for the DynamoGraphDeployment of the same name and publishes it as the Service <name>-pool-relay.",
