@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { candidatesOf, changeObserved, dueOnTick, observedInEvent, resyncCause, resyncReason, slotOf, tickOf, unobserved } from "./resync.ts";
+import { candidatesOf, changeObserved, type TablePage, dueOnTick, observedInEvent, resyncCause, resyncReason, slotOf, tickOf, unobserved } from "./resync.ts";
 
 const dpr = (generation: number, observed: number | undefined, name = "g1", deleting = false) => ({
   metadata: { name, namespace: "n", generation, ...(deleting ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}) },
@@ -127,7 +127,7 @@ describe("candidatesOf: a Table page of the printer columns", () => {
   // Strictly equal: a field the cell does not give is absent, not present as undefined.
   it("reads each candidate from the cells of the columns it names, absent where the cell is null", () => {
     const table = {
-      columnDefinitions: columns,
+      kind: "Table", columnDefinitions: columns,
       rows: [
         row("ready", "True", "2/2", "ready-pool-relay.a.svc:5561", "Ready", 3, 3, "a", "5m"),
         row("new", null, null, null, null, 1, null, "b", "1s"),
@@ -143,42 +143,48 @@ describe("candidatesOf: a Table page of the printer columns", () => {
 
   it("finds the columns by name, in whatever order the Table lists them", () => {
     const shuffled = ["Namespace", "Observed", "Reason", "Name", "Generation", "Ready"].map((name) => ({ name }));
-    expect(candidatesOf({ columnDefinitions: shuffled, rows: [row("a", 1, "ForeignChild", "g1", 1, "False")] })).toStrictEqual([
+    expect(candidatesOf({ kind: "Table", columnDefinitions: shuffled, rows: [row("a", 1, "ForeignChild", "g1", 1, "False")] })).toStrictEqual([
       { metadata: { namespace: "a", name: "g1", generation: 1 }, status: { observedGeneration: 1, conditions: [{ type: "Ready", status: "False", reason: "ForeignChild" }] } },
     ]);
   });
 
   it("keeps a Ready condition with only a status or only a reason", () => {
-    const [onlyStatus, onlyReason] = candidatesOf({ columnDefinitions: columns, rows: [row("s", "Unknown", null, null, null, 1, 1, "a", "1s"), row("r", null, null, null, "Reconciling", 1, 1, "a", "1s")] });
+    const [onlyStatus, onlyReason] = candidatesOf({ kind: "Table", columnDefinitions: columns, rows: [row("s", "Unknown", null, null, null, 1, 1, "a", "1s"), row("r", null, null, null, "Reconciling", 1, 1, "a", "1s")] });
     expect(onlyStatus!.status).toStrictEqual({ observedGeneration: 1, conditions: [{ type: "Ready", status: "Unknown" }] });
     expect(onlyReason!.status).toStrictEqual({ observedGeneration: 1, conditions: [{ type: "Ready", reason: "Reconciling" }] });
   });
 
   it("takes a generation or observedGeneration that is not an integer as absent", () => {
-    const [c] = candidatesOf({ columnDefinitions: columns, rows: [row("g1", null, null, null, null, "2", 1.5, "a", "1s")] });
+    const [c] = candidatesOf({ kind: "Table", columnDefinitions: columns, rows: [row("g1", null, null, null, null, "2", 1.5, "a", "1s")] });
     expect(c).toStrictEqual({ metadata: { namespace: "a", name: "g1" }, status: {} });
   });
 
   it("refuses rows without the resync's columns, naming each missing one (a CRD older than the function)", () => {
     const older = columns.filter((c) => !["Generation", "Observed", "Namespace"].includes(c.name));
-    expect(candidatesOf({ columnDefinitions: columns, rows: [row("g1", null, null, null, null, 1, null, "a", "1s")] })).toHaveLength(1);
-    expect(() => candidatesOf({ columnDefinitions: older, rows: [row("g1", null, null, null, null, "1s")] })).toThrow(
+    expect(candidatesOf({ kind: "Table", columnDefinitions: columns, rows: [row("g1", null, null, null, null, 1, null, "a", "1s")] })).toHaveLength(1);
+    expect(() => candidatesOf({ kind: "Table", columnDefinitions: older, rows: [row("g1", null, null, null, null, "1s")] })).toThrow(
       "the installed DynamoPoolRelay CRD has no printer column Namespace, Generation, Observed, which the resync lists: apply the CRD of this release (crds/)",
     );
   });
 
   it("refuses a row without a namespace or a name", () => {
-    expect(() => candidatesOf({ columnDefinitions: columns, rows: [row("g1", null, null, null, null, 1, null, null, "1s")] })).toThrow("row 0 of the DynamoPoolRelay Table has no namespace or name");
-    expect(() => candidatesOf({ columnDefinitions: columns, rows: [row("g1", null, null, null, null, 1, null, "a", "1s"), row("", null, null, null, null, 1, null, "a", "1s")] })).toThrow("row 1 of");
+    expect(() => candidatesOf({ kind: "Table", columnDefinitions: columns, rows: [row("g1", null, null, null, null, 1, null, null, "1s")] })).toThrow("row 0 of the DynamoPoolRelay Table has no namespace or name");
+    expect(() => candidatesOf({ kind: "Table", columnDefinitions: columns, rows: [row("g1", null, null, null, null, 1, null, "a", "1s"), row("", null, null, null, null, 1, null, "a", "1s")] })).toThrow("row 1 of");
   });
 
   it("finds no candidate on a page without rows, with or without columns", () => {
-    expect(candidatesOf({ columnDefinitions: columns, rows: [] })).toEqual([]);
-    expect(candidatesOf({})).toEqual([]);
+    expect(candidatesOf({ kind: "Table", columnDefinitions: columns, rows: [] })).toEqual([]);
+    expect(candidatesOf({ kind: "Table" })).toEqual([]);
+  });
+
+  it("refuses an answer that is not a Table (a List from something that ignored the Accept header), which would read as empty", () => {
+    expect(candidatesOf({ kind: "Table", rows: [] })).toEqual([]);
+    expect(() => candidatesOf({ kind: "DynamoPoolRelayList", items: [{ metadata: { name: "g1" } }] } as TablePage)).toThrow('the DynamoPoolRelay LIST was answered with "DynamoPoolRelayList", not a meta.k8s.io/v1 Table');
+    expect(() => candidatesOf({})).toThrow("answered with undefined");
   });
 
   it("gives dueOnTick what it decides from: an unobserved row is due, an observed one outside its slot is not", () => {
-    const table = { columnDefinitions: columns, rows: [row("g1", null, null, null, null, 1, null, "a", "1s"), row("g2", "True", "2/2", null, "Ready", 4, 4, "a", "1h")] };
+    const table = { kind: "Table", columnDefinitions: columns, rows: [row("g1", null, null, null, null, 1, null, "a", "1s"), row("g2", "True", "2/2", null, "Ready", 4, 4, "a", "1h")] };
     const tick = slotOf("a/g2", 10) + 1;
     expect(dueOnTick(candidatesOf(table), tick, 10)).toEqual([{ key: { namespace: "a", name: "g1" }, reason: "Unobserved" }]);
     expect(dueOnTick(candidatesOf(table), tick - 1, 10)).toEqual([{ key: { namespace: "a", name: "g1" }, reason: "Unobserved" }, { key: { namespace: "a", name: "g2" }, reason: "Periodic" }]);

@@ -23,6 +23,7 @@ export interface ResyncCandidate {
 
 /** A page of a LIST answered as a Table with no objects (shared/kube/client.ts, listTablePages). */
 export interface TablePage {
+  kind?: string;
   columnDefinitions?: readonly { name: string }[];
   rows?: readonly { cells?: readonly unknown[] }[];
 }
@@ -37,10 +38,13 @@ const count = (cell: unknown) => (Number.isSafeInteger(cell) ? (cell as number) 
  * The resync candidates of one Table page, from the cells of the printer columns the CRD declares
  * for the resync (shared/api/columns.ts): what the API server found at each column's JSONPath, or
  * null where nothing is. The Table carries no deletionTimestamp, so an object being deleted is a
- * candidate as any other: a request for it ends at apply's first read (`Gone`). A page with rows
- * but without those columns comes from a CRD older than this function, which cannot decide.
+ * candidate as any other: a request for it ends at apply's first reads (`Gone`). A page with rows
+ * but without those columns comes from a CRD older than this function, which cannot decide; an
+ * answer that is not a Table at all (a proxy that ignored the Accept header) would read as empty
+ * and silently switch the resync off, so it is refused too.
  */
 export function candidatesOf(table: TablePage): ResyncCandidate[] {
+  if (table.kind !== "Table") throw new Error(`the DynamoPoolRelay LIST was answered with ${JSON.stringify(table.kind)}, not a meta.k8s.io/v1 Table`);
   const rows = table.rows ?? [];
   if (rows.length === 0) return [];
   const names = (table.columnDefinitions ?? []).map((c) => c.name);

@@ -2,7 +2,7 @@
  * The DynamoPoolRelay CRD's printer columns: what `kubectl get dpr` shows, and what the resync
  * lists. A resync tick asks the API server for DynamoPoolRelays as a Table with no objects
  * (shared/resync.ts, candidatesOf): the cells of the columns it names here are all it decides
- * from, about 30 times fewer bytes than the objects with their managedFields.
+ * from, about 26 times fewer bytes than the objects with their managedFields (npm run bench:scale).
  */
 
 const readyCondition = (field: string) => `.status.conditions[?(@.type=="Ready")].${field}`;
