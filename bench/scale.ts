@@ -23,7 +23,7 @@ import { settleBounded } from "../shared/concurrency.ts";
 import { parseConfig } from "../shared/config.ts";
 import { decide } from "../shared/decide.ts";
 import { EventType, productEvent, SourceEventType, STATUS_WRITTEN } from "../shared/events.ts";
-import type { KubeObject } from "../shared/kube/client.ts";
+import { TABLE, type KubeObject } from "../shared/kube/client.ts";
 import { computeStatus } from "../shared/status.ts";
 import { PAGE } from "../functions/eligibility/handler.ts";
 import { resyncSettings } from "./knative-settings.ts";
@@ -58,7 +58,7 @@ try {
   const pageBytes = async (accept: string, query = "") =>
     JSON.stringify(await admin.request("GET", `/apis/nvidia.com/v1alpha1/dynamopoolrelays?limit=${PAGE}${query}`, undefined, undefined, accept)).length;
   const objectsPage = await pageBytes("application/json");
-  const tablePage = await pageBytes("application/json;as=Table;v=v1;g=meta.k8s.io", "&includeObject=None");
+  const tablePage = await pageBytes(TABLE, "&includeObject=None");
 
   // 2. One resync tick, through the bundled eligibility function.
   const sink = await replySink();

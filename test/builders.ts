@@ -92,7 +92,7 @@ interface Listed {
  * DynamoPoolRelays as the API server answers a LIST of them as a Table with `includeObject=None`:
  * Name, then one cell per printer column of the CRD, null where its JSONPath finds nothing.
  */
-export function dprTable(objects: readonly Listed[], more: { continue?: string } = {}) {
+export function dprTable(objects: readonly Listed[]) {
   const ready = (o: Listed) => o.status?.conditions?.find((c) => c.type === "Ready");
   const cells = (o: Listed): Record<string, unknown> => ({
     Name: o.metadata.name,
@@ -109,7 +109,7 @@ export function dprTable(objects: readonly Listed[], more: { continue?: string }
   return {
     kind: "Table",
     apiVersion: "meta.k8s.io/v1",
-    metadata: more,
+    metadata: {},
     columnDefinitions: names.map((name) => ({ name })),
     rows: objects.map((o) => ({ cells: names.map((n) => cells(o)[n]) })),
   };

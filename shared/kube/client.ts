@@ -70,7 +70,7 @@ const THROTTLE_ATTEMPTS = 3;
 /** A longer Retry-After is not waited out even without a deadline: the caller's retry is better placed. */
 const MAX_RETRY_AFTER_MS = 30_000;
 /** A collection as a meta.k8s.io/v1 Table, as kubectl get asks for it. */
-const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io";
+export const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io";
 
 const agents = { "https:": new https.Agent({ keepAlive: true, maxSockets: 16 }), "http:": new http.Agent({ keepAlive: true, maxSockets: 16 }) };
 const firstExchange = new FirstExchange();
