@@ -3,11 +3,14 @@
 // server that answers as the Broker's ingress does). Prints:
 //   1. the API server taking SCALE_DPRS (default 10,000) DynamoPoolRelays with server-side apply,
 //      and their status writes (its own rate here, 32 requests at once);
-//   2. one resync tick of eligibility over them: the bytes of a LIST page as objects and as the
-//      Table the tick asks for, API requests, pages, reconcile requests emitted, wall time, peak RSS;
+//   2. one resync tick of eligibility over them, each in a fresh process: right after they were
+//      created, before any is observed (every one is asked for), and once they are converged (one
+//      periodic slot is): API requests, pages, reconcile requests emitted, wall time, peak RSS;
+//      and the bytes of a LIST page as objects and as the Table the tick asks for;
 //   3. one converged pair reconciled again as a periodic resync does (apply, then status if apply
 //      reports): API requests each;
 //   4. from those, the requests an idle hour puts on the API server per 1,000 DynamoPoolRelays.
+// Each function runs under the memory limit of its Knative Service (bench/memory-limit.ts).
 // SCALE_NODE_OPTIONS goes to the functions as NODE_OPTIONS (e.g. a heap limit).
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -27,6 +30,7 @@ import { TABLE, type KubeObject } from "../shared/kube/client.ts";
 import { computeStatus } from "../shared/status.ts";
 import { PAGE } from "../functions/eligibility/handler.ts";
 import { resyncSettings } from "./knative-settings.ts";
+import { memoryLimit, serviceMemoryLimit } from "./memory-limit.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const DPRS = Number(process.env["SCALE_DPRS"] ?? 10_000);
@@ -35,6 +39,8 @@ const PER_NAMESPACE = 100;
 const { ticksPerHour: TICKS_PER_HOUR, periodSeconds: PERIOD_SECONDS, slots: SLOTS } = resyncSettings();
 const MANAGER = "dynamo-pool-relay/bench";
 const now = () => new Date().toISOString();
+/** How each function process was limited, as its Knative Service limits its container. */
+const limits = new Set<string>();
 const DGD_SPEC = { backendFramework: "vllm", components: [{ name: "Frontend", type: "frontend" }, { name: "decode", type: "decode", replicas: 1 }] };
 
 const cp = await startControlPlane({ profile: "api", ownerPid: process.pid, log: () => {} });
@@ -45,14 +51,24 @@ try {
   for (const name of namespaces) await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name } }, MANAGER);
   const keys = Array.from({ length: DPRS }, (_, i) => ({ namespace: namespaces[Math.floor(i / PER_NAMESPACE)]!, name: `g${i % PER_NAMESPACE}` }));
   let t = performance.now();
-  const created = await settleBounded(keys, 32, async ({ namespace, name }) => {
-    const dpr = await admin.apply<KubeObject>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace, name }, spec: { image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.0", clusterID: "bench" } }, MANAGER);
-    // Converged and Ready, as a steady-state cluster's are: the tick asks only for the periodic
-    // slot, and lists objects of the size the product's status makes them.
-    await admin.replaceStatus({ ...dpr, status: readyStatus(dpr) });
-  });
-  const createMs = performance.now() - t;
+  const dprs: KubeObject[] = [];
+  const created = await settleBounded(keys, 32, async ({ namespace, name }) =>
+    dprs.push(await admin.apply<KubeObject>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace, name }, spec: { image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.0", clusterID: "bench" } }, MANAGER)),
+  );
+  let createMs = performance.now() - t;
   if (created.failures.length) throw new Error(`${created.failures.length} DynamoPoolRelays not created: ${String(created.failures[0]!.error)}`);
+
+  // 2a. A tick before any is observed (a mass creation, or a new generation of every one): each is asked for.
+  const sink = await replySink();
+  const unobservedTick = await resyncTick("tick-unobserved");
+  if (unobservedTick.emitted !== DPRS) throw new Error(`the tick over unobserved DynamoPoolRelays asked for ${unobservedTick.emitted}, not ${DPRS}`);
+
+  // Converged and Ready, as a steady-state cluster's are: the next tick asks only for the periodic
+  // slot, and lists objects of the size the product's status makes them.
+  t = performance.now();
+  const converged = await settleBounded(dprs, 32, (dpr) => admin.replaceStatus({ ...dpr, status: readyStatus(dpr) }));
+  createMs += performance.now() - t;
+  if (converged.failures.length) throw new Error(`${converged.failures.length} statuses not written: ${String(converged.failures[0]!.error)}`);
 
   // What one page of the tick's LIST weighs, as the objects and as the Table the resync asks for.
   const pageBytes = async (accept: string, query = "") =>
@@ -60,15 +76,23 @@ try {
   const objectsPage = await pageBytes("application/json");
   const tablePage = await pageBytes(TABLE, "&includeObject=None");
 
-  // 2. One resync tick, through the bundled eligibility function.
-  const sink = await replySink();
-  const eligibility = await serve("eligibility", { K_SINK: sink.url, RESYNC_PERIOD_SECONDS: String(PERIOD_SECONDS), RESYNC_SLOTS: String(SLOTS) });
-  const rssBefore = memory(eligibility.child, "VmRSS");
-  t = performance.now();
-  const tick = await eligibility.send({ specversion: "1.0", id: "tick-1", source: "/bench/ping", type: SourceEventType.Ping, time: now(), datacontenttype: "application/json", data: { resync: true }, extensions: {} });
-  const tickMs = performance.now() - t;
-  const tickLog = await eligibility.logged("tick-1");
-  const peakMb = memory(eligibility.child, "VmHWM");
+  // 2b. A tick over converged DynamoPoolRelays: one periodic slot is asked for.
+  const steadyTick = await resyncTick("tick-steady");
+  sink.server.close();
+
+  /** One tick through the bundled eligibility function, in a process of its own (its own peak RSS). */
+  async function resyncTick(id: string) {
+    const eligibility = await serve("eligibility", { K_SINK: sink.url, RESYNC_PERIOD_SECONDS: String(PERIOD_SECONDS), RESYNC_SLOTS: String(SLOTS) });
+    const rssBefore = memory(eligibility.child, "VmRSS");
+    const received = sink.received;
+    const start = performance.now();
+    const answer = await eligibility.send({ specversion: "1.0", id, source: "/bench/ping", type: SourceEventType.Ping, time: now(), datacontenttype: "application/json", data: { resync: true }, extensions: {} });
+    const ms = performance.now() - start;
+    const log = await eligibility.logged(id);
+    const peakMb = memory(eligibility.child, "VmHWM");
+    await eligibility.stop();
+    return { ms, answer: answer === undefined ? 204 : 200, requests: log.reads + log.writes, pages: log["pages"], emitted: log["emitted"], listed: log["listed"], received: sink.received - received, rssBefore, peakMb };
+  }
 
   // 3. A converged pair, reconciled again as a periodic resync does.
   await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "pair" } }, MANAGER);
@@ -92,21 +116,21 @@ try {
     if (!shown) await status.send(report);
     round = { apply: applied, status: shown ? notWoken : await status.logged(report.id) };
   }
-  for (const f of [eligibility, apply, status]) f.child.kill("SIGKILL");
-  sink.server.close();
+  for (const f of [apply, status]) await f.stop();
 
   // 4. An idle hour per 1,000 DynamoPoolRelays: every tick lists them and reconciles one slot.
   const perReconcile = round!.apply.reads + round!.apply.writes + round!.status.reads + round!.status.writes;
   const idlePerHour = TICKS_PER_HOUR * (Math.ceil(1000 / 500) + (1000 / SLOTS) * perReconcile);
 
-  console.log(`\n${DPRS.toLocaleString("en")} DynamoPoolRelays in ${namespaces.length} namespaces (profile api, 32 requests at once)\n`);
+  console.log(`\n${DPRS.toLocaleString("en")} DynamoPoolRelays in ${namespaces.length} namespaces (profile api, 32 requests at once); each function under its Service's memory limit (${serviceMemoryLimit("eligibility").text}): ${[...limits].join("; ")}\n`);
   console.log("| | |\n|---|---|");
   console.log(`| server-side apply + status write of each (the API server's own rate) | ${(createMs / 1000).toFixed(1)} s, ${Math.round((DPRS * 2) / (createMs / 1000))} requests/s |`);
   console.log(`| one LIST page of ${PAGE}, JSON: the objects / the Table the resync asks for | ${(objectsPage / 1024).toFixed(0)} KiB / ${(tablePage / 1024).toFixed(0)} KiB |`);
-  console.log(`| resync tick: API requests (LIST pages of ${PAGE}, as Tables) | ${tickLog.reads + tickLog.writes} (${tickLog["pages"]} pages) |`);
-  console.log(`| resync tick: reconcile requests emitted (one slot of ${SLOTS}) | ${tickLog["emitted"]} of ${tickLog["listed"]} listed, ${sink.received} received |`);
-  console.log(`| resync tick: wall time, answer ${tick === undefined ? 204 : 200} | ${(tickMs / 1000).toFixed(2)} s |`);
-  console.log(`| eligibility RSS before the tick / peak | ${rssBefore.toFixed(0)} MiB / ${peakMb.toFixed(0)} MiB |`);
+  console.log(`| resync tick (fresh process), none observed yet / converged (one slot of ${SLOTS} due): API requests (LIST pages of ${PAGE}, as Tables) | ${unobservedTick.requests} (${unobservedTick.pages} pages) / ${steadyTick.requests} (${steadyTick.pages} pages) |`);
+  for (const [what, tick] of [["none observed yet", unobservedTick], ["converged", steadyTick]] as const) {
+    console.log(`| resync tick, ${what}: reconcile requests emitted / received; wall time, answer | ${tick.emitted} of ${tick.listed} listed / ${tick.received}; ${(tick.ms / 1000).toFixed(2)} s, ${tick.answer} |`);
+    console.log(`| resync tick, ${what}: eligibility RSS before / peak | ${tick.rssBefore.toFixed(0)} MiB / ${tick.peakMb.toFixed(0)} MiB |`);
+  }
   console.log(`| periodic reconcile of a converged pair: apply / status requests (reads + writes) | ${round!.apply.reads} + ${round!.apply.writes} / ${round!.status.reads} + ${round!.status.writes} |`);
   console.log(`| API requests per idle hour per 1,000 DynamoPoolRelays (${TICKS_PER_HOUR} ticks x (2 pages + ${(1000 / SLOTS).toFixed(0)} x ${perReconcile})) | ${Math.round(idlePerHour).toLocaleString("en")} (${(idlePerHour / 3600).toFixed(1)}/s); a cached controller: 0 |`);
 } finally {
@@ -150,7 +174,11 @@ function readyStatus(dpr: KubeObject): DynamoPoolRelayStatus {
 /** A bundled function as a process, its log lines by event id, and a way to send it an event. */
 async function serve(target: string, env: Record<string, string>) {
   const port = await freePort();
-  const child = spawn(process.execPath, [`${root}dist/functions/main.mjs`, `--target=${target}`, `--source=${root}dist/functions/${target}/index.mjs`, `--port=${port}`], {
+  const limit = memoryLimit(serviceMemoryLimit(target).bytes);
+  limits.add("how" in limit ? limit.how : `none: ${limit.why}`);
+  const argv = [process.execPath, `${root}dist/functions/main.mjs`, `--target=${target}`, `--source=${root}dist/functions/${target}/index.mjs`, `--port=${port}`];
+  const { command, args } = "wrap" in limit ? limit.wrap(argv) : { command: argv[0]!, args: argv.slice(1) };
+  const child = spawn(command, args, {
     env: { ...process.env, KUBECONFIG: cp.kubeconfig, NODE_ENV: "production", K_SINK: "http://127.0.0.1:9/", NODE_OPTIONS: process.env["SCALE_NODE_OPTIONS"] ?? "", ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -171,8 +199,14 @@ async function serve(target: string, env: Record<string, string>) {
       await new Promise((r) => setTimeout(r, 20));
     }
   }
+  const exited = new Promise((r) => child.once("exit", r));
   return {
     child,
+    async stop() {
+      child.kill("SIGKILL");
+      await exited;
+      if ("remove" in limit) limit.remove();
+    },
     /** The reply event, if any. */
     async send(event: CloudEvent): Promise<CloudEvent | undefined> {
       const { headers, body } = toBinary(event);
