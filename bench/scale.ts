@@ -10,7 +10,7 @@
 //   3. one converged pair reconciled again as a periodic resync does (apply, then status if apply
 //      reports): API requests each;
 //   4. from those, the requests an idle hour puts on the API server per 1,000 DynamoPoolRelays.
-// Each function runs under the memory limit of its Knative Service (bench/memory-limit.ts).
+// Each function runs under the memory limit of its Knative Service (dev/knative/memory-cgroup.ts).
 // SCALE_NODE_OPTIONS goes to the functions as NODE_OPTIONS (e.g. a heap limit).
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -30,7 +30,8 @@ import { TABLE, type KubeObject } from "../shared/kube/client.ts";
 import { computeStatus } from "../shared/status.ts";
 import { PAGE } from "../functions/eligibility/handler.ts";
 import { resyncSettings } from "./knative-settings.ts";
-import { memoryLimit, serviceMemoryLimit } from "./memory-limit.ts";
+import { memoryCgroup } from "../dev/knative/memory-cgroup.ts";
+import { serviceMemoryLimit } from "./memory-limit.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const DPRS = Number(process.env["SCALE_DPRS"] ?? 10_000);
@@ -174,7 +175,7 @@ function readyStatus(dpr: KubeObject): DynamoPoolRelayStatus {
 /** A bundled function as a process, its log lines by event id, and a way to send it an event. */
 async function serve(target: string, env: Record<string, string>) {
   const port = await freePort();
-  const limit = memoryLimit(serviceMemoryLimit(target).bytes);
+  const limit = memoryCgroup(serviceMemoryLimit(target).bytes);
   limits.add("how" in limit ? limit.how : `none: ${limit.why}`);
   const argv = [process.execPath, `${root}dist/functions/main.mjs`, `--target=${target}`, `--source=${root}dist/functions/${target}/index.mjs`, `--port=${port}`];
   const { command, args } = "wrap" in limit ? limit.wrap(argv) : { command: argv[0]!, args: argv.slice(1) };

@@ -6,7 +6,8 @@
  *
  * A process gets what a pod would: the container's env (with the Downward API and ConfigMap/Secret
  * keys), a token of the pod's ServiceAccount from the TokenRequest API (so RBAC applies as in a
- * cluster), and the proxy for cluster addresses. It is restarted with back-off when it exits and
+ * cluster), the proxy for cluster addresses, and its memory limit, in a memory cgroup where this
+ * user may make one (memory-cgroup.ts; the log's start line says which). It is restarted with back-off when it exits and
  * replaced when its spec changes. Its output goes to a log file; the state of every process goes to
  * workloads.json, for the launcher and the tests.
  */
@@ -21,6 +22,7 @@ import { collectionPath } from "../../shared/kube/resources.ts";
 import { freePort } from "../control-plane/ports.ts";
 import { portFree, portHolders } from "./port-holder.ts";
 import { resolveEnv, type EnvVar } from "./pod-env.ts";
+import { memoryCgroup, memoryLimitBytes } from "./memory-cgroup.ts";
 import { localPath, type Program } from "./programs.ts";
 import { containerName, containerPortOf, selects, servingPort, servingStatus, workloadKey, workloadOf, type ContainerSpec, type Workload } from "./workload.ts";
 
@@ -258,20 +260,27 @@ export class LocalKubelet {
       if (inst.stopping || this.closed) return;
       if (typeof env === "string") return this.retry(inst, env, 2000);
       this.setState(inst, "starting");
+      const argv = [...inst.program.command, ...(inst.container.args ?? [])];
+      const memory = memoryLimitBytes(inst.container);
+      const cgroup = memory === undefined ? undefined : memoryCgroup(memory);
+      const limited = cgroup && "wrap" in cgroup ? cgroup : undefined;
+      const { command, args } = limited?.wrap(argv) ?? { command: argv[0]!, args: argv.slice(1) };
       const fd = openSync(inst.log, "a");
-      const [command, ...leading] = inst.program.command as [string, ...string[]];
       let child: ChildProcess;
       try {
-        child = spawn(command, [...leading, ...(inst.container.args ?? [])], { cwd: inst.program.cwd ?? this.o.dir, env, stdio: ["ignore", fd, fd] });
+        child = spawn(command, args, { cwd: inst.program.cwd ?? this.o.dir, env, stdio: ["ignore", fd, fd] });
       } finally {
         closeSync(fd);
       }
       inst.child = child;
       inst.startedAt = Date.now();
-      child.on("exit", (code, signal) => this.exited(inst, child, code, signal));
+      child.on("exit", (code, signal) => this.exited(inst, child, code, limited?.oomKills() ? "OOMKilled" : signal));
+      // After the exit above has read its OOM kills.
+      if (limited) child.on("exit", () => limited.remove() || this.o.log(`${inst.key}: cannot remove its memory cgroup`));
       // A spawn that fails (a missing binary) emits only this, no exit.
       child.on("error", (err) => (child.pid === undefined ? this.exited(inst, child, null, err.message) : this.o.log(`${inst.key}: ${err.message}`)));
-      this.o.log(`${inst.key}: started ${inst.program.name} (pid ${child.pid}) ports ${[...inst.ports].map(([c, l]) => `${c}->${l}`).join(" ") || "-"}`);
+      const under = cgroup ? `; memory limit: ${"how" in cgroup ? cgroup.how : `not applied, ${cgroup.why}`}` : "";
+      this.o.log(`${inst.key}: started ${inst.program.name} (pid ${child.pid}) ports ${[...inst.ports].map(([c, l]) => `${c}->${l}`).join(" ") || "-"}${under}`);
       if (inst.program.fixedPorts.length > 0) await this.verifyFixedPorts(inst, child);
       else await this.probe(inst, child);
     } catch (err) {

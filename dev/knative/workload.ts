@@ -11,6 +11,7 @@ export interface ContainerSpec {
   args?: string[];
   env?: EnvVar[];
   ports?: { containerPort: number; name?: string }[];
+  resources?: { limits?: { memory?: string | number } };
 }
 
 export interface Workload {
