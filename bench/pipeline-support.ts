@@ -52,3 +52,19 @@ export function functionLogs(dir: string): Map<string, Invocation[]> {
 export function since(dir: string, before: Map<string, Invocation[]>): Invocation[] {
   return [...functionLogs(dir)].flatMap(([log, lines]) => lines.slice(before.get(log)?.length ?? 0));
 }
+
+/**
+ * Each function's process as the run leaves it: its peak RSS (the current process's; a restart
+ * starts a new one), and how often the local kubelet restarted it, with why it last ended.
+ */
+export function functionMemory(dir: string): { name: string; peakMiB: number | undefined; restarts: number; reason?: string }[] {
+  return workloadStates(dir).filter((w) => w.workload.startsWith(`KnativeService ${PRODUCT_NAMESPACE}/`)).map((w) => {
+    let peakMiB: number | undefined;
+    try {
+      peakMiB = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${w.pid}/status`, "utf8"))![1]) / 1024;
+    } catch {
+      peakMiB = undefined;
+    }
+    return { name: w.workload.split("/")[1]!, peakMiB, restarts: w.restarts, ...(w.reason ? { reason: w.reason } : {}) };
+  });
+}

@@ -14,7 +14,8 @@ import { settleBounded } from "../shared/concurrency.ts";
 import { parseConfig } from "../shared/config.ts";
 import { decide, type Decision } from "../shared/decide.ts";
 import type { KubeObject } from "../shared/kube/client.ts";
-import { functionLogs, namespaceWatched, since, until, type Invocation } from "./pipeline-support.ts";
+import { serviceMemoryLimit } from "./memory-limit.ts";
+import { functionLogs, functionMemory, namespaceWatched, since, until, type Invocation } from "./pipeline-support.ts";
 
 const PAIRS = Number(process.env["PIPELINE_PAIRS"] ?? 1000);
 const AT_ONCE = 32;
@@ -118,6 +119,12 @@ try {
   console.log("\n| status: decision (children read) | runs | reads | writes | requests per pair |\n|---|---|---|---|---|");
   for (const [label, r] of [...statusRuns].sort((a, b) => b[1].reads + b[1].writes - a[1].reads - a[1].writes)) {
     console.log(`| ${label} | ${r.runs} | ${r.reads} | ${r.writes} | ${((r.reads + r.writes) / PAIRS).toFixed(2)} |`);
+  }
+  // Each function ran in a memory cgroup of its Service's limit (dev/knative/memory-cgroup.ts), as in a pod.
+  console.log("\n| function's process | memory limit | peak RSS | restarts |\n|---|---|---|---|");
+  for (const f of functionMemory(cp.dir)) {
+    const limit = serviceMemoryLimit(f.name.replace(/^poolrelay-/, "")).text;
+    console.log(`| ${f.name} | ${limit} | ${f.peakMiB === undefined ? "not running" : `${f.peakMiB.toFixed(0)} MiB`} | ${f.restarts}${f.reason ? ` (${f.reason})` : ""} |`);
   }
   const ticks = per("eligibility").filter((i) => i.decision === "Resync");
   console.log(`\nresync ticks during the run: ${ticks.length}`);

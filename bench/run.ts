@@ -18,6 +18,8 @@ import { bundle } from "../scripts/bundle.ts";
 import { toBinary, type CloudEvent } from "../shared/cloudevent.ts";
 import { EventType, productEvent } from "../shared/events.ts";
 import type { KubeObject } from "../shared/kube/client.ts";
+import { memoryCgroup } from "../dev/knative/memory-cgroup.ts";
+import { serviceMemoryLimit } from "./memory-limit.ts";
 import { functionLogs, namespaceWatched, since, sleep, until, type Invocation } from "./pipeline-support.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
@@ -113,14 +115,22 @@ try {
     const own = `${cp.dir}/workloads/sa.${PRODUCT_NAMESPACE}.poolrelay-${target}.kubeconfig`;
     return existsSync(own) ? own : cp.kubeconfig;
   };
+  const limitNotes = new Set<string>();
   async function coldStart(target: string, source: string, event: CloudEvent, main = entry): Promise<{ listenMs: number; eventMs: number; rssMb: number; status: number }> {
     const port = await freePort();
-    const child = spawn(process.execPath, [main, `--target=${target}`, `--source=${source}`, `--port=${port}`], {
+    // Under the memory limit of the function's Service (the empty function: the functions' own),
+    // as in its pod: V8 sizes its heap from it. The wrapping shell costs every case alike.
+    const cgroup = memoryCgroup(serviceMemoryLimit(target === "empty" ? "eligibility" : target).bytes);
+    if ("why" in cgroup) limitNotes.add(cgroup.why);
+    const argv = [process.execPath, main, `--target=${target}`, `--source=${source}`, `--port=${port}`];
+    const { command, args } = "wrap" in cgroup ? cgroup.wrap(argv) : { command: argv[0]!, args: argv.slice(1) };
+    const child = spawn(command, args, {
       // As in its pod: the function's own ServiceAccount, from the kubeconfig the local kubelet
       // gives the running function (JSON, so no YAML parser loads, as with a mounted token).
       env: { ...process.env, KUBECONFIG: credentials(target), NODE_ENV: "production", K_SINK: "http://127.0.0.1:9/" },
       stdio: ["ignore", "ignore", "inherit"],
     });
+    const exited = new Promise((r) => child.once("exit", r));
     const started = performance.now();
     try {
       while (!(await accepts(port))) await sleep(2);
@@ -131,6 +141,8 @@ try {
       return { listenMs: listening - started, eventMs: performance.now() - listening, rssMb: rss, status: res.status };
     } finally {
       child.kill("SIGKILL");
+      await exited;
+      if ("remove" in cgroup) cgroup.remove();
     }
   }
   const reconcile = productEvent(EventType.Reconcile, { namespace: ns, name: "g1", cause: "DGDChanged" }, { source: "/bench", cause: "c", time: now() });
@@ -187,7 +199,8 @@ try {
   console.log(`\nKubernetes API requests per event, over the whole chain it sets off (invocations × reads / writes)\n`);
   console.log("| scenario | eligibility | apply | status | invocations | requests | writes |\n|---|---|---|---|---|---|---|");
   console.log(apiRows.join("\n"));
-  console.log(`\nCold start: spawn to listening, the first event to its answer (${RUNS} runs each, round-robin over the cases, median (range); Node ${process.version}; bundles from npm run build)\n`);
+  const limit = limitNotes.size ? `no memory limit: ${[...limitNotes].join("; ")}` : `under the Services' memory limit, ${serviceMemoryLimit("eligibility").text}`;
+  console.log(`\nCold start: spawn to listening, the first event to its answer (${RUNS} runs each, round-robin over the cases, median (range); Node ${process.version}; bundles from npm run build; ${limit})\n`);
   console.log("| function | spawn to listening, ms | first event, ms | in all, ms | in all, ratio to the framework's own | ratio to the bundled empty | RSS MB | HTTP status |\n|---|---|---|---|---|---|---|---|");
   console.log(coldRows.join("\n"));
   console.log(`\nRSS of the whole local stack: ${Math.round(totalRss)} MB in ${byName.size} programs\n`);
