@@ -25,6 +25,8 @@ export interface WorkloadState {
   program: string;
   state: "waiting" | "starting" | "running" | "crashed";
   reason?: string;
+  /** How the container's memory limit applies to the process (dev/knative/memory-cgroup.ts), when it declares one. */
+  memoryLimit?: string;
   pid?: number;
   ports: Record<string, number>;
   restarts: number;

@@ -50,6 +50,8 @@ interface Instance {
   hash: string;
   state: State;
   reason?: string;
+  /** How the container's memory limit applies to the current process, when it declares one. */
+  memoryLimit?: string;
   child?: ChildProcess;
   /** Container port -> the local port it listens on. */
   ports: Map<number, number>;
@@ -279,8 +281,8 @@ export class LocalKubelet {
       if (limited) child.on("exit", () => limited.remove() || this.o.log(`${inst.key}: cannot remove its memory cgroup`));
       // A spawn that fails (a missing binary) emits only this, no exit.
       child.on("error", (err) => (child.pid === undefined ? this.exited(inst, child, null, err.message) : this.o.log(`${inst.key}: ${err.message}`)));
-      const under = cgroup ? `; memory limit: ${"how" in cgroup ? cgroup.how : `not applied, ${cgroup.why}`}` : "";
-      this.o.log(`${inst.key}: started ${inst.program.name} (pid ${child.pid}) ports ${[...inst.ports].map(([c, l]) => `${c}->${l}`).join(" ") || "-"}${under}`);
+      if (cgroup) inst.memoryLimit = "how" in cgroup ? cgroup.how : `not applied: ${cgroup.why}`;
+      this.o.log(`${inst.key}: started ${inst.program.name} (pid ${child.pid}) ports ${[...inst.ports].map(([c, l]) => `${c}->${l}`).join(" ") || "-"}${inst.memoryLimit ? `; memory limit: ${inst.memoryLimit}` : ""}`);
       if (inst.program.fixedPorts.length > 0) await this.verifyFixedPorts(inst, child);
       else await this.probe(inst, child);
     } catch (err) {
@@ -477,7 +479,7 @@ export class LocalKubelet {
   private writeState(): void {
     const state = [...this.instances.values(), ...this.retiring].map((i) => ({
       workload: workloadKey(i.workload), generation: i.workload.generation, container: i.containerName, program: i.program.name, state: i.state,
-      ...(i.reason ? { reason: i.reason } : {}), pid: i.child?.pid, ports: Object.fromEntries(i.ports), restarts: i.restarts, log: i.log,
+      ...(i.reason ? { reason: i.reason } : {}), ...(i.memoryLimit ? { memoryLimit: i.memoryLimit } : {}), pid: i.child?.pid, ports: Object.fromEntries(i.ports), restarts: i.restarts, log: i.log,
     }));
     const file = join(this.o.dir, "workloads.json");
     writeFileSync(`${file}.tmp`, JSON.stringify(state, null, 2));
