@@ -271,6 +271,9 @@ export class LocalKubelet {
       let child: ChildProcess;
       try {
         child = spawn(command, args, { cwd: inst.program.cwd ?? this.o.dir, env, stdio: ["ignore", fd, fd] });
+      } catch (err) {
+        limited?.remove();
+        throw err;
       } finally {
         closeSync(fd);
       }
@@ -280,7 +283,11 @@ export class LocalKubelet {
       // After the exit above has read its OOM kills.
       if (limited) child.on("exit", () => limited.remove() || this.o.log(`${inst.key}: cannot remove its memory cgroup`));
       // A spawn that fails (a missing binary) emits only this, no exit.
-      child.on("error", (err) => (child.pid === undefined ? this.exited(inst, child, null, err.message) : this.o.log(`${inst.key}: ${err.message}`)));
+      child.on("error", (err) => {
+        if (child.pid !== undefined) return this.o.log(`${inst.key}: ${err.message}`);
+        limited?.remove();
+        this.exited(inst, child, null, err.message);
+      });
       if (cgroup) inst.memoryLimit = "how" in cgroup ? cgroup.how : `not applied: ${cgroup.why}`;
       this.o.log(`${inst.key}: started ${inst.program.name} (pid ${child.pid}) ports ${[...inst.ports].map(([c, l]) => `${c}->${l}`).join(" ") || "-"}${inst.memoryLimit ? `; memory limit: ${inst.memoryLimit}` : ""}`);
       if (inst.program.fixedPorts.length > 0) await this.verifyFixedPorts(inst, child);
