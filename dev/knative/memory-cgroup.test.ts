@@ -1,6 +1,6 @@
 // The memory limit the local kubelet and the benches run a container's process under.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -13,6 +13,7 @@ describe("a container's memory limit", () => {
   it.each([
     [{ resources: { limits: { memory: "256Mi" } } }, 256 * MiB],
     [{ resources: { limits: { memory: "1G" } } }, 1e9],
+    [{ resources: { limits: { memory: "1.5Gi" } } }, 1.5 * 2 ** 30],
     [{ resources: { limits: { memory: 1048576 } } }, MiB],
     [{ resources: { limits: { cpu: "1" } } }, undefined],
     [{}, undefined],
@@ -30,9 +31,9 @@ describe("a memory cgroup", () => {
   const made = (parent: string) => readdirSync(parent).filter((e) => e.startsWith("dynamo-pool-relay-"));
 
   it.each([
-    ["v1", "4:memory:/pods/a\n0::/\n", "memory/pods/a", "memory.limit_in_bytes", "memory.oom_control"],
-    ["v2", "0::/pods/a\n", "pods/a", "memory.max", "memory.events"],
-  ])("%s is made under this process's own, and the wrapped command runs inside it", (version, membership, own, limitFile, eventsFile) => {
+    ["v1", "5:cpu,cpuacct:/other\n4:memory:/pods/a\n0::/\n", "memory/pods/a", "memory.limit_in_bytes", "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 12\n"],
+    ["v2", "1:name=systemd:/other\n0::/pods/a\n", "pods/a", "memory.max", "memory.events", "low 0\nhigh 0\nmax 40\noom 13\noom_kill 12\noom_group_kill 0\n"],
+  ])("%s is made under this process's own, and the wrapped command runs inside it", (version, membership, own, limitFile, eventsFile, events) => {
     const root = mkdtempSync(join(tmpdir(), "cgroup-"));
     mkdirSync(join(root, own), { recursive: true });
     const cgroup = memoryCgroup(256 * MiB, membership, root);
@@ -48,21 +49,28 @@ describe("a memory cgroup", () => {
     // The command became the process the shell put in the cgroup: the same pid.
     expect(readFileSync(join(dir, "cgroup.procs"), "utf8").trim()).toBe(ran.stdout.trim());
     expect(cgroup.oomKills()).toBe(0);
-    writeFileSync(join(dir, eventsFile), "oom 3\noom_kill 2\n");
-    expect(cgroup.oomKills()).toBe(2);
+    writeFileSync(join(dir, eventsFile), events);
+    expect(cgroup.oomKills()).toBe(12);
+    // A kernel's cgroup goes with its files once its processes have; a plain folder here, only when empty.
+    expect(cgroup.remove()).toBe(false);
+    for (const file of readdirSync(dir)) rmSync(join(dir, file));
+    expect(cgroup.remove()).toBe(true);
+    expect(existsSync(dir)).toBe(false);
   });
 
   it("removes what a process that is gone left behind, and nothing else", () => {
     const root = mkdtempSync(join(tmpdir(), "cgroup-"));
     const parent = join(root, "pods/a");
-    // A pid that cannot be a live process (above the kernel's maximum).
-    for (const entry of ["dynamo-pool-relay-4194305-0", `dynamo-pool-relay-${process.pid}-99`, "someone-else"]) mkdirSync(join(parent, entry), { recursive: true });
+    // 4194305: a pid that cannot be a live process (above the kernel's maximum).
+    const dead = "dynamo-pool-relay-4194305-10";
+    const kept = [`dynamo-pool-relay-${process.pid}-99`, "someone-else", "x-dynamo-pool-relay-4194305-0", "dynamo-pool-relay-4194305-0-x"];
+    for (const entry of [dead, ...kept]) mkdirSync(join(parent, entry), { recursive: true });
     const cgroup = memoryCgroup(MiB, "0::/pods/a\n", root);
     expect("wrap" in cgroup).toBe(true);
     const left = readdirSync(parent);
-    expect(left).toEqual(expect.arrayContaining([`dynamo-pool-relay-${process.pid}-99`, "someone-else"]));
-    expect(left).toHaveLength(3);
-    expect(left).not.toContain("dynamo-pool-relay-4194305-0");
+    expect(left).toEqual(expect.arrayContaining(kept));
+    expect(left).toHaveLength(kept.length + 1);
+    expect(left).not.toContain(dead);
   });
 
   it("says why where none can be made", () => {

@@ -39,9 +39,9 @@ export function memoryLimitBytes(container: { resources?: { limits?: { memory?: 
  * @param root where the cgroup hierarchies are mounted
  */
 export function memoryCgroup(bytes: number, membership = readFileSync("/proc/self/cgroup", "utf8"), root = "/sys/fs/cgroup"): MemoryCgroup | { why: string } {
-  const lines = membership.trim().split("\n").map((l) => l.split(":"));
+  const lines = membership.split("\n").map((l) => l.split(":"));
   const v1 = lines.find(([, controllers]) => controllers?.split(",").includes("memory"));
-  const v2 = lines.find(([id, controllers]) => id === "0" && controllers === "");
+  const v2 = lines.find(([id]) => id === "0");
   const [parent, limitFile, eventsFile, version] = v1
     ? [join(root, "memory", v1[2] ?? ""), "memory.limit_in_bytes", "memory.oom_control", "v1"]
     : [join(root, v2?.[2] ?? ""), "memory.max", "memory.events", "v2"];
@@ -64,7 +64,7 @@ export function memoryCgroup(bytes: number, membership = readFileSync("/proc/sel
     wrap: (argv) => ({ command: "/bin/sh", args: ["-c", 'echo $$ > "$0" && exec "$@"', join(dir, "cgroup.procs"), ...argv] }),
     oomKills: () => {
       try {
-        return Number(/^oom_kill (\d+)$/m.exec(readFileSync(join(dir, eventsFile), "utf8"))?.[1] ?? 0);
+        return Number(/^oom_kill (\d+)/m.exec(readFileSync(join(dir, eventsFile), "utf8"))?.[1] ?? 0);
       } catch {
         return 0;
       }
@@ -84,13 +84,13 @@ export function memoryCgroup(bytes: number, membership = readFileSync("/proc/sel
 function removeAbandoned(parent: string): void {
   let entries: string[];
   try {
-    entries = readdirSync(parent).filter((e) => e.startsWith(PREFIX));
+    entries = readdirSync(parent);
   } catch {
     return;
   }
   for (const entry of entries) {
-    const creator = Number(/^dynamo-pool-relay-(\d+)-\d+$/.exec(entry)?.[1]);
-    if (!Number.isInteger(creator) || creator === process.pid || alive(creator)) continue;
+    const creator = /^dynamo-pool-relay-(\d+)-\d+$/.exec(entry)?.[1];
+    if (creator === undefined || alive(Number(creator))) continue;
     try {
       rmdirSync(join(parent, entry));
     } catch {
