@@ -27,6 +27,8 @@ export interface WorkloadState {
   reason?: string;
   /** How the container's memory limit applies to the process (dev/knative/memory-cgroup.ts), when it declares one. */
   memoryLimit?: string;
+  /** Its processes the kernel killed for going over that limit (`OOMKilled`), restarts included. */
+  oomKills: number;
   pid?: number;
   ports: Record<string, number>;
   restarts: number;

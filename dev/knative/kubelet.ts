@@ -39,6 +39,9 @@ export interface KubeletOptions {
   log: (line: string) => void;
 }
 
+/** How an exit the kernel caused by the memory limit is reported, as the kubelet's container status does. */
+const OOM_KILLED = "OOMKilled";
+
 type State = "waiting" | "starting" | "running" | "crashed";
 
 interface Instance {
@@ -52,6 +55,8 @@ interface Instance {
   reason?: string;
   /** How the container's memory limit applies to the current process, when it declares one. */
   memoryLimit?: string;
+  /** Processes of this instance the kernel killed for going over that limit. */
+  oomKills: number;
   child?: ChildProcess;
   /** Container port -> the local port it listens on. */
   ports: Map<number, number>;
@@ -170,7 +175,7 @@ export class LocalKubelet {
       const hash = createHash("sha256").update(JSON.stringify([c, w.serviceAccountName, w.labels, w.annotations, program.name])).digest("hex").slice(0, 12);
       const id = `${key}/${name}`;
       return [{
-        key: id, workload: w, container: c, containerName: name, program, hash, state: "waiting" as State, ports: new Map(), restarts: 0,
+        key: id, workload: w, container: c, containerName: name, program, hash, state: "waiting" as State, ports: new Map(), restarts: 0, oomKills: 0,
         log: join(this.o.dir, "workloads", `${w.namespace}.${w.name}.${name}.log`.replace(/[^\w.-]/g, "_")), stopping: false, onRunning: [],
       }];
     });
@@ -279,7 +284,7 @@ export class LocalKubelet {
       }
       inst.child = child;
       inst.startedAt = Date.now();
-      child.on("exit", (code, signal) => this.exited(inst, child, code, limited?.oomKills() ? "OOMKilled" : signal));
+      child.on("exit", (code, signal) => this.exited(inst, child, code, limited?.oomKills() ? OOM_KILLED : signal));
       // After the exit above has read its OOM kills.
       if (limited) child.on("exit", () => limited.remove() || this.o.log(`${inst.key}: cannot remove its memory cgroup`));
       // A spawn that fails (a missing binary) emits only this, no exit.
@@ -366,6 +371,7 @@ export class LocalKubelet {
     clearTimeout(inst.timer);
     const wait = BACKOFF_MS[Math.min(inst.restarts, BACKOFF_MS.length - 1)]!;
     inst.restarts++;
+    if (signal === OOM_KILLED) inst.oomKills++;
     this.o.log(`${inst.key}: ${inst.program.name} exited (${signal ?? `code ${code}`}); restart ${inst.restarts} in ${wait / 1000} s; log ${inst.log}`);
     this.setState(inst, "crashed", `exited with ${signal ?? `code ${code}`}`);
     inst.timer = setTimeout(() => (delete inst.timer, void this.launch(inst)), wait);
@@ -486,7 +492,7 @@ export class LocalKubelet {
   private writeState(): void {
     const state = [...this.instances.values(), ...this.retiring].map((i) => ({
       workload: workloadKey(i.workload), generation: i.workload.generation, container: i.containerName, program: i.program.name, state: i.state,
-      ...(i.reason ? { reason: i.reason } : {}), ...(i.memoryLimit ? { memoryLimit: i.memoryLimit } : {}), pid: i.child?.pid, ports: Object.fromEntries(i.ports), restarts: i.restarts, log: i.log,
+      ...(i.reason ? { reason: i.reason } : {}), ...(i.memoryLimit ? { memoryLimit: i.memoryLimit } : {}), oomKills: i.oomKills, pid: i.child?.pid, ports: Object.fromEntries(i.ports), restarts: i.restarts, log: i.log,
     }));
     const file = join(this.o.dir, "workloads.json");
     writeFileSync(`${file}.tmp`, JSON.stringify(state, null, 2));
