@@ -3,7 +3,7 @@
 // Framework function, (2) Kubernetes API requests per event over the whole chain an event sets off,
 // (3) event-to-Ready latency through the Broker, and (4) the memory of the whole local stack.
 // Prints Markdown tables. Numbers are measurements of this machine, never assertions.
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { connect as connectSocket } from "node:net";
@@ -124,23 +124,32 @@ try {
     if ("why" in cgroup) limitNotes.add(cgroup.why);
     const argv = [process.execPath, main, `--target=${target}`, `--source=${source}`, `--port=${port}`];
     const { command, args } = "wrap" in cgroup ? cgroup.wrap(argv) : { command: argv[0]!, args: argv.slice(1) };
-    const child = spawn(command, args, {
-      // As in its pod: the function's own ServiceAccount, from the kubeconfig the local kubelet
-      // gives the running function (JSON, so no YAML parser loads, as with a mounted token).
-      env: { ...process.env, KUBECONFIG: credentials(target), NODE_ENV: "production", K_SINK: "http://127.0.0.1:9/" },
-      stdio: ["ignore", "ignore", "inherit"],
-    });
+    let child: ChildProcess;
+    try {
+      child = spawn(command, args, {
+        // As in its pod: the function's own ServiceAccount, from the kubeconfig the local kubelet
+        // gives the running function (JSON, so no YAML parser loads, as with a mounted token).
+        env: { ...process.env, KUBECONFIG: credentials(target), NODE_ENV: "production", K_SINK: "http://127.0.0.1:9/" },
+        stdio: ["ignore", "ignore", "inherit"],
+      });
+    } catch (err) {
+      if ("remove" in cgroup) cgroup.remove();
+      throw err;
+    }
     const exited = new Promise((r) => child.once("exit", r));
     const started = performance.now();
     try {
-      while (!(await accepts(port))) await sleep(2);
+      while (!(await accepts(port))) {
+        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${target} exited before it listened (${child.exitCode ?? child.signalCode})`);
+        await sleep(2);
+      }
       const listening = performance.now();
       const res = await fetch(`http://127.0.0.1:${port}/`, { method: "POST", ...toBinary(event) });
       await res.arrayBuffer();
       const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))![1]) / 1024;
       return { listenMs: listening - started, eventMs: performance.now() - listening, rssMb: rss, status: res.status };
     } finally {
-      child.kill("SIGKILL");
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       await exited;
       if ("remove" in cgroup) cgroup.remove();
     }

@@ -42,6 +42,8 @@ const MANAGER = "dynamo-pool-relay/bench";
 const now = () => new Date().toISOString();
 /** How each function process was limited, as its Knative Service limits its container. */
 const limits = new Set<string>();
+/** How to stop each function process still running. */
+const running = new Set<() => Promise<void>>();
 const DGD_SPEC = { backendFramework: "vllm", components: [{ name: "Frontend", type: "frontend" }, { name: "decode", type: "decode", replicas: 1 }] };
 
 const cp = await startControlPlane({ profile: "api", ownerPid: process.pid, log: () => {} });
@@ -135,6 +137,8 @@ try {
   console.log(`| periodic reconcile of a converged pair: apply / status requests (reads + writes) | ${round!.apply.reads} + ${round!.apply.writes} / ${round!.status.reads} + ${round!.status.writes} |`);
   console.log(`| API requests per idle hour per 1,000 DynamoPoolRelays (${TICKS_PER_HOUR} ticks x (2 pages + ${(1000 / SLOTS).toFixed(0)} x ${perReconcile})) | ${Math.round(idlePerHour).toLocaleString("en")} (${(idlePerHour / 3600).toFixed(1)}/s); a cached controller: 0 |`);
 } finally {
+  // A run that failed half-way leaves no function process, nor its cgroup.
+  for (const stop of [...running]) await stop();
   await cp.stop();
 }
 
@@ -183,6 +187,14 @@ async function serve(target: string, env: Record<string, string>) {
     env: { ...process.env, KUBECONFIG: cp.kubeconfig, NODE_ENV: "production", K_SINK: "http://127.0.0.1:9/", NODE_OPTIONS: process.env["SCALE_NODE_OPTIONS"] ?? "", ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
+  const exited = new Promise((r) => child.once("exit", r));
+  const stop = async () => {
+    running.delete(stop);
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    await exited;
+    if ("remove" in limit) limit.remove();
+  };
+  running.add(stop);
   const lines = new Map<string, Logged>();
   const waiting = new Map<string, (l: Logged) => void>();
   createInterface({ input: child.stdout! }).on("line", (line) => {
@@ -193,6 +205,7 @@ async function serve(target: string, env: Record<string, string>) {
     waiting.get(id)?.(log);
   });
   for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${target} exited before it listened (${child.exitCode ?? child.signalCode})`);
     try {
       await fetch(`http://127.0.0.1:${port}/`, { method: "GET" });
       break;
@@ -200,14 +213,9 @@ async function serve(target: string, env: Record<string, string>) {
       await new Promise((r) => setTimeout(r, 20));
     }
   }
-  const exited = new Promise((r) => child.once("exit", r));
   return {
     child,
-    async stop() {
-      child.kill("SIGKILL");
-      await exited;
-      if ("remove" in limit) limit.remove();
-    },
+    stop,
     /** The reply event, if any. */
     async send(event: CloudEvent): Promise<CloudEvent | undefined> {
       const { headers, body } = toBinary(event);

@@ -7,9 +7,9 @@
  * A process gets what a pod would: the container's env (with the Downward API and ConfigMap/Secret
  * keys), a token of the pod's ServiceAccount from the TokenRequest API (so RBAC applies as in a
  * cluster), the proxy for cluster addresses, and its memory limit, in a memory cgroup where this
- * user may make one (memory-cgroup.ts; the log's start line says which). It is restarted with back-off when it exits and
- * replaced when its spec changes. Its output goes to a log file; the state of every process goes to
- * workloads.json, for the launcher and the tests.
+ * user may make one (memory-cgroup.ts; the log's start line says which). It is restarted with
+ * back-off when it exits and replaced when its spec changes. Its output goes to a log file; the
+ * state of every process goes to workloads.json, for the launcher and the tests.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -269,10 +269,10 @@ export class LocalKubelet {
       this.setState(inst, "starting");
       const argv = [...inst.program.command, ...(inst.container.args ?? [])];
       const memory = memoryLimitBytes(inst.container);
+      const fd = openSync(inst.log, "a");
       const cgroup = memory === undefined ? undefined : memoryCgroup(memory);
       const limited = cgroup && "wrap" in cgroup ? cgroup : undefined;
       const { command, args } = limited?.wrap(argv) ?? { command: argv[0]!, args: argv.slice(1) };
-      const fd = openSync(inst.log, "a");
       let child: ChildProcess;
       try {
         child = spawn(command, args, { cwd: inst.program.cwd ?? this.o.dir, env, stdio: ["ignore", fd, fd] });
@@ -284,10 +284,16 @@ export class LocalKubelet {
       }
       inst.child = child;
       inst.startedAt = Date.now();
-      child.on("exit", (code, signal) => this.exited(inst, child, code, limited?.oomKills() ? OOM_KILLED : signal));
-      // After the exit above has read its OOM kills.
-      if (limited) child.on("exit", () => limited.remove() || this.o.log(`${inst.key}: cannot remove its memory cgroup`));
-      // A spawn that fails (a missing binary) emits only this, no exit.
+      child.on("exit", (code, signal) => {
+        // Counted whatever became of the instance (stopped, replaced): a kill over the limit is one.
+        const oom = limited && limited.oomKills() > 0;
+        if (oom) inst.oomKills++;
+        // The wrapping shell's own failures: it could not join the cgroup (2), or found no command (127).
+        const wrapper = limited && (code === 2 || code === 127) ? `, maybe the memory cgroup's shell: ${code === 2 ? "it could not join the cgroup" : "no such command"}` : "";
+        this.exited(inst, child, code, oom ? OOM_KILLED : signal, wrapper);
+        if (limited && !limited.remove()) this.o.log(`${inst.key}: cannot remove its memory cgroup`);
+      });
+      // A spawn that fails (no /bin/sh, or without a cgroup a missing binary) emits only this, no exit.
       child.on("error", (err) => {
         if (child.pid !== undefined) return this.o.log(`${inst.key}: ${err.message}`);
         limited?.remove();
@@ -363,7 +369,7 @@ export class LocalKubelet {
     inst.timer = setTimeout(() => (delete inst.timer, void this.launch(inst)), ms);
   }
 
-  private exited(inst: Instance, child: ChildProcess, code: number | null, signal: string | null): void {
+  private exited(inst: Instance, child: ChildProcess, code: number | null, signal: string | null, hint = ""): void {
     if (inst.child !== child) return;
     delete inst.child;
     if (inst.stopping || this.closed) return;
@@ -371,8 +377,7 @@ export class LocalKubelet {
     clearTimeout(inst.timer);
     const wait = BACKOFF_MS[Math.min(inst.restarts, BACKOFF_MS.length - 1)]!;
     inst.restarts++;
-    if (signal === OOM_KILLED) inst.oomKills++;
-    this.o.log(`${inst.key}: ${inst.program.name} exited (${signal ?? `code ${code}`}); restart ${inst.restarts} in ${wait / 1000} s; log ${inst.log}`);
+    this.o.log(`${inst.key}: ${inst.program.name} exited (${signal ?? `code ${code}`}${hint}); restart ${inst.restarts} in ${wait / 1000} s; log ${inst.log}`);
     this.setState(inst, "crashed", `exited with ${signal ?? `code ${code}`}`);
     inst.timer = setTimeout(() => (delete inst.timer, void this.launch(inst)), wait);
   }

@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { serviceMemoryLimit } from "../../bench/memory-limit.ts";
 import { memoryCgroup, memoryLimitBytes } from "./memory-cgroup.ts";
 
@@ -15,6 +15,9 @@ describe("a container's memory limit", () => {
     [{ resources: { limits: { memory: "1G" } } }, 1e9],
     [{ resources: { limits: { memory: "1.5Gi" } } }, 1.5 * 2 ** 30],
     [{ resources: { limits: { memory: 1048576 } } }, MiB],
+    // A fraction of a byte rounds up; 0 is no limit, as for the kubelet.
+    [{ resources: { limits: { memory: "100m" } } }, 1],
+    [{ resources: { limits: { memory: "0" } } }, undefined],
     [{ resources: { limits: { cpu: "1" } } }, undefined],
     [{}, undefined],
   ])("of %j is %s bytes", (container, bytes) => expect(memoryLimitBytes(container)).toBe(bytes));
@@ -29,13 +32,23 @@ describe("a container's memory limit", () => {
 
 describe("a memory cgroup", () => {
   const made = (parent: string) => readdirSync(parent).filter((e) => e.startsWith("dynamo-pool-relay-"));
+  const roots: string[] = [];
+  afterEach(() => roots.splice(0).forEach((r) => rmSync(r, { recursive: true, force: true })));
+  /** A folder laid out as a cgroup hierarchy: `own` holds the files the kernel would give it. */
+  function hierarchy(own: string, subtreeControl = "cpu memory") {
+    const root = mkdtempSync(join(tmpdir(), "cgroup-"));
+    roots.push(root);
+    mkdirSync(join(root, own), { recursive: true });
+    writeFileSync(join(root, own, "cgroup.procs"), "");
+    writeFileSync(join(root, own, "cgroup.subtree_control"), `${subtreeControl}\n`);
+    return root;
+  }
 
   it.each([
     ["v1", "5:cpu,cpuacct:/other\n4:memory:/pods/a\n0::/\n", "memory/pods/a", "memory.limit_in_bytes", "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 12\n"],
     ["v2", "1:name=systemd:/other\n0::/pods/a\n", "pods/a", "memory.max", "memory.events", "low 0\nhigh 0\nmax 40\noom 13\noom_kill 12\noom_group_kill 0\n"],
   ])("%s is made under this process's own, and the wrapped command runs inside it", (version, membership, own, limitFile, eventsFile, events) => {
-    const root = mkdtempSync(join(tmpdir(), "cgroup-"));
-    mkdirSync(join(root, own), { recursive: true });
+    const root = hierarchy(own);
     const cgroup = memoryCgroup(256 * MiB, membership, root);
     if (!("wrap" in cgroup)) throw new Error(cgroup.why);
     expect(cgroup.how).toBe(`a memory cgroup (${version}) of 256 MiB`);
@@ -59,7 +72,7 @@ describe("a memory cgroup", () => {
   });
 
   it("removes what a process that is gone left behind, and nothing else", () => {
-    const root = mkdtempSync(join(tmpdir(), "cgroup-"));
+    const root = hierarchy("pods/a");
     const parent = join(root, "pods/a");
     // 4194305: a pid that cannot be a live process (above the kernel's maximum).
     const dead = "dynamo-pool-relay-4194305-10";
@@ -69,12 +82,23 @@ describe("a memory cgroup", () => {
     expect("wrap" in cgroup).toBe(true);
     const left = readdirSync(parent);
     expect(left).toEqual(expect.arrayContaining(kept));
-    expect(left).toHaveLength(kept.length + 1);
+    expect(left).toHaveLength(kept.length + 3); // and the cgroup's own files
     expect(left).not.toContain(dead);
   });
 
-  it("says why where none can be made", () => {
-    const cgroup = memoryCgroup(1, "0::/gone\n", join(tmpdir(), "no-such-root"));
-    expect(cgroup).toEqual({ why: expect.stringContaining("no memory cgroup can be made here") });
+  it("takes the path whole, colons and all", () => {
+    const root = hierarchy("pods/a:b");
+    const cgroup = memoryCgroup(MiB, "0::/pods/a:b\n", root);
+    expect("wrap" in cgroup).toBe(true);
+    expect(made(join(root, "pods/a:b"))).toHaveLength(1);
+  });
+
+  it.each([
+    ["no folder", "0::/gone\n", () => join(tmpdir(), "no-such-root"), "is not a cgroup"],
+    ["a folder that is not a cgroup (no cgroup.procs)", "0::/\n", () => (roots.push(mkdtempSync(join(tmpdir(), "cgroup-"))), roots.at(-1)!), "is not a cgroup"],
+    ["a v2 cgroup whose children have no memory controller", "0::/pods/a\n", () => hierarchy("pods/a", "cpu io"), "the memory controller is not enabled"],
+  ])("says why where none can be made: %s", (_, membership, root, why) => {
+    const cgroup = memoryCgroup(MiB, membership, root());
+    expect(cgroup).toEqual({ why: expect.stringContaining(why) });
   });
 });

@@ -22,29 +22,46 @@ export interface MemoryCgroup {
 }
 
 const PREFIX = "dynamo-pool-relay-";
+/** `<PREFIX><creator's pid>-<count>`. */
+const ABANDONED = new RegExp(`^${PREFIX}(\\d+)-\\d+$`);
 let made = 0;
 
-/** A container's memory limit in bytes (`resources.limits.memory`), if it has one. */
+/**
+ * A container's memory limit in whole bytes (`resources.limits.memory`, a fraction rounded up as the
+ * kubelet does), if it has one; none for a limit of 0, which Kubernetes reads as no limit.
+ */
 export function memoryLimitBytes(container: { resources?: { limits?: { memory?: string | number; [other: string]: unknown } } }): number | undefined {
   const limit = container.resources?.limits?.memory;
   const value = limit === undefined ? undefined : quantityValue(limit);
   if (limit !== undefined && !value) throw new Error(`the memory limit ${JSON.stringify(limit)} is not a quantity`);
-  return value && Number(value.num / value.den);
+  if (!value || value.num <= 0n) return undefined;
+  return Number((value.num + value.den - 1n) / value.den);
 }
 
 /**
- * A memory cgroup limited to `bytes`, or why there is none.
+ * A memory cgroup limited to `bytes`, swap included, or why there is none. On cgroup v2 only where
+ * the memory controller is enabled for this process's cgroup's children, which the kernel allows
+ * only when that cgroup holds no process itself (a delegated scope whose processes sit in a leaf).
  *
  * @param membership this process's /proc/self/cgroup
  * @param root where the cgroup hierarchies are mounted
  */
 export function memoryCgroup(bytes: number, membership = readFileSync("/proc/self/cgroup", "utf8"), root = "/sys/fs/cgroup"): MemoryCgroup | { why: string } {
-  const lines = membership.split("\n").map((l) => l.split(":"));
-  const v1 = lines.find(([, controllers]) => controllers?.split(",").includes("memory"));
-  const v2 = lines.find(([id]) => id === "0");
-  const [parent, limitFile, eventsFile, version] = v1
-    ? [join(root, "memory", v1[2] ?? ""), "memory.limit_in_bytes", "memory.oom_control", "v1"]
-    : [join(root, v2?.[2] ?? ""), "memory.max", "memory.events", "v2"];
+  // hierarchy-id:controllers:path, and a path may itself hold colons.
+  const lines = membership.split("\n").map((l) => {
+    const [id, controllers, ...path] = l.split(":");
+    return { id, controllers: controllers?.split(",") ?? [], path: path.join(":") };
+  });
+  const v1 = lines.find((l) => l.controllers.includes("memory"));
+  const v2 = lines.find((l) => l.id === "0");
+  const [parent, limitFile, swapFile, eventsFile, version] = v1
+    ? [join(root, "memory", v1.path), "memory.limit_in_bytes", "memory.memsw.limit_in_bytes", "memory.oom_control", "v1"]
+    : [join(root, v2?.path ?? ""), "memory.max", "memory.swap.max", "memory.events", "v2"];
+  // A folder that is not a cgroup (a tmpfs where no hierarchy is mounted) would take any file.
+  if (!existsSync(join(parent, "cgroup.procs"))) return { why: `${parent} is not a cgroup` };
+  if (version === "v2" && !controllersOfChildren(parent).includes("memory")) {
+    return { why: `the memory controller is not enabled for the children of ${parent} (cgroup v2)` };
+  }
   removeAbandoned(parent);
   const dir = join(parent, `${PREFIX}${process.pid}-${made++}`);
   try {
@@ -54,13 +71,16 @@ export function memoryCgroup(bytes: number, membership = readFileSync("/proc/sel
   }
   try {
     writeFileSync(join(dir, limitFile), String(bytes));
+    // A limit the process could swap past would not end in an OOM kill, as a node without swap does.
+    if (existsSync(join(dir, swapFile))) writeFileSync(join(dir, swapFile), version === "v1" ? String(bytes) : "0");
   } catch (err) {
     rmdirSync(dir);
     return { why: `a cgroup ${version} here takes no memory limit (${(err as Error).message})` };
   }
   return {
     how: `a memory cgroup (${version}) of ${(bytes / 2 ** 20).toFixed(0)} MiB`,
-    // The shell puts itself in the cgroup and becomes the command: one process, one pid.
+    // The shell puts itself in the cgroup and becomes the command: one process, one pid. It exits
+    // 2 if it cannot join the cgroup, 127 if the command is missing.
     wrap: (argv) => ({ command: "/bin/sh", args: ["-c", 'echo $$ > "$0" && exec "$@"', join(dir, "cgroup.procs"), ...argv] }),
     oomKills: () => {
       try {
@@ -80,6 +100,14 @@ export function memoryCgroup(bytes: number, membership = readFileSync("/proc/sel
   };
 }
 
+function controllersOfChildren(cgroup: string): string[] {
+  try {
+    return readFileSync(join(cgroup, "cgroup.subtree_control"), "utf8").split(/\s+/);
+  } catch {
+    return [];
+  }
+}
+
 /** The empty cgroups left by a process that was killed before it removed them. */
 function removeAbandoned(parent: string): void {
   let entries: string[];
@@ -89,7 +117,7 @@ function removeAbandoned(parent: string): void {
     return;
   }
   for (const entry of entries) {
-    const creator = /^dynamo-pool-relay-(\d+)-\d+$/.exec(entry)?.[1];
+    const creator = ABANDONED.exec(entry)?.[1];
     if (creator === undefined || alive(Number(creator))) continue;
     try {
       rmdirSync(join(parent, entry));

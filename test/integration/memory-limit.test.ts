@@ -3,34 +3,49 @@
 // from it.
 import { readFileSync } from "node:fs";
 import { describe, expect, inject, it } from "vitest";
-import { workloadStates } from "../../dev/knative/index.ts";
+import { workloadStates, type WorkloadState } from "../../dev/knative/index.ts";
 import { PRODUCT_NAMESPACE } from "../../dev/product.ts";
+import { eventually } from "./helpers.ts";
 
 const LIMIT = 256 * 2 ** 20;
 
-/** The memory limit of the cgroup a process is in, as the kernel holds it. */
-function cgroupLimit(pid: number): number {
-  const lines = readFileSync(`/proc/${pid}/cgroup`, "utf8").trim().split("\n").map((l) => l.split(":"));
-  const v1 = lines.find(([, controllers]) => controllers!.split(",").includes("memory"));
-  const file = v1 ? `/sys/fs/cgroup/memory${v1[2]}/memory.limit_in_bytes` : `/sys/fs/cgroup${lines.find(([id]) => id === "0")![2]}/memory.max`;
-  const text = readFileSync(file, "utf8").trim();
-  return text === "max" ? Infinity : Number(text);
+/** The memory cgroup a process is in and its limit, as the kernel holds them; undefined once it has exited. */
+function cgroupOf(pid: number): { path: string; limit: number } | undefined {
+  let membership: string;
+  try {
+    membership = readFileSync(`/proc/${pid}/cgroup`, "utf8");
+  } catch {
+    return undefined;
+  }
+  const lines = membership.trim().split("\n").map((l) => {
+    const [id, controllers, ...path] = l.split(":");
+    return { id, controllers: controllers!.split(","), path: path.join(":") };
+  });
+  const v1 = lines.find((l) => l.controllers.includes("memory"));
+  const path = v1?.path ?? lines.find((l) => l.id === "0")!.path;
+  const text = readFileSync(v1 ? `/sys/fs/cgroup/memory${path}/memory.limit_in_bytes` : `/sys/fs/cgroup${path}/memory.max`, "utf8").trim();
+  return { path, limit: text === "max" ? Infinity : Number(text) };
 }
 
 describe("the local kubelet", () => {
-  it("runs each function under its Knative Service's memory limit, in a memory cgroup of its own", () => {
-    const functions = workloadStates(inject("controlPlaneDir")).filter((w) => w.workload.startsWith(`KnativeService ${PRODUCT_NAMESPACE}/`) && w.state === "running");
+  it("runs each function under its Knative Service's memory limit, in a memory cgroup of its own", async () => {
+    // The processes as one reading of workloads.json names them (a restart since moves on to the next reading).
+    const running = () => workloadStates(inject("controlPlaneDir")).filter((w) => w.workload.startsWith(`KnativeService ${PRODUCT_NAMESPACE}/`) && w.state === "running");
+    const checked = await eventually("every function process still there to be read", async () => {
+      const states = running().map((w) => ({ w, cgroup: cgroupOf(w.pid!) }));
+      return states.every((s) => s.cgroup) ? (states as { w: WorkloadState; cgroup: NonNullable<ReturnType<typeof cgroupOf>> }[]) : undefined;
+    });
     // A Service being rolled runs two processes for a while: each is checked.
-    expect([...new Set(functions.map((w) => w.workload.split("/")[1]))].sort()).toEqual(["poolrelay-apply", "poolrelay-dead-letter", "poolrelay-eligibility", "poolrelay-status"]);
-    for (const w of functions) {
+    expect([...new Set(checked.map(({ w }) => w.workload.split("/")[1]))].sort()).toEqual(["poolrelay-apply", "poolrelay-dead-letter", "poolrelay-eligibility", "poolrelay-status"]);
+    for (const { w, cgroup } of checked) {
       expect(w.memoryLimit, w.workload).toBeDefined();
       if (w.memoryLimit!.startsWith("not applied")) {
         // A machine where this user may not make a cgroup: said so, and the process is not limited to it.
-        expect(cgroupLimit(w.pid!), w.workload).not.toBe(LIMIT);
+        expect(cgroup.limit, w.workload).not.toBe(LIMIT);
       } else {
         expect(w.memoryLimit, w.workload).toMatch(/^a memory cgroup \(v[12]\) of 256 MiB$/);
-        expect(readFileSync(`/proc/${w.pid}/cgroup`, "utf8"), w.workload).toMatch(/dynamo-pool-relay-\d+-\d+$/m);
-        expect(cgroupLimit(w.pid!), w.workload).toBe(LIMIT);
+        expect(cgroup.path, w.workload).toMatch(/\/dynamo-pool-relay-\d+-\d+$/);
+        expect(cgroup.limit, w.workload).toBe(LIMIT);
       }
     }
   });
