@@ -97,6 +97,7 @@ describe("a memory cgroup", () => {
     ["no folder", "0::/gone\n", () => join(tmpdir(), "no-such-root"), "is not a cgroup"],
     ["a folder that is not a cgroup (no cgroup.procs)", "0::/\n", () => (roots.push(mkdtempSync(join(tmpdir(), "cgroup-"))), roots.at(-1)!), "is not a cgroup"],
     ["a v2 cgroup whose children have no memory controller", "0::/pods/a\n", () => hierarchy("pods/a", "cpu io"), "the memory controller is not enabled"],
+    ["a system without /proc/self/cgroup", null, () => tmpdir(), "has no /proc/self/cgroup"],
   ])("says why where none can be made: %s", (_, membership, root, why) => {
     const cgroup = memoryCgroup(MiB, membership, root());
     expect(cgroup).toEqual({ why: expect.stringContaining(why) });

@@ -43,10 +43,11 @@ export function memoryLimitBytes(container: { resources?: { limits?: { memory?: 
  * the memory controller is enabled for this process's cgroup's children, which the kernel allows
  * only when that cgroup holds no process itself (a delegated scope whose processes sit in a leaf).
  *
- * @param membership this process's /proc/self/cgroup
+ * @param membership this process's /proc/self/cgroup (null on a system without one)
  * @param root where the cgroup hierarchies are mounted
  */
-export function memoryCgroup(bytes: number, membership = readFileSync("/proc/self/cgroup", "utf8"), root = "/sys/fs/cgroup"): MemoryCgroup | { why: string } {
+export function memoryCgroup(bytes: number, membership: string | null = ownCgroups(), root = "/sys/fs/cgroup"): MemoryCgroup | { why: string } {
+  if (membership === null) return { why: "this system has no /proc/self/cgroup" };
   // hierarchy-id:controllers:path, and a path may itself hold colons.
   const lines = membership.split("\n").map((l) => {
     const [id, controllers, ...path] = l.split(":");
@@ -98,6 +99,14 @@ export function memoryCgroup(bytes: number, membership = readFileSync("/proc/sel
       }
     },
   };
+}
+
+function ownCgroups(): string | null {
+  try {
+    return readFileSync("/proc/self/cgroup", "utf8");
+  } catch {
+    return null;
+  }
 }
 
 function controllersOfChildren(cgroup: string): string[] {
