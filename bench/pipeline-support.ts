@@ -58,13 +58,17 @@ export function since(dir: string, before: Map<string, Invocation[]>): Invocatio
  * starts a new one), and how often the local kubelet restarted it, with why it last ended.
  */
 export function functionMemory(dir: string): { name: string; peakMiB: number | undefined; restarts: number; reason?: string }[] {
-  return workloadStates(dir).filter((w) => w.workload.startsWith(`KnativeService ${PRODUCT_NAMESPACE}/`)).map((w) => {
-    let peakMiB: number | undefined;
-    try {
-      peakMiB = Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${w.pid}/status`, "utf8"))![1]) / 1024;
-    } catch {
-      peakMiB = undefined;
-    }
-    return { name: w.workload.split("/")[1]!, peakMiB, restarts: w.restarts, ...(w.reason ? { reason: w.reason } : {}) };
-  });
+  return workloadStates(dir).filter((w) => w.workload.startsWith(`KnativeService ${PRODUCT_NAMESPACE}/`)).map((w) => ({
+    name: w.workload.split("/")[1]!, peakMiB: w.pid === undefined ? undefined : procStatusMiB(w.pid, "VmHWM"), restarts: w.restarts, ...(w.reason ? { reason: w.reason } : {}),
+  }));
+}
+
+/** A process's resident memory now (VmRSS) or at its peak (VmHWM), in MiB; undefined once it has exited. */
+export function procStatusMiB(pid: number, field: "VmRSS" | "VmHWM"): number | undefined {
+  try {
+    const kB = new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return kB === undefined ? undefined : Number(kB) / 1024;
+  } catch {
+    return undefined;
+  }
 }

@@ -18,9 +18,9 @@ import { bundle } from "../scripts/bundle.ts";
 import { toBinary, type CloudEvent } from "../shared/cloudevent.ts";
 import { EventType, productEvent } from "../shared/events.ts";
 import type { KubeObject } from "../shared/kube/client.ts";
-import { memoryCgroup } from "../dev/knative/memory-cgroup.ts";
+import { commandIn, memoryCgroup } from "../dev/knative/memory-cgroup.ts";
 import { serviceMemoryLimit } from "./memory-limit.ts";
-import { functionLogs, namespaceWatched, since, sleep, until, type Invocation } from "./pipeline-support.ts";
+import { functionLogs, namespaceWatched, procStatusMiB, since, sleep, until, type Invocation } from "./pipeline-support.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const RUNS = Number(process.env["BENCH_RUNS"] ?? 5);
@@ -123,7 +123,7 @@ try {
     const cgroup = memoryCgroup(serviceMemoryLimit(target === "empty" ? "eligibility" : target).bytes);
     if ("why" in cgroup) limitNotes.add(cgroup.why);
     const argv = [process.execPath, main, `--target=${target}`, `--source=${source}`, `--port=${port}`];
-    const { command, args } = "wrap" in cgroup ? cgroup.wrap(argv) : { command: argv[0]!, args: argv.slice(1) };
+    const { command, args } = commandIn(cgroup, argv);
     let child: ChildProcess;
     try {
       child = spawn(command, args, {
@@ -146,7 +146,7 @@ try {
       const listening = performance.now();
       const res = await fetch(`http://127.0.0.1:${port}/`, { method: "POST", ...toBinary(event) });
       await res.arrayBuffer();
-      const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))![1]) / 1024;
+      const rss = procStatusMiB(child.pid!, "VmRSS")!;
       return { listenMs: listening - started, eventMs: performance.now() - listening, rssMb: rss, status: res.status };
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
@@ -193,7 +193,7 @@ try {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
       const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
       if (!groups.has(pgrp)) continue;
-      const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+      const rss = procStatusMiB(Number(pid), "VmRSS") ?? 0;
       const name = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean).map((a) => a.split("/").pop()).slice(0, 2).join(" ").slice(0, 60);
       byName.set(name, (byName.get(name) ?? 0) + rss);
     } catch {

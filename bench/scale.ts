@@ -12,8 +12,7 @@
 //   4. from those, the requests an idle hour puts on the API server per 1,000 DynamoPoolRelays.
 // Each function runs under the memory limit of its Knative Service (dev/knative/memory-cgroup.ts).
 // SCALE_NODE_OPTIONS goes to the functions as NODE_OPTIONS (e.g. a heap limit).
-import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
@@ -30,8 +29,9 @@ import { TABLE, type KubeObject } from "../shared/kube/client.ts";
 import { computeStatus } from "../shared/status.ts";
 import { PAGE } from "../functions/eligibility/handler.ts";
 import { resyncSettings } from "./knative-settings.ts";
-import { memoryCgroup } from "../dev/knative/memory-cgroup.ts";
+import { commandIn, memoryCgroup } from "../dev/knative/memory-cgroup.ts";
 import { serviceMemoryLimit } from "./memory-limit.ts";
+import { procStatusMiB } from "./pipeline-support.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const DPRS = Number(process.env["SCALE_DPRS"] ?? 10_000);
@@ -86,13 +86,13 @@ try {
   /** One tick through the bundled eligibility function, in a process of its own (its own peak RSS). */
   async function resyncTick(id: string) {
     const eligibility = await serve("eligibility", { K_SINK: sink.url, RESYNC_PERIOD_SECONDS: String(PERIOD_SECONDS), RESYNC_SLOTS: String(SLOTS) });
-    const rssBefore = memory(eligibility.child, "VmRSS");
+    const rssBefore = procStatusMiB(eligibility.child.pid!, "VmRSS")!;
     const received = sink.received;
     const start = performance.now();
     const answer = await eligibility.send({ specversion: "1.0", id, source: "/bench/ping", type: SourceEventType.Ping, time: now(), datacontenttype: "application/json", data: { resync: true }, extensions: {} });
     const ms = performance.now() - start;
     const log = await eligibility.logged(id);
-    const peakMb = memory(eligibility.child, "VmHWM");
+    const peakMb = procStatusMiB(eligibility.child.pid!, "VmHWM")!;
     await eligibility.stop();
     return { ms, answer: answer === undefined ? 204 : 200, requests: log.reads + log.writes, pages: log["pages"], emitted: log["emitted"], listed: log["listed"], received: sink.received - received, rssBefore, peakMb };
   }
@@ -182,7 +182,7 @@ async function serve(target: string, env: Record<string, string>) {
   const limit = memoryCgroup(serviceMemoryLimit(target).bytes);
   limits.add("how" in limit ? limit.how : `none: ${limit.why}`);
   const argv = [process.execPath, `${root}dist/functions/main.mjs`, `--target=${target}`, `--source=${root}dist/functions/${target}/index.mjs`, `--port=${port}`];
-  const { command, args } = "wrap" in limit ? limit.wrap(argv) : { command: argv[0]!, args: argv.slice(1) };
+  const { command, args } = commandIn(limit, argv);
   const child = spawn(command, args, {
     env: { ...process.env, KUBECONFIG: cp.kubeconfig, NODE_ENV: "production", K_SINK: "http://127.0.0.1:9/", NODE_OPTIONS: process.env["SCALE_NODE_OPTIONS"] ?? "", ...env },
     stdio: ["ignore", "pipe", "inherit"],
@@ -245,6 +245,3 @@ async function replySink(): Promise<{ url: string; server: http.Server; received
   return Object.assign(sink, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server });
 }
 
-function memory(child: ChildProcess, field: "VmRSS" | "VmHWM"): number {
-  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))![1]) / 1024;
-}

@@ -22,7 +22,7 @@ import { collectionPath } from "../../shared/kube/resources.ts";
 import { freePort } from "../control-plane/ports.ts";
 import { portFree, portHolders } from "./port-holder.ts";
 import { resolveEnv, type EnvVar } from "./pod-env.ts";
-import { memoryCgroup, memoryLimitBytes } from "./memory-cgroup.ts";
+import { commandIn, memoryCgroup, memoryLimitBytes } from "./memory-cgroup.ts";
 import { localPath, type Program } from "./programs.ts";
 import { containerName, containerPortOf, selects, servingPort, servingStatus, workloadKey, workloadOf, type ContainerSpec, type Workload } from "./workload.ts";
 
@@ -272,7 +272,7 @@ export class LocalKubelet {
       const fd = openSync(inst.log, "a");
       const cgroup = memory === undefined ? undefined : memoryCgroup(memory);
       const limited = cgroup && "wrap" in cgroup ? cgroup : undefined;
-      const { command, args } = limited?.wrap(argv) ?? { command: argv[0]!, args: argv.slice(1) };
+      const { command, args } = commandIn(limited, argv);
       let child: ChildProcess;
       try {
         child = spawn(command, args, { cwd: inst.program.cwd ?? this.o.dir, env, stdio: ["ignore", fd, fd] });

@@ -48,13 +48,7 @@ export function memoryLimitBytes(container: { resources?: { limits?: { memory?: 
  */
 export function memoryCgroup(bytes: number, membership: string | null = ownCgroups(), root = "/sys/fs/cgroup"): MemoryCgroup | { why: string } {
   if (membership === null) return { why: "this system has no /proc/self/cgroup" };
-  // hierarchy-id:controllers:path, and a path may itself hold colons.
-  const lines = membership.split("\n").map((l) => {
-    const [id, controllers, ...path] = l.split(":");
-    return { id, controllers: controllers?.split(",") ?? [], path: path.join(":") };
-  });
-  const v1 = lines.find((l) => l.controllers.includes("memory"));
-  const v2 = lines.find((l) => l.id === "0");
+  const { v1, v2 } = memoryCgroupLines(membership);
   const [parent, limitFile, swapFile, eventsFile, version] = v1
     ? [join(root, "memory", v1.path), "memory.limit_in_bytes", "memory.memsw.limit_in_bytes", "memory.oom_control", "v1"]
     : [join(root, v2?.path ?? ""), "memory.max", "memory.swap.max", "memory.events", "v2"];
@@ -99,6 +93,23 @@ export function memoryCgroup(bytes: number, membership: string | null = ownCgrou
       }
     },
   };
+}
+
+/**
+ * The lines of a /proc/<pid>/cgroup that place it for memory: cgroup v1's memory controller, and
+ * the unified (v2) hierarchy. Each is hierarchy-id:controllers:path, and a path may hold colons.
+ */
+export function memoryCgroupLines(membership: string): { v1?: { path: string }; v2?: { path: string } } {
+  const lines = membership.split("\n").map((l) => {
+    const [id, controllers, ...path] = l.split(":");
+    return { id, controllers: controllers?.split(",") ?? [], path: path.join(":") };
+  });
+  return { v1: lines.find((l) => l.controllers.includes("memory")), v2: lines.find((l) => l.id === "0") };
+}
+
+/** The command and arguments that run `argv`: inside the cgroup when there is one, else as they are. */
+export function commandIn(cgroup: MemoryCgroup | { why: string } | undefined, argv: readonly string[]): { command: string; args: string[] } {
+  return cgroup && "wrap" in cgroup ? cgroup.wrap(argv) : { command: argv[0]!, args: argv.slice(1) };
 }
 
 function ownCgroups(): string | null {

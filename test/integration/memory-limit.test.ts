@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, inject, it } from "vitest";
 import { workloadStates, type WorkloadState } from "../../dev/knative/index.ts";
+import { memoryCgroupLines } from "../../dev/knative/memory-cgroup.ts";
 import { PRODUCT_NAMESPACE } from "../../dev/product.ts";
 import { eventually } from "./helpers.ts";
 
@@ -17,12 +18,8 @@ function cgroupOf(pid: number): { path: string; limit: number } | undefined {
   } catch {
     return undefined;
   }
-  const lines = membership.trim().split("\n").map((l) => {
-    const [id, controllers, ...path] = l.split(":");
-    return { id, controllers: controllers!.split(","), path: path.join(":") };
-  });
-  const v1 = lines.find((l) => l.controllers.includes("memory"));
-  const path = v1?.path ?? lines.find((l) => l.id === "0")!.path;
+  const { v1, v2 } = memoryCgroupLines(membership);
+  const path = (v1 ?? v2)!.path;
   const text = readFileSync(v1 ? `/sys/fs/cgroup/memory${path}/memory.limit_in_bytes` : `/sys/fs/cgroup${path}/memory.max`, "utf8").trim();
   return { path, limit: text === "max" ? Infinity : Number(text) };
 }
