@@ -1,10 +1,11 @@
 // What the benchmarks on the Knative stack share: waiting for Knative to roll the ApiServerSource
-// adapter for a new namespace (until then every change is sent twice), and reading what each
-// function invocation logged (one JSON line each).
+// adapter for a new namespace (until then every change is sent twice), reading what each
+// function invocation logged (one JSON line each), and timing the cluster alone to Relay pods Ready.
 import { readFileSync, readdirSync } from "node:fs";
 import { workloadStates } from "../dev/knative/index.ts";
 import { PRODUCT_NAMESPACE } from "../dev/product.ts";
-import type { KubeClient } from "../shared/kube/client.ts";
+import type { KubeClient, KubeObject } from "../shared/kube/client.ts";
+import { readyEndpoints, rolledOut, type ObservedDeployment, type ObservedEndpointSlice } from "../shared/status.ts";
 
 export interface Invocation { function: string; event: { id: string; type: string; subject?: string }; key?: { namespace: string; cause?: string }; reads: number; writes: number; decision?: string; status?: number; ms?: number }
 
@@ -71,4 +72,51 @@ export function procStatusMiB(pid: number, field: "VmRSS" | "VmHWM"): number | u
   } catch {
     return undefined;
   }
+}
+
+type WatchedDeployment = KubeObject & ObservedDeployment;
+type WatchedSlice = KubeObject & ObservedEndpointSlice;
+
+/**
+ * Watches the Deployments and EndpointSlices that `labelSelector` selects and resolves, once
+ * `count` Services have one, with the time (performance.now()) at which each Service first had
+ * what the product's status calls Ready: a replica of its Deployment's current template available
+ * and a ready endpoint behind it (shared/status.ts). The Deployment is the one named as its
+ * Service, as the product names them. Stops at `timeoutMs`, with what it saw by then.
+ */
+export async function readyAlone(admin: KubeClient, labelSelector: string, count: number, timeoutMs: number, onWatching: () => void): Promise<Map<string, number>> {
+  const deployments = new Map<string, WatchedDeployment>();
+  const slices = new Map<string, Map<string, WatchedSlice>>();
+  const readyAt = new Map<string, number>();
+  const abort = new AbortController();
+  const check = (service: string) => {
+    if (readyAt.has(service)) return;
+    if (rolledOut(deployments.get(service)) && readyEndpoints([...(slices.get(service)?.values() ?? [])]) > 0) readyAt.set(service, performance.now());
+    if (readyAt.size >= count) abort.abort();
+  };
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  let watching = 0;
+  const started = () => ++watching === 2 && onWatching();
+  try {
+    await Promise.all([
+      admin.listAndWatch<WatchedDeployment>("apps/v1", "Deployment", labelSelector, (type, d) => {
+        if (type === "DELETED") deployments.delete(d.metadata.name);
+        else deployments.set(d.metadata.name, d);
+        check(d.metadata.name);
+      }, abort.signal, undefined, started),
+      admin.listAndWatch<WatchedSlice>("discovery.k8s.io/v1", "EndpointSlice", labelSelector, (type, s) => {
+        const service = (s.metadata as { labels?: Record<string, string> }).labels?.["kubernetes.io/service-name"];
+        if (!service) return;
+        const of = slices.get(service) ?? new Map<string, WatchedSlice>();
+        if (type === "DELETED") of.delete(s.metadata.name);
+        else of.set(s.metadata.name, s);
+        slices.set(service, of);
+        check(service);
+      }, abort.signal, undefined, started),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
+  }
+  return readyAt;
 }

@@ -4,8 +4,9 @@
 // pipeline until every DynamoPoolRelay is Ready with its Relay pods (kwok nodes added for them), or
 // PIPELINE_WAIT_S (600) have passed;
 // then, in a namespace of its own, the same six children of each pair taken by the API server
-// alone with server-side apply, 32 at once: its physical limit here. Prints the times, their
-// ratio, and what the pipeline cost (invocations, API reads and writes, per pair).
+// alone with server-side apply, 32 at once: its physical limit here, and how long the cluster
+// itself then takes to make each pair Ready (Relay pods scheduled, available, behind the Service).
+// Prints the times, their ratios, and what the pipeline cost (invocations, API reads and writes, per pair).
 import { ensureBinaries } from "../dev/control-plane/binaries.ts";
 import { fakeNode, startControlPlane } from "../dev/control-plane/index.ts";
 import { installProduct, productReadiness } from "../dev/product.ts";
@@ -15,7 +16,7 @@ import { parseConfig } from "../shared/config.ts";
 import { decide, type Decision } from "../shared/decide.ts";
 import type { KubeObject } from "../shared/kube/client.ts";
 import { serviceMemoryLimit } from "./memory-limit.ts";
-import { functionLogs, functionMemory, namespaceWatched, since, until, type Invocation } from "./pipeline-support.ts";
+import { functionLogs, functionMemory, namespaceWatched, readyAlone, since, until, type Invocation } from "./pipeline-support.ts";
 
 const PAIRS = Number(process.env["PIPELINE_PAIRS"] ?? 1000);
 const AT_ONCE = 32;
@@ -44,7 +45,7 @@ try {
   const admin = cp.client;
   const objects = await installProduct(admin, ensureBinaries().kubectl, MANAGER);
   await until("the product's Knative objects Ready", async () => (await productReadiness(admin, objects)).every((r) => r.ready));
-  for (let i = 1; i < Math.ceil((2 * PAIRS) / PODS_PER_NODE) + 1; i++) await admin.apply(fakeNode(`kwok-node-${i}`), MANAGER, { force: true });
+  for (let i = 1; i <= Math.ceil((2 * PAIRS) / PODS_PER_NODE); i++) await admin.apply(fakeNode(`kwok-node-${i}`), MANAGER, { force: true });
 
   // 1. Through the event pipeline.
   const ns = "pipeline";
@@ -79,9 +80,18 @@ try {
   // Another managed-by label keeps them (and their EndpointSlices) out of the product's own event source.
   const unwatched = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, labels: { ...(o.metadata as { labels?: Record<string, string> }).labels, "app.kubernetes.io/managed-by": "bench-ssa" } } });
   const children = names.flatMap((name) => desiredChildren(decide(dpr(ssa, name) as never, dgd(ssa, name), defaults) as Extract<Decision, { action: "apply" }>).map(unwatched));
+  // Room for their Relay pods, and a watch that sees when each pair is Ready as the product's
+  // status would call it: what the cluster itself takes (controllers, scheduler, kwok) past the writes.
+  const nodes = Math.ceil((2 * PAIRS) / PODS_PER_NODE);
+  for (let i = nodes + 1; i <= 2 * nodes; i++) await admin.apply(fakeNode(`kwok-node-${i}`), MANAGER, { force: true });
+  let watching!: () => void;
+  const watched = new Promise<void>((resolve) => (watching = resolve));
+  const aloneReady = readyAlone(admin, "app.kubernetes.io/managed-by=bench-ssa", PAIRS, waitMs, watching);
+  await watched;
   const ssaStarted = performance.now();
   await all("server-side applies", children, (child) => admin.apply(child, MANAGER));
   const ssaS = (performance.now() - ssaStarted) / 1000;
+  const aloneReadyAt = [...(await aloneReady).values()].map((t) => (t - ssaStarted) / 1000).sort((a, b) => a - b);
 
   const per = (fn: string) => invocations.filter((i) => i.function === fn);
   const sum = (xs: readonly { reads: number; writes: number }[], f: "reads" | "writes") => xs.reduce((n, i) => n + i[f], 0);
@@ -94,6 +104,10 @@ try {
   console.log(`| not Ready when the wait ended (all Ready, or ${waitMs / 1000} s) | ${notReady.length ? notReady.join(", ") : "none"} |`);
   console.log(`| the API server alone: server-side apply of the same ${children.length.toLocaleString("en")} children | ${ssaS.toFixed(1)} s |`);
   if (publishedAt.length === PAIRS) console.log(`| ratio: server-side apply alone / the pipeline to every Service published | ${(ssaS / publishedAt.at(-1)!).toFixed(2)} |`);
+  console.log(`| the same children alone, Ready as the product's status would call it (a replica available, a ready endpoint), from the first apply | ${aloneReadyAt.length} of ${PAIRS}; median ${at(aloneReadyAt, 0.5)} s, last ${at(aloneReadyAt, 1)} s |`);
+  if (readyAt.length === PAIRS && aloneReadyAt.length === PAIRS) console.log(`| ratio: the children alone to Ready / the pipeline to every DynamoPoolRelay Ready | ${(aloneReadyAt.at(-1)! / readyAt.at(-1)!).toFixed(2)} |`);
+  const requests = sum(invocations, "reads") + sum(invocations, "writes");
+  if (readyAt.length) console.log(`| API requests a second: the pipeline's functions, to the last Ready / the server-side apply alone | ${(requests / readyAt.at(-1)!).toFixed(0)} / ${(children.length / ssaS).toFixed(0)} |`);
   console.log("\n| function | invocations | per pair | API reads | API writes | requests per pair |\n|---|---|---|---|---|---|");
   for (const fn of ["eligibility", "apply", "status", "dead-letter"]) {
     const xs = per(fn);
