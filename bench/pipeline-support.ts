@@ -97,13 +97,17 @@ export async function readyAlone(admin: KubeClient, labelSelector: string, count
   const timer = setTimeout(() => abort.abort(), timeoutMs);
   let watching = 0;
   const started = () => ++watching === 2 && onWatching();
+  // The API server ends a watch after its timeout (30 to 60 minutes): a count cut short by it would pass for the cluster's own.
+  const ended = (kind: string) => () => {
+    if (!abort.signal.aborted) throw new Error(`the ${kind} watch ended before ${count} were Ready or ${timeoutMs} ms passed (${readyAt.size} were)`);
+  };
   try {
     await Promise.all([
       admin.listAndWatch<WatchedDeployment>("apps/v1", "Deployment", labelSelector, (type, d) => {
         if (type === "DELETED") deployments.delete(d.metadata.name);
         else deployments.set(d.metadata.name, d);
         check(d.metadata.name);
-      }, abort.signal, undefined, started),
+      }, abort.signal, undefined, started).then(ended("Deployment")),
       admin.listAndWatch<WatchedSlice>("discovery.k8s.io/v1", "EndpointSlice", labelSelector, (type, s) => {
         const service = (s.metadata as { labels?: Record<string, string> }).labels?.["kubernetes.io/service-name"];
         if (!service) return;
@@ -112,7 +116,7 @@ export async function readyAlone(admin: KubeClient, labelSelector: string, count
         else of.set(s.metadata.name, s);
         slices.set(service, of);
         check(service);
-      }, abort.signal, undefined, started),
+      }, abort.signal, undefined, started).then(ended("EndpointSlice")),
     ]);
   } finally {
     clearTimeout(timer);

@@ -107,7 +107,7 @@ try {
   console.log(`| the same children alone, Ready as the product's status would call it (a replica available, a ready endpoint), from the first apply | ${aloneReadyAt.length} of ${PAIRS}; median ${at(aloneReadyAt, 0.5)} s, last ${at(aloneReadyAt, 1)} s |`);
   if (readyAt.length === PAIRS && aloneReadyAt.length === PAIRS) console.log(`| ratio: the children alone to Ready / the pipeline to every DynamoPoolRelay Ready | ${(aloneReadyAt.at(-1)! / readyAt.at(-1)!).toFixed(2)} |`);
   const requests = sum(invocations, "reads") + sum(invocations, "writes");
-  if (readyAt.length) console.log(`| API requests a second: the pipeline's functions, to the last Ready / the server-side apply alone | ${(requests / readyAt.at(-1)!).toFixed(0)} / ${(children.length / ssaS).toFixed(0)} |`);
+  if (readyAt.length === PAIRS) console.log(`| API requests a second: the pipeline's functions, to the last Ready / the server-side apply alone | ${(requests / readyAt.at(-1)!).toFixed(0)} / ${(children.length / ssaS).toFixed(0)} |`);
   console.log("\n| function | invocations | per pair | API reads | API writes | requests per pair |\n|---|---|---|---|---|---|");
   for (const fn of ["eligibility", "apply", "status", "dead-letter"]) {
     const xs = per(fn);

@@ -198,6 +198,17 @@ describe("listAndWatch", () => {
     expect(rec.events).toEqual([["ADDED", relay("a", "107")]]);
   });
 
+  it("opens no watch when aborted before it would open, and resolves with the list's version", async () => {
+    const api = await apiServer();
+    const stop = new AbortController();
+    const kube = new KubeClient(credentials(api.url));
+    // Aborted while the list is in flight, before the watch request exists.
+    const done = kube.listAndWatch(...DPR, undefined, () => undefined, stop.signal);
+    stop.abort();
+    expect(await done).toBe("100");
+    expect(api.seen).toEqual(["GET /apis/nvidia.com/v1alpha1/dynamopoolrelays"]);
+  });
+
   it("fails when the connection is reset mid-watch", async () => {
     const api = await apiServer();
     const done = new KubeClient(credentials(api.url)).listAndWatch(...DPR, undefined, () => undefined, new AbortController().signal, "9");

@@ -370,6 +370,8 @@ export class KubeClient {
     const query = new URLSearchParams({ watch: "true", allowWatchBookmarks: "true", resourceVersion, ...(labelSelector ? { labelSelector } : {}) });
     const url = new URL(`${base}?${query}`, this.connection.server);
     const opts = await this.connection.httpsOptions();
+    // An abort that came while listing would find no watch to close: open none.
+    if (signal.aborted) return resourceVersion;
     this.stats.reads++;
     return new Promise((resolve, reject) => {
       const { lib, agent } = this.transport(url, opts);
@@ -405,7 +407,7 @@ export class KubeClient {
       signal.addEventListener("abort", () => {
         req.destroy();
         resolve(resourceVersion);
-      });
+      }, { once: true });
       req.on("error", (err) => (signal.aborted ? resolve(resourceVersion) : reject(err)));
       req.end();
     });
