@@ -78,13 +78,13 @@ type WatchedDeployment = KubeObject & ObservedDeployment;
 type WatchedSlice = KubeObject & ObservedEndpointSlice;
 
 /**
- * Watches the Deployments and EndpointSlices that `labelSelector` selects and resolves, once
- * `count` Services have one, with the time (performance.now()) at which each Service first had
+ * Watches the Deployments and EndpointSlices that `labelSelector` selects: `watching` resolves once
+ * both watches are open; `ready`, once `count` Services have one, with the time (performance.now()) at which each Service first had
  * what the product's status calls Ready: a replica of its Deployment's current template available
  * and a ready endpoint behind it (shared/status.ts). The Deployment is the one named as its
  * Service, as the product names them. Stops at `timeoutMs`, with what it saw by then.
  */
-export async function readyAlone(admin: KubeClient, labelSelector: string, count: number, timeoutMs: number, onWatching: () => void): Promise<Map<string, number>> {
+export function readyAlone(admin: KubeClient, labelSelector: string, count: number, timeoutMs: number): { watching: Promise<void>; ready: Promise<Map<string, number>> } {
   const deployments = new Map<string, WatchedDeployment>();
   const slices = new Map<string, Map<string, WatchedSlice>>();
   const readyAt = new Map<string, number>();
@@ -95,32 +95,32 @@ export async function readyAlone(admin: KubeClient, labelSelector: string, count
     if (readyAt.size >= count) abort.abort();
   };
   const timer = setTimeout(() => abort.abort(), timeoutMs);
-  let watching = 0;
-  const started = () => ++watching === 2 && onWatching();
+  let opened = 0;
+  let bothOpen!: () => void;
+  const watching = new Promise<void>((resolve) => (bothOpen = resolve));
+  const started = () => ++opened === 2 && bothOpen();
   // The API server ends a watch after its timeout (30 to 60 minutes): a count cut short by it would pass for the cluster's own.
   const ended = (kind: string) => () => {
     if (!abort.signal.aborted) throw new Error(`the ${kind} watch ended before ${count} were Ready or ${timeoutMs} ms passed (${readyAt.size} were)`);
   };
-  try {
-    await Promise.all([
-      admin.listAndWatch<WatchedDeployment>("apps/v1", "Deployment", labelSelector, (type, d) => {
-        if (type === "DELETED") deployments.delete(d.metadata.name);
-        else deployments.set(d.metadata.name, d);
-        check(d.metadata.name);
-      }, abort.signal, undefined, started).then(ended("Deployment")),
-      admin.listAndWatch<WatchedSlice>("discovery.k8s.io/v1", "EndpointSlice", labelSelector, (type, s) => {
-        const service = (s.metadata as { labels?: Record<string, string> }).labels?.["kubernetes.io/service-name"];
-        if (!service) return;
-        const of = slices.get(service) ?? new Map<string, WatchedSlice>();
-        if (type === "DELETED") of.delete(s.metadata.name);
-        else of.set(s.metadata.name, s);
-        slices.set(service, of);
-        check(service);
-      }, abort.signal, undefined, started).then(ended("EndpointSlice")),
-    ]);
-  } finally {
+  const ready = Promise.all([
+    admin.listAndWatch<WatchedDeployment>("apps/v1", "Deployment", labelSelector, (type, d) => {
+      if (type === "DELETED") deployments.delete(d.metadata.name);
+      else deployments.set(d.metadata.name, d);
+      check(d.metadata.name);
+    }, abort.signal, undefined, started).then(ended("Deployment")),
+    admin.listAndWatch<WatchedSlice>("discovery.k8s.io/v1", "EndpointSlice", labelSelector, (type, s) => {
+      const service = (s.metadata as { labels?: Record<string, string> }).labels?.["kubernetes.io/service-name"];
+      if (!service) return;
+      const of = slices.get(service) ?? new Map<string, WatchedSlice>();
+      if (type === "DELETED") of.delete(s.metadata.name);
+      else of.set(s.metadata.name, s);
+      slices.set(service, of);
+      check(service);
+    }, abort.signal, undefined, started).then(ended("EndpointSlice")),
+  ]).then(() => readyAt).finally(() => {
     clearTimeout(timer);
     abort.abort();
-  }
-  return readyAt;
+  });
+  return { watching, ready };
 }

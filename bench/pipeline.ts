@@ -23,6 +23,8 @@ const AT_ONCE = 32;
 const MANAGER = "dynamo-pool-relay/bench";
 /** Relay pods per kwok node: the node's pod capacity less room for what else runs there. */
 const PODS_PER_NODE = 200;
+/** kwok nodes for one set of 2 Relay pods a pair. */
+const NODES = Math.ceil((2 * PAIRS) / PODS_PER_NODE);
 const names = Array.from({ length: PAIRS }, (_, i) => `g${i}`);
 
 const dgd = (namespace: string, name: string): KubeObject => ({
@@ -45,7 +47,7 @@ try {
   const admin = cp.client;
   const objects = await installProduct(admin, ensureBinaries().kubectl, MANAGER);
   await until("the product's Knative objects Ready", async () => (await productReadiness(admin, objects)).every((r) => r.ready));
-  for (let i = 1; i <= Math.ceil((2 * PAIRS) / PODS_PER_NODE); i++) await admin.apply(fakeNode(`kwok-node-${i}`), MANAGER, { force: true });
+  for (let i = 1; i <= NODES; i++) await admin.apply(fakeNode(`kwok-node-${i}`), MANAGER, { force: true });
 
   // 1. Through the event pipeline.
   const ns = "pipeline";
@@ -82,16 +84,13 @@ try {
   const children = names.flatMap((name) => desiredChildren(decide(dpr(ssa, name) as never, dgd(ssa, name), defaults) as Extract<Decision, { action: "apply" }>).map(unwatched));
   // Room for their Relay pods, and a watch that sees when each pair is Ready as the product's
   // status would call it: what the cluster itself takes (controllers, scheduler, kwok) past the writes.
-  const nodes = Math.ceil((2 * PAIRS) / PODS_PER_NODE);
-  for (let i = nodes + 1; i <= 2 * nodes; i++) await admin.apply(fakeNode(`kwok-node-${i}`), MANAGER, { force: true });
-  let watching!: () => void;
-  const watched = new Promise<void>((resolve) => (watching = resolve));
-  const aloneReady = readyAlone(admin, "app.kubernetes.io/managed-by=bench-ssa", PAIRS, waitMs, watching);
-  await Promise.race([watched, aloneReady]); // a watch refused before it started fails the bench here, not by hanging
+  for (let i = NODES + 1; i <= 2 * NODES; i++) await admin.apply(fakeNode(`kwok-node-${i}`), MANAGER, { force: true });
+  const alone = readyAlone(admin, "app.kubernetes.io/managed-by=bench-ssa", PAIRS, waitMs);
+  await Promise.race([alone.watching, alone.ready]); // a watch refused before it started fails the bench here, not by hanging
   const ssaStarted = performance.now();
   await all("server-side applies", children, (child) => admin.apply(child, MANAGER));
   const ssaS = (performance.now() - ssaStarted) / 1000;
-  const aloneReadyAt = [...(await aloneReady).values()].map((t) => (t - ssaStarted) / 1000).sort((a, b) => a - b);
+  const aloneReadyAt = [...(await alone.ready).values()].map((t) => (t - ssaStarted) / 1000).sort((a, b) => a - b);
 
   const per = (fn: string) => invocations.filter((i) => i.function === fn);
   const sum = (xs: readonly { reads: number; writes: number }[], f: "reads" | "writes") => xs.reduce((n, i) => n + i[f], 0);
