@@ -1,0 +1,58 @@
+// The reference of npm run bench:pipeline (bench/pipeline-support.ts, readyAlone): the product's
+// children applied with no product, timed until each pair is Ready as the product's status calls
+// it. A reference that passed too early or hung would make the bench's ratio a wrong number.
+import { beforeAll, describe, expect, it } from "vitest";
+import { readyAlone } from "../../bench/pipeline-support.ts";
+import { parseConfig } from "../../shared/config.ts";
+import { decide, type Decision } from "../../shared/decide.ts";
+import { desiredChildren } from "../../shared/apply-plan.ts";
+import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
+import { childName } from "../../shared/names.ts";
+import { TEST_MANAGER, adminClient, dgdObject, dprObject, freshNamespace } from "./helpers.ts";
+
+let admin: KubeClient;
+beforeAll(async () => {
+  admin = await adminClient();
+});
+
+/**
+ * A pair's six children as the product renders them, managed by the bench as in bench:pipeline
+ * (so the product's ApiServerSource leaves them alone), under a label only this test's watch selects.
+ */
+function childrenAlone(ns: string, name: string, run: string): KubeObject[] {
+  const decision = decide(dprObject(ns, name) as never, dgdObject(ns, name), parseConfig({}).defaults) as Extract<Decision, { action: "apply" }>;
+  return desiredChildren(decision).map((o) => ({ ...o, metadata: { ...o.metadata, labels: { ...(o.metadata as { labels?: Record<string, string> }).labels, "app.kubernetes.io/managed-by": "bench-ssa", "ready-alone": run } } }));
+}
+
+describe("readyAlone", () => {
+  it("times each pair to a rolled-out Deployment with a ready endpoint, and stops once all are", async () => {
+    const ns = await freshNamespace("alone");
+    // Longer than the test may take: it passes only by stopping at the count.
+    const alone = readyAlone(admin, `ready-alone=${ns}`, 2, 600_000);
+    await alone.watching;
+    const opened = performance.now();
+    for (const name of ["g1", "g2"]) for (const child of childrenAlone(ns, name, ns)) await admin.apply(child, TEST_MANAGER);
+    const ready = await alone.ready;
+    expect([...ready.keys()].sort()).toEqual([childName("g1"), childName("g2")]);
+    for (const at of ready.values()) expect(at).toBeGreaterThan(opened);
+    // What it called Ready is there to be read.
+    const deployment = await admin.get<{ status?: { readyReplicas?: number } }>({ apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: childName("g1") });
+    expect(deployment?.status?.readyReplicas).toBeGreaterThan(0);
+  });
+
+  it("answers with the pairs Ready so far when the time is up; Relay pods Ready with no Service are not", async () => {
+    const ns = await freshNamespace("alone");
+    const alone = readyAlone(admin, `ready-alone=${ns}`, 2, 20_000);
+    await alone.watching;
+    for (const child of childrenAlone(ns, "g1", ns)) await admin.apply(child, TEST_MANAGER);
+    for (const child of childrenAlone(ns, "g2", ns).filter((c) => c.kind !== "Service")) await admin.apply(child, TEST_MANAGER);
+    expect([...(await alone.ready).keys()]).toEqual([childName("g1")]);
+    const deployment = await admin.get<{ status?: { readyReplicas?: number } }>({ apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: childName("g2") });
+    expect(deployment?.status?.readyReplicas).toBeGreaterThan(0);
+  });
+
+  it("fails when a watch is refused, before either is open", async () => {
+    const alone = readyAlone(admin, "ready-alone in (", 1, 20_000);
+    await expect(Promise.race([alone.watching, alone.ready])).rejects.toThrow(/400|selector/i);
+  });
+});
