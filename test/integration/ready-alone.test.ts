@@ -3,9 +3,9 @@
 // it. A reference that passed too early or hung would make the bench's ratio a wrong number.
 import { beforeAll, describe, expect, it } from "vitest";
 import { readyAlone } from "../../bench/pipeline-support.ts";
+import { desiredChildren } from "../../shared/apply-plan.ts";
 import { parseConfig } from "../../shared/config.ts";
 import { decide, type Decision } from "../../shared/decide.ts";
-import { desiredChildren } from "../../shared/apply-plan.ts";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { childName } from "../../shared/names.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
@@ -17,13 +17,13 @@ beforeAll(async () => {
 
 /**
  * A pair's six children as the product renders them, managed by the bench as in bench:pipeline
- * (so the product's ApiServerSource leaves them alone), under a label only this test's watch selects.
+ * (so the product's ApiServerSource leaves them alone), labelled with its namespace, which only this test's watch selects.
  */
-function childrenAlone(ns: string, name: string, run: string): KubeObject[] {
+function childrenAlone(ns: string, name: string): KubeObject[] {
   // Small requests, as in the bench: the suite's earlier pairs hold most of the kwok node's CPU.
   const dpr = dprObject(ns, name, { resources: { requests: { cpu: "10m", memory: "16Mi" } } });
   const decision = decide(dpr as never, dgdObject(ns, name), parseConfig({}).defaults) as Extract<Decision, { action: "apply" }>;
-  return desiredChildren(decision).map((o) => ({ ...o, metadata: { ...o.metadata, labels: { ...(o.metadata as { labels?: Record<string, string> }).labels, "app.kubernetes.io/managed-by": "bench-ssa", "ready-alone": run } } }));
+  return desiredChildren(decision).map((o) => ({ ...o, metadata: { ...o.metadata, labels: { ...(o.metadata as { labels?: Record<string, string> }).labels, "app.kubernetes.io/managed-by": "bench-ssa", "ready-alone": ns } } }));
 }
 
 describe("readyAlone", () => {
@@ -32,7 +32,7 @@ describe("readyAlone", () => {
     // Longer than the test may take: it passes only by stopping at the count.
     const alone = readyAlone(admin, `ready-alone=${ns}`, 2, 600_000);
     await alone.watching;
-    for (const name of ["g1", "g2"]) for (const child of childrenAlone(ns, name, ns)) await admin.apply(child, TEST_MANAGER);
+    for (const name of ["g1", "g2"]) for (const child of childrenAlone(ns, name)) await admin.apply(child, TEST_MANAGER);
     const ready = await alone.ready;
     expect([...ready.keys()].sort()).toEqual([childName("g1"), childName("g2")]);
     // What it called Ready is there to be read.
@@ -44,8 +44,8 @@ describe("readyAlone", () => {
     const ns = await freshNamespace("alone");
     const alone = readyAlone(admin, `ready-alone=${ns}`, 2, 20_000);
     await alone.watching;
-    for (const child of childrenAlone(ns, "g1", ns)) await admin.apply(child, TEST_MANAGER);
-    for (const child of childrenAlone(ns, "g2", ns).filter((c) => c.kind !== "Service")) await admin.apply(child, TEST_MANAGER);
+    for (const child of childrenAlone(ns, "g1")) await admin.apply(child, TEST_MANAGER);
+    for (const child of childrenAlone(ns, "g2").filter((c) => c.kind !== "Service")) await admin.apply(child, TEST_MANAGER);
     // g2's pods turn Ready while the watch still runs, so leaving g2 out is readyAlone's own doing.
     await eventually("g2's Relay pods Ready", async () => {
       const deployment = await admin.get<{ status?: { readyReplicas?: number } }>({ apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: childName("g2") });
