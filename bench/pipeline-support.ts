@@ -4,6 +4,9 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { workloadStates } from "../dev/knative/index.ts";
 import { PRODUCT_NAMESPACE } from "../dev/product.ts";
+import { desiredChildren } from "../shared/apply-plan.ts";
+import { parseConfig } from "../shared/config.ts";
+import { decide, type Decision } from "../shared/decide.ts";
 import type { KubeClient, KubeObject } from "../shared/kube/client.ts";
 import { readyEndpoints, rolledOut, type ObservedDeployment, type ObservedEndpointSlice } from "../shared/status.ts";
 
@@ -72,6 +75,34 @@ export function procStatusMiB(pid: number, field: "VmRSS" | "VmHWM"): number | u
   } catch {
     return undefined;
   }
+}
+
+export const dgd = (namespace: string, name: string): KubeObject => ({
+  apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { name, namespace },
+  spec: { components: [{ name: "decode", type: "decode" }] },
+});
+// Small requests, so that the kwok nodes' CPU does not bound how many Relay pods are scheduled.
+export const dpr = (namespace: string, name: string): KubeObject => ({
+  apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name, namespace },
+  spec: { image: "relay:1", clusterID: "bench", resources: { requests: { cpu: "10m", memory: "16Mi" } } },
+});
+
+const DEFAULTS = parseConfig({}).defaults;
+
+/** What selects the children the bench applies alone (childrenAlone). */
+export const ALONE_SELECTOR = "app.kubernetes.io/managed-by=bench-ssa";
+
+/**
+ * A pair's six children as the product renders them, offline (no owner to point at), for the
+ * API server to take alone. Another managed-by label (ALONE_SELECTOR) keeps them, and their
+ * EndpointSlices, out of the product's own event source; `labels` are added to it.
+ */
+export function childrenAlone(namespace: string, name: string, labels: Record<string, string> = {}): KubeObject[] {
+  const decision = decide(dpr(namespace, name) as never, dgd(namespace, name), DEFAULTS) as Extract<Decision, { action: "apply" }>;
+  return desiredChildren(decision).map((o) => ({
+    ...o,
+    metadata: { ...o.metadata, labels: { ...(o.metadata as { labels?: Record<string, string> }).labels, "app.kubernetes.io/managed-by": "bench-ssa", ...labels } },
+  }));
 }
 
 type WatchedDeployment = KubeObject & ObservedDeployment;

@@ -10,13 +10,9 @@
 import { ensureBinaries } from "../dev/control-plane/binaries.ts";
 import { fakeNode, startControlPlane } from "../dev/control-plane/index.ts";
 import { installProduct, productReadiness } from "../dev/product.ts";
-import { desiredChildren } from "../shared/apply-plan.ts";
 import { settleBounded } from "../shared/concurrency.ts";
-import { parseConfig } from "../shared/config.ts";
-import { decide, type Decision } from "../shared/decide.ts";
-import type { KubeObject } from "../shared/kube/client.ts";
 import { serviceMemoryLimit } from "./memory-limit.ts";
-import { functionLogs, functionMemory, namespaceWatched, readyAlone, since, until, type Invocation } from "./pipeline-support.ts";
+import { ALONE_SELECTOR, childrenAlone, dgd, dpr, functionLogs, functionMemory, namespaceWatched, readyAlone, since, until, type Invocation } from "./pipeline-support.ts";
 
 const PAIRS = Number(process.env["PIPELINE_PAIRS"] ?? 1000);
 const AT_ONCE = 32;
@@ -26,16 +22,6 @@ const PODS_PER_NODE = 200;
 /** kwok nodes for one set of 2 Relay pods a pair. */
 const NODES = Math.ceil((2 * PAIRS) / PODS_PER_NODE);
 const names = Array.from({ length: PAIRS }, (_, i) => `g${i}`);
-
-const dgd = (namespace: string, name: string): KubeObject => ({
-  apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { name, namespace },
-  spec: { components: [{ name: "decode", type: "decode" }] },
-});
-// Small requests, so that the kwok nodes' CPU does not bound how many Relay pods are scheduled.
-const dpr = (namespace: string, name: string): KubeObject => ({
-  apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name, namespace },
-  spec: { image: "relay:1", clusterID: "bench", resources: { requests: { cpu: "10m", memory: "16Mi" } } },
-});
 
 async function all<T>(what: string, items: readonly T[], write: (item: T) => Promise<unknown>): Promise<void> {
   const { failures } = await settleBounded(items, AT_ONCE, write);
@@ -75,17 +61,14 @@ try {
   const notReady = listed.filter((d) => !condition(d, "Ready")).map((d) => `${d.metadata.name} (${d.status?.conditions?.find((c) => c.type === "Ready")?.reason ?? "no status"})`);
   const invocations = since(cp.dir, before);
 
-  // 2. The API server alone: the same children, rendered offline (no owner to point at), applied.
+  // 2. The API server alone: the same children, rendered offline, applied.
   const ssa = "ssa-only";
   await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ssa } }, MANAGER);
-  const defaults = parseConfig({}).defaults;
-  // Another managed-by label keeps them (and their EndpointSlices) out of the product's own event source.
-  const unwatched = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, labels: { ...(o.metadata as { labels?: Record<string, string> }).labels, "app.kubernetes.io/managed-by": "bench-ssa" } } });
-  const children = names.flatMap((name) => desiredChildren(decide(dpr(ssa, name) as never, dgd(ssa, name), defaults) as Extract<Decision, { action: "apply" }>).map(unwatched));
+  const children = names.flatMap((name) => childrenAlone(ssa, name));
   // Room for their Relay pods, and a watch that sees when each pair is Ready as the product's
   // status would call it: what the cluster itself takes (controllers, scheduler, kwok) past the writes.
   for (let i = NODES + 1; i <= 2 * NODES; i++) await admin.apply(fakeNode(`kwok-node-${i}`), MANAGER, { force: true });
-  const alone = readyAlone(admin, "app.kubernetes.io/managed-by=bench-ssa", PAIRS, waitMs);
+  const alone = readyAlone(admin, ALONE_SELECTOR, PAIRS, waitMs);
   await Promise.race([alone.watching, alone.ready]); // a watch refused before it started fails the bench here, not by hanging
   const ssaStarted = performance.now();
   await all("server-side applies", children, (child) => admin.apply(child, MANAGER));

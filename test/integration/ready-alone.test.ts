@@ -2,29 +2,18 @@
 // children applied with no product, timed until each pair is Ready as the product's status calls
 // it. A reference that passed too early or hung would make the bench's ratio a wrong number.
 import { beforeAll, describe, expect, it } from "vitest";
-import { readyAlone } from "../../bench/pipeline-support.ts";
-import { desiredChildren } from "../../shared/apply-plan.ts";
-import { parseConfig } from "../../shared/config.ts";
-import { decide, type Decision } from "../../shared/decide.ts";
-import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
+import { childrenAlone, readyAlone } from "../../bench/pipeline-support.ts";
+import type { KubeClient } from "../../shared/kube/client.ts";
 import { childName } from "../../shared/names.ts";
-import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
+import { TEST_MANAGER, adminClient, eventually, freshNamespace } from "./helpers.ts";
 
 let admin: KubeClient;
 beforeAll(async () => {
   admin = await adminClient();
 });
 
-/**
- * A pair's six children as the product renders them, managed by the bench as in bench:pipeline
- * (so the product's ApiServerSource leaves them alone), labelled with its namespace, which only this test's watch selects.
- */
-function childrenAlone(ns: string, name: string): KubeObject[] {
-  // Small requests, as in the bench: the suite's earlier pairs hold most of the kwok node's CPU.
-  const dpr = dprObject(ns, name, { resources: { requests: { cpu: "10m", memory: "16Mi" } } });
-  const decision = decide(dpr as never, dgdObject(ns, name), parseConfig({}).defaults) as Extract<Decision, { action: "apply" }>;
-  return desiredChildren(decision).map((o) => ({ ...o, metadata: { ...o.metadata, labels: { ...(o.metadata as { labels?: Record<string, string> }).labels, "app.kubernetes.io/managed-by": "bench-ssa", "ready-alone": ns } } }));
-}
+/** The bench's children of a pair alone, selected by this test's namespace only. */
+const childrenOf = (ns: string, name: string) => childrenAlone(ns, name, { "ready-alone": ns });
 
 describe("readyAlone", () => {
   it("times each pair to a rolled-out Deployment with a ready endpoint, and stops once all are", async () => {
@@ -32,7 +21,7 @@ describe("readyAlone", () => {
     // Longer than the test may take: it passes only by stopping at the count.
     const alone = readyAlone(admin, `ready-alone=${ns}`, 2, 600_000);
     await alone.watching;
-    for (const name of ["g1", "g2"]) for (const child of childrenAlone(ns, name)) await admin.apply(child, TEST_MANAGER);
+    for (const name of ["g1", "g2"]) for (const child of childrenOf(ns, name)) await admin.apply(child, TEST_MANAGER);
     const ready = await alone.ready;
     expect([...ready.keys()].sort()).toEqual([childName("g1"), childName("g2")]);
     // What it called Ready is there to be read.
@@ -44,8 +33,8 @@ describe("readyAlone", () => {
     const ns = await freshNamespace("alone");
     const alone = readyAlone(admin, `ready-alone=${ns}`, 2, 20_000);
     await alone.watching;
-    for (const child of childrenAlone(ns, "g1")) await admin.apply(child, TEST_MANAGER);
-    for (const child of childrenAlone(ns, "g2").filter((c) => c.kind !== "Service")) await admin.apply(child, TEST_MANAGER);
+    for (const child of childrenOf(ns, "g1")) await admin.apply(child, TEST_MANAGER);
+    for (const child of childrenOf(ns, "g2").filter((c) => c.kind !== "Service")) await admin.apply(child, TEST_MANAGER);
     // g2's pods turn Ready while the watch still runs, so leaving g2 out is readyAlone's own doing.
     await eventually("g2's Relay pods Ready", async () => {
       const deployment = await admin.get<{ status?: { readyReplicas?: number } }>({ apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: childName("g2") });
