@@ -10,8 +10,9 @@ import { KubeClient } from "../../shared/kube/client.ts";
 
 let server: http.Server | undefined;
 afterEach(async () => {
-  server?.closeAllConnections();
-  await new Promise((r) => server?.close(r));
+  if (!server) return;
+  server.closeAllConnections();
+  await new Promise((r) => server!.close(r));
 });
 
 /** Lists answer empty; each watch stays open, its response kept by the resource it watches. */
