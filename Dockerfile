@@ -22,5 +22,7 @@ USER 1000:1000
 RUN ["node", "functions/fill-compile-cache.mjs"]
 EXPOSE 8080
 # FUNCTION_TARGET and FUNCTION_SOURCE come from the Knative Service. The entry point is ours, not
-# the framework's main.js, so that a body over MAX_EVENT_BYTES is refused before it is read.
+# the framework's main.js, so that a body over MAX_EVENT_BYTES is refused before it is read. node
+# runs as PID 1, which ignores signals it has no handler for: the entry point handles SIGTERM itself
+# (functions/runtime/drain.ts), so a pod Knative scales down goes at once, not at SIGKILL.
 CMD ["node", "functions/main.mjs"]

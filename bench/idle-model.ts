@@ -6,13 +6,18 @@
  * `window` annotation, else `stable-window`, 60 s), then for up to `scale-to-zero-grace-period`
  * (30 s, cluster-wide) while the activator is put in the path, at least for
  * `scale-to-zero-pod-retention-period`; the terminating pod then sits in queue-proxy's preStop drain
- * (30 s). When wake-ups come closer together than that, the pod never leaves.
+ * (30 s), cut short by the pod's termination grace period, which Knative sets to the revision's
+ * `timeoutSeconds`. The function then exits on its SIGTERM at once (functions/runtime/drain.ts;
+ * before it handled SIGTERM, as PID 1 it stayed until SIGKILL at the end of the grace period).
+ * When wake-ups come closer together than that, the pod never leaves.
  */
 export const CLUSTER = { stableWindowSeconds: 60, graceSeconds: 30, drainSeconds: 30 };
 
 export interface Scaling {
   windowSeconds: number;
   retentionSeconds: number;
+  /** The revision's timeoutSeconds, Knative's terminationGracePeriodSeconds for its pods. */
+  terminationSeconds: number;
 }
 
 export interface IdleCost {
@@ -29,12 +34,16 @@ export function seconds(duration: string): number {
   return Number(h) * 3600 + Number(m) * 60 + Number(s);
 }
 
-export function scaling(annotations: Record<string, string> = {}): Scaling {
+/** Knative's default revision timeout (config-defaults revision-timeout-seconds). */
+export const DEFAULT_TIMEOUT_SECONDS = 300;
+
+export function scaling(annotations: Record<string, string> = {}, timeoutSeconds = DEFAULT_TIMEOUT_SECONDS): Scaling {
   const window = annotations["autoscaling.knative.dev/window"];
   const retention = annotations["autoscaling.knative.dev/scale-to-zero-pod-retention-period"];
   return {
     windowSeconds: window === undefined ? CLUSTER.stableWindowSeconds : seconds(window),
     retentionSeconds: retention === undefined ? 0 : seconds(retention),
+    terminationSeconds: timeoutSeconds,
   };
 }
 
@@ -56,11 +65,12 @@ export function periodicWakeChance(objects: number, slots: number): number {
 export function idleCost(s: Scaling, wakesPerHour: number, busySeconds: number): IdleCost {
   if (wakesPerHour === 0) return { wakesPerHour, podSeconds: [0, 0] };
   const gap = 3600 / wakesPerHour;
+  const going = Math.min(CLUSTER.drainSeconds, s.terminationSeconds);
   const stay = (grace: number) => {
     const serving = busySeconds + Math.max(s.windowSeconds + grace, s.retentionSeconds);
     // Woken again before scaling down: the pod never leaves. Woken while it drains: a new pod
     // starts beside it, so both count.
-    return serving >= gap ? 3600 : wakesPerHour * (serving + CLUSTER.drainSeconds);
+    return serving >= gap ? 3600 : wakesPerHour * (serving + going);
   };
   return { wakesPerHour, podSeconds: [stay(0), stay(CLUSTER.graceSeconds)] };
 }

@@ -24,7 +24,7 @@ for (const objects of [0, 1000]) {
   for (const s of services) {
     const annotations = s.spec.template?.metadata?.annotations ?? {};
     const n = wakes(s.metadata.name, objects);
-    const ours = idleCost(scaling(annotations), n, BUSY_SECONDS);
+    const ours = idleCost(scaling(annotations, s.spec.template?.spec?.timeoutSeconds), n, BUSY_SECONDS);
     const defaults = idleCost(scaling({}), n, BUSY_SECONDS);
     if (objects === 1000) {
       ours.podSeconds.forEach((v, i) => (totals.ours[i]! += v));
@@ -33,7 +33,7 @@ for (const objects of [0, 1000]) {
     rows.push(`| ${objects} | ${s.metadata.name.replace("poolrelay-", "")} | ${annotations["autoscaling.knative.dev/window"] ?? "60s (default)"} | ${n.toFixed(1)} | ${range(ours)} | ${range(defaults)} |`);
   }
 }
-console.log(`resync: "${schedule}" (${ticks} ticks an hour), ${slots} slots; a wake-up busy ${BUSY_SECONDS} s; grace 0–30 s, drain 30 s\n`);
+console.log(`resync: "${schedule}" (${ticks} ticks an hour), ${slots} slots; a wake-up busy ${BUSY_SECONDS} s; grace 0–30 s, drain 30 s or the Service's timeoutSeconds if shorter\n`);
 console.log("| DynamoPoolRelays | function | window | wake-ups per idle hour | pod-seconds per idle hour | with the default 60 s window |\n|---|---|---|---|---|---|");
 console.log(rows.join("\n"));
 console.log(`\n1,000 DynamoPoolRelays, all functions: ${totals.ours.map(Math.round).join("–")} pod-seconds an idle hour (default window: ${totals.defaults.map(Math.round).join("–")})`);

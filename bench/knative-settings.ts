@@ -10,7 +10,7 @@ const knative = fileURLToPath(new URL("../knative/", import.meta.url));
 export interface Doc {
   kind: string;
   metadata: { name: string };
-  spec: { schedule?: string; template?: { metadata?: { annotations?: Record<string, string> }; spec: { containers: { env?: { name: string; value?: string }[]; resources?: { limits?: { memory?: string } } }[] } } };
+  spec: { schedule?: string; template?: { metadata?: { annotations?: Record<string, string> }; spec: { timeoutSeconds?: number; containers: { env?: { name: string; value?: string }[]; resources?: { limits?: { memory?: string } } }[] } } };
 }
 
 export const knativeDocs = (file: string): Doc[] => parseAllDocuments(readFileSync(`${knative}${file}`, "utf8")).map((d) => d.toJS() as Doc).filter(Boolean);

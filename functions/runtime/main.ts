@@ -2,7 +2,8 @@
  * The functions' entry point, in place of the Functions Framework's main.js, whose server has no
  * body limit of ours: loads the bundle that registers the function, and serves it behind the limit
  * (server.ts) as main.js would, on every interface, with no connection timeout. Once it listens,
- * a bundle that reads the API server opens its connection (serve.ts, preconnect).
+ * a bundle that reads the API server opens its connection (serve.ts, preconnect). SIGTERM drains
+ * the server and exits (drain.ts).
  *
  * node dist/functions/main.mjs [--target NAME] [--source FILE] [--port PORT]
  * (else FUNCTION_TARGET, FUNCTION_SOURCE and PORT, default 8080; MAX_EVENT_BYTES, default 1 MiB)
@@ -14,6 +15,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { maxEventBytes } from "./body-limit.ts";
 import { COMPILE_CACHE } from "./compile-cache.ts";
+import { Drain, stopOnSignals } from "./drain.ts";
 import { functionServer, type Framework } from "./server.ts";
 
 // The code cache the build (and the image) filled beside the bundles (compile-cache.ts), turned on
@@ -52,7 +54,9 @@ function frameworkOf(name: string): Framework {
 }
 
 const bundle = (await import(pathToFileURL(resolve(source)).href)) as { preconnect?: () => Promise<void> };
-const server = functionServer(target, limit, frameworkOf(target));
+const drain = new Drain();
+const server = functionServer(target, limit, frameworkOf(target), drain);
+stopOnSignals(server, drain);
 server.listen(Number(port), () => {
   // While the first event is on its way (after the readiness probe), not before listening.
   void bundle.preconnect?.();

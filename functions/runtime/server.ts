@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from "node:http";
 import { refuseByHeaders, refuseReceived, type Refusal } from "./body-limit.ts";
+import { Drain } from "./drain.ts";
 
 function refuse(res: ServerResponse, { status, error }: Refusal): void {
   // Connection: close makes Node close the socket after the answer instead of reading the rest of
@@ -60,13 +61,14 @@ export interface Framework {
 /**
  * The server for the function registered as `target`. getTestServer is the framework's public way
  * to the server its own main builds (getServer with the options our deployments use: no timeout,
- * no execution ids, the default ignored routes); its one 'request' listener is the app.
+ * no execution ids, the default ignored routes); its one 'request' listener is the app. `drain`
+ * sees every request, so that it can stop the server taking new ones (drain.ts).
  */
-export function functionServer(target: string, limit: number, framework: Framework): Server {
+export function functionServer(target: string, limit: number, framework: Framework, drain = new Drain()): Server {
   const server = framework.getTestServer(target);
   const listeners = server.listeners("request") as RequestListener[];
   if (listeners.length !== 1) throw new Error(`the Functions Framework's server has ${listeners.length} request listeners, expected its one app`);
-  const guarded = guard(listeners[0]!, limit);
+  const guarded = drain.admit(guard(listeners[0]!, limit));
   server.removeAllListeners("request");
   server.on("request", guarded);
   // Expect: 100-continue: refuse on the headers before the client is told to send the body.
