@@ -14,8 +14,14 @@
 #            ConfigMaps, RBAC and data-plane Deployments from the eventing and serving modules'
 #            config/ folders in the Go module cache.
 #            KNATIVE_ASSETS naming a folder that holds all of these wins.
+#   node     tools/node/ and tools/control-plane/kube: a real node's programs: kubelet and
+#            kube-proxy (Kubernetes v1.36.3), containerd 2.4.2 with its runc shim and ctr, runc 1.5.3
+#            (cgo, with seccomp: needs gcc and libseccomp-dev), the CNI plugins bridge, host-local,
+#            loopback and portmap (v1.10.0), CoreDNS 1.14.7, and the pause program of a pod's
+#            sandbox (Kubernetes' own pause.c, compiled static). NODE_ASSETS naming a folder that
+#            holds all of these wins.
 #
-# Usage: scripts/control-plane-build.sh [kube|knative|all]
+# Usage: scripts/control-plane-build.sh [kube|knative|node|all]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 self="$root/scripts/$(basename "$0")"
@@ -30,6 +36,7 @@ trap 'rm -rf ${staged:+"$staged"} ${fallback:+"$fallback"}' EXIT
 
 if [ "$set_name" = all ]; then
   "$self" kube >/dev/null
+  "$self" node >/dev/null
   exec "$self" knative
 fi
 
@@ -125,6 +132,40 @@ knative)
   done
   finish "$out" "$staged"
   ;;
+node)
+  tools="$root/tools/node"
+  kube="$root/tools/control-plane/kube"
+  binaries=(kubelet kube-proxy containerd containerd-shim-runc-v2 ctr runc coredns pause cni/bridge cni/host-local cni/loopback cni/portmap)
+  complete() { local b; for b in "${binaries[@]}"; do [ -x "$1/$b" ] || return 1; done; }
+  if [ -n "${NODE_ASSETS:-}" ] && complete "$NODE_ASSETS"; then
+    log "using NODE_ASSETS=$NODE_ASSETS"
+    echo "$NODE_ASSETS"; exit 0
+  fi
+  key=$(cat "$tools"/*/go.mod "$tools"/*/go.sum "$kube/go.mod" "$kube/go.sum" "$self" | sha256sum | cut -c1-16)
+  out="$cache/node/$key"
+  if complete "$out"; then log "cache warm: $out"; echo "$out"; exit 0; fi
+  need_go
+  for tool in gcc pkg-config; do command -v "$tool" >/dev/null || { log "$tool is not installed; runc and pause need it (scripts/host-packages.sh installs it)"; exit 1; }; done
+  pkg-config --exists libseccomp || { log "libseccomp-dev is not installed; runc needs it (scripts/host-packages.sh installs it)"; exit 1; }
+  mkdir -p "$(dirname "$out")"
+  staged=$(mktemp -d "$out.partial.XXXXXX")
+  mkdir -p "$staged/cni"
+  stamp="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    stamp+=" -X $pkg.gitVersion=v1.36.3 -X $pkg.gitMajor=1 -X $pkg.gitMinor=36 -X $pkg.gitTreeState=clean"
+  done
+  timed "$kube" "kubelet and kube-proxy" go build -trimpath -ldflags "$stamp" -o "$staged/" k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy
+  # runc is the one cgo program: seccomp filters come from libseccomp.
+  timed "$tools/runc" runc env CGO_ENABLED=1 go build -trimpath -tags seccomp -ldflags "-s -w" -o "$staged/" github.com/opencontainers/runc
+  timed "$tools/containerd" containerd go build -trimpath -tags no_btrfs -ldflags "-s -w" -o "$staged/" \
+    github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 github.com/containerd/containerd/v2/cmd/ctr
+  cni=github.com/containernetworking/plugins/plugins
+  timed "$tools/cni" "CNI plugins" go build -trimpath -ldflags "-s -w" -o "$staged/cni/" "$cni/main/bridge" "$cni/main/loopback" "$cni/ipam/host-local" "$cni/meta/portmap"
+  timed "$tools/coredns" coredns go build -trimpath -ldflags "-s -w" -o "$staged/" github.com/coredns/coredns
+  pause_c="$(cd "$kube" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)/build/pause/linux/pause.c"
+  gcc -Os -static -DVERSION=v3.10-poolrelay -o "$staged/pause" "$pause_c" >&2
+  finish "$out" "$staged"
+  ;;
 *)
-  log "unknown set '$set_name' (kube, knative or all)"; exit 2 ;;
+  log "unknown set '$set_name' (kube, knative, node or all)"; exit 2 ;;
 esac

