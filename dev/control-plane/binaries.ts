@@ -11,12 +11,13 @@ export type Binary = (typeof BINARIES)[number];
 
 const script = fileURLToPath(new URL("../../scripts/control-plane-build.sh", import.meta.url));
 
-function build(set: "kube" | "knative"): string {
-  const r = spawnSync("bash", [script, set], { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
-  const dir = r.stdout.trim().split("\n").pop();
-  if (r.status !== 0 || !dir) {
-    throw new Error(`the ${set} binaries could not be built (scripts/control-plane-build.sh ${set} exited ${r.status}); see the messages above`);
-  }
+function build(set: "kube" | "knative" | "node"): string {
+  return lastLine(spawnSync("bash", [script, set], { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" }), `scripts/control-plane-build.sh ${set}`, `the ${set} binaries`);
+}
+
+function lastLine(r: ReturnType<typeof spawnSync>, command: string, what: string): string {
+  const dir = String(r.stdout).trim().split("\n").pop();
+  if (r.status !== 0 || !dir) throw new Error(`${what} could not be built (${command} exited ${r.status}); see the messages above`);
   return dir;
 }
 
@@ -35,4 +36,15 @@ export interface KnativeAssets {
 export function ensureKnative(): KnativeAssets {
   const dir = build("knative");
   return { bin: dir, config: `${dir}/config` };
+}
+
+/** The programs of a real node (dev/node/): kubelet, kube-proxy, containerd, runc, the CNI plugins, CoreDNS, pause. */
+export function ensureNode(): string {
+  return build("node");
+}
+
+/** The node's images, built with buildah (scripts/images-build.sh): a folder of docker-archives to import. */
+export function ensureImages(nodeAssets: string): string {
+  const images = fileURLToPath(new URL("../../scripts/images-build.sh", import.meta.url));
+  return lastLine(spawnSync("bash", [images, nodeAssets], { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" }), "scripts/images-build.sh", "the node's images");
 }

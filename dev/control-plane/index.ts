@@ -5,24 +5,31 @@
  * Profile `full`: also kube-controller-manager (Deployments, ReplicaSets, EndpointSlices, garbage
  * collection), kube-scheduler and kwok with one fake node, so Relay pods actually become Ready.
  * Profile `knative`: `full` plus the real Knative Eventing (see dev/knative/).
+ * Profile `node`: `full` with a real node (dev/node/: kubelet, containerd, runc, kube-proxy, and
+ * CoreDNS as a pod) in place of kwok; the API server then listens on the host's end of the node's
+ * link instead of loopback, so that pods reach it.
  *
  * Every port is free-picked on 127.0.0.1; every process runs in its own group and is killed on
  * stop, on process exit, and by a watchdog if the owner dies without stopping.
  */
+import { spawnSync } from "node:child_process";
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { KubeClient, connect, type KubeObject } from "../../shared/kube/client.ts";
 import { FatalStartError, startKnative } from "../knative/index.ts";
 import { knativeCrds } from "../knative/install.ts";
-import { ensureBinaries, ensureKnative, type KnativeAssets } from "./binaries.ts";
+import { NODE_NAME, type NodePlan } from "../node/config.ts";
+import { coreDnsObjects } from "../node/dns.ts";
+import { claimSlot, startNode } from "../node/index.ts";
+import { ensureBinaries, ensureImages, ensureKnative, ensureNode, type KnativeAssets } from "./binaries.ts";
 import { crdsToInstall } from "./crds.ts";
 import { freePort } from "./ports.ts";
 import { alive, killGroupsNow, startComponent, startWatchdog, stopGroups, tail, type Component } from "./processes.ts";
 
-export type Profile = "api" | "full" | "knative";
+export type Profile = "api" | "full" | "knative" | "node";
 export const FAKE_NODE = "kwok-node-0";
 const FIELD_MANAGER = "dynamo-pool-relay/control-plane";
 
@@ -38,6 +45,8 @@ export interface ControlPlaneInfo {
 /** Stops a control plane from its recorded info, also from another process (`poolrelay cluster down`). POOLRELAY_KEEP_LOGS=1 keeps its folder (every process's log) for a post-mortem. */
 export async function stopControlPlane(info: Pick<ControlPlaneInfo, "pids" | "dir" | "etcdData">): Promise<void> {
   await stopGroups(info.pids);
+  // What the processes leave on the host (a node's link and cgroups), once they are gone.
+  if (existsSync(`${info.dir}/cleanup.sh`)) spawnSync("bash", [`${info.dir}/cleanup.sh`], { stdio: "ignore" });
   rmSync(info.etcdData, { recursive: true, force: true });
   if (process.env["POOLRELAY_KEEP_LOGS"] === "1") {
     rmSync(`${info.dir}/tokens.csv`, { force: true });
@@ -119,9 +128,11 @@ const START_ATTEMPTS = 3;
 export async function startControlPlane(options: StartOptions): Promise<ControlPlane> {
   const bin = ensureBinaries();
   const knative = options.profile === "knative" ? ensureKnative() : undefined;
+  const nodeAssets = options.profile === "node" ? ensureNode() : undefined;
+  const node = nodeAssets ? { bin: nodeAssets, images: ensureImages(nodeAssets) } : undefined;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnce(options, bin, knative);
+      return await startOnce(options, bin, knative, node);
     } catch (err) {
       if (attempt >= START_ATTEMPTS || err instanceof FatalStartError) throw err;
       options.log?.(`start failed (${(err as Error).message.split("\n")[0]}); retrying (${attempt + 1} of ${START_ATTEMPTS})`);
@@ -129,7 +140,7 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
   }
 }
 
-async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBinaries>, knative: KnativeAssets | undefined): Promise<ControlPlane> {
+async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBinaries>, knative: KnativeAssets | undefined, node: { bin: string; images: string } | undefined): Promise<ControlPlane> {
   const log = options.log ?? (() => {});
   const timeoutMs = options.timeoutMs ?? 60_000;
   const started = Date.now();
@@ -152,6 +163,13 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
   };
   if (owned) process.on("exit", onExit);
   const watchdog = owned ? [startWatchdog(options.ownerPid!, pidsFile, dir, [dir, etcdData])] : [];
+  // The node's link is claimed first: the API server listens on its host end.
+  let plan: NodePlan | undefined;
+  if (node) {
+    plan = claimSlot();
+    writeFileSync(join(dir, "cleanup.sh"), `ip link del ${plan.hostLink} 2>/dev/null || true\n`);
+  }
+  const address = plan?.hostIP ?? "127.0.0.1";
 
   const stop = async () => {
     // The exit hook stays until the groups are gone: an exit mid-stop (a second Ctrl-C) still kills them.
@@ -185,15 +203,32 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
     const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
     const saKey = join(dir, "sa.key");
     writeFileSync(saKey, privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
-    const server = `https://127.0.0.1:${apiPort}`;
+    const server = `https://${address}:${apiPort}`;
+    // A real node's kubelet and kube-proxy each have an identity of their own, as on any cluster.
+    const nodeToken = randomBytes(24).toString("hex");
+    const proxyToken = randomBytes(24).toString("hex");
+    if (plan) {
+      appendFileSync(join(dir, "tokens.csv"), `${nodeToken},system:node:${NODE_NAME},system:node:${NODE_NAME},"system:nodes"\n${proxyToken},system:kube-proxy,system:kube-proxy\n`);
+    }
     record(startComponent("kube-apiserver", bin["kube-apiserver"], [
-      `--etcd-servers=${etcdUrl}`, `--secure-port=${apiPort}`, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-      `--cert-dir=${certDir}`, `--token-auth-file=${join(dir, "tokens.csv")}`, "--authorization-mode=RBAC",
+      `--etcd-servers=${etcdUrl}`, `--secure-port=${apiPort}`, `--bind-address=${address}`, `--advertise-address=${address}`,
+      `--cert-dir=${certDir}`, `--token-auth-file=${join(dir, "tokens.csv")}`,
       `--service-account-issuer=${server}/`, `--service-account-key-file=${saKey}`, `--service-account-signing-key-file=${saKey}`,
-      "--service-cluster-ip-range=10.96.0.0/16", "--allow-privileged=true", "--disable-admission-plugins=ServiceAccount",
-      // On by default on OpenShift: an ownerReference with blockOwnerDeletion needs update on the owner's finalizers.
-      "--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
-      "--endpoint-reconciler-type=none",
+      "--allow-privileged=true",
+      ...(plan
+        ? [
+            // As a real cluster: kubelets authorized as nodes, pods given their ServiceAccount's token,
+            // the `kubernetes` Service's endpoint kept at this address.
+            "--authorization-mode=Node,RBAC", `--service-cluster-ip-range=${plan.serviceCIDR}`,
+            "--enable-admission-plugins=OwnerReferencesPermissionEnforcement,NodeRestriction",
+            "--kubelet-preferred-address-types=InternalIP",
+          ]
+        : [
+            "--authorization-mode=RBAC", "--service-cluster-ip-range=10.96.0.0/16", "--disable-admission-plugins=ServiceAccount",
+            // On by default on OpenShift: an ownerReference with blockOwnerDeletion needs update on the owner's finalizers.
+            "--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
+            "--endpoint-reconciler-type=none",
+          ]),
     ], dir));
     const kubeconfig = join(dir, "kubeconfig");
     const ca = join(certDir, "apiserver.crt");
@@ -219,23 +254,35 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
       record(startComponent("kube-controller-manager", bin["kube-controller-manager"], [
         `--kubeconfig=${kubeconfig}`, "--leader-elect=false", "--secure-port=0", `--service-account-private-key-file=${saKey}`,
         "--kube-api-qps=200", "--kube-api-burst=400", "--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
-        "--concurrent-gc-syncs=20", "--node-monitor-grace-period=60s",
+        "--concurrent-gc-syncs=20", "--node-monitor-grace-period=60s", `--root-ca-file=${ca}`,
       ], dir));
       record(startComponent("kube-scheduler", bin["kube-scheduler"], [`--kubeconfig=${kubeconfig}`, "--leader-elect=false", "--secure-port=0"], dir));
-      const kwokPort = await freePort();
-      record(startComponent("kwok", bin.kwok, [
-        `--kubeconfig=${kubeconfig}`, "--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-        "--cidr=10.244.0.0/16", "--node-ip=127.0.0.1", `--server-address=127.0.0.1:${kwokPort}`, `--config=${bin.kwokStages}`,
-      ], dir));
-      await client.apply(fakeNode(), FIELD_MANAGER, { force: true });
-      await until(`node ${FAKE_NODE} Ready`, timeoutMs, async () => {
-        const node = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>({ apiVersion: "v1", kind: "Node", name: FAKE_NODE });
-        return node?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? true : undefined;
+      const nodeReady = (name: string) => until(`node ${name} Ready`, timeoutMs, async () => {
+        const got = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>({ apiVersion: "v1", kind: "Node", name });
+        return got?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? true : undefined;
       }, failIfDead);
+      if (plan && node) {
+        const kubeletKubeconfig = join(dir, "kubelet.kubeconfig");
+        const kubeProxyKubeconfig = join(dir, "kube-proxy.kubeconfig");
+        writeKubeconfig(kubeletKubeconfig, server, ca, nodeToken);
+        writeKubeconfig(kubeProxyKubeconfig, server, ca, proxyToken);
+        record(startNode({ plan, dir, bin: node.bin, images: node.images, kubeletKubeconfig, kubeProxyKubeconfig }));
+        await nodeReady(NODE_NAME);
+        for (const obj of coreDnsObjects(plan)) await client.apply(obj, FIELD_MANAGER, { force: true });
+        log(`node ${NODE_NAME} Ready (${Date.now() - started} ms)`);
+      } else {
+        const kwokPort = await freePort();
+        record(startComponent("kwok", bin.kwok, [
+          `--kubeconfig=${kubeconfig}`, "--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+          "--cidr=10.244.0.0/16", "--node-ip=127.0.0.1", `--server-address=127.0.0.1:${kwokPort}`, `--config=${bin.kwokStages}`,
+        ], dir));
+        await client.apply(fakeNode(), FIELD_MANAGER, { force: true });
+        await nodeReady(FAKE_NODE);
+      }
       // The service-account controller creating `default` shows the controller manager is working.
       await until("the controller manager", timeoutMs, async () =>
         (await client.get({ apiVersion: "v1", kind: "ServiceAccount", namespace: "default", name: "default" })) ? true : undefined, failIfDead);
-      log(`controller-manager, scheduler and kwok ready (${Date.now() - started} ms)`);
+      log(`controller-manager, scheduler and ${plan ? "the node" : "kwok"} ready (${Date.now() - started} ms)`);
     }
     if (knative) {
       const keyFile = join(certDir, "apiserver.key");

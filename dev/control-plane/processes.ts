@@ -62,14 +62,14 @@ export function killGroupsNow(pids: readonly number[]): void {
 }
 
 /**
- * A detached shell that polls the owner once a second and, when it is gone, kills the groups and
- * removes the control plane's folders (etcd data lives in RAM-backed /dev/shm, and the folder
+ * A detached shell that polls the owner once a second and, when it is gone, kills the groups, runs
+ * DIR/cleanup.sh when there is one (what a node leaves on the host), and removes the control plane's folders (etcd data lives in RAM-backed /dev/shm, and the folder
  * holds an admin token).
  * Returns the watchdog's pid, to stop it with the rest.
  */
 export function startWatchdog(ownerPid: number, pidsFile: string, dir: string, removeAfter: readonly string[]): number {
   const remove = removeAfter.map((p) => `'${p}'`).join(" ");
-  const script = `while kill -0 ${ownerPid} 2>/dev/null; do sleep 1; done; for p in $(cat '${pidsFile}' 2>/dev/null); do kill -KILL -- -$p 2>/dev/null; done; sleep 1; rm -rf ${remove}`;
+  const script = `while kill -0 ${ownerPid} 2>/dev/null; do sleep 1; done; for p in $(cat '${pidsFile}' 2>/dev/null); do kill -KILL -- -$p 2>/dev/null; done; sleep 1; [ -f '${dir}/cleanup.sh' ] && bash '${dir}/cleanup.sh'; rm -rf ${remove}`;
   const child = spawn("bash", ["-c", script], { detached: true, stdio: "ignore", cwd: dir });
   child.unref();
   return child.pid!;

@@ -1,0 +1,127 @@
+/**
+ * A real Kubernetes node on this machine: containerd with runc and the CNI plugins, the kubelet and
+ * kube-proxy, in PID, mount and network namespaces of their own (init.sh is their PID 1). Its one
+ * link to the host is a veth pair whose host end the API server listens on; pods and Services are
+ * routed from the host through it, and from the node nowhere else.
+ *
+ * Claiming a slot creates the pair (the name is the claim: creating it fails if another stack holds
+ * it). Stopping ends init.sh (the kernel then ends every process of the node and drops its mounts
+ * and devices), then removes what remains on the host: the pair if it never moved, and the cgroups.
+ * cleanup.sh in the control plane's folder does the same for the watchdog when the owner is killed.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startComponent, type Component } from "../control-plane/processes.ts";
+import { cniConfig, containerdConfig, kubeletConfig, kubeProxyConfig, NODE_NAME, nodePlan, SLOTS, type NodePlan } from "./config.ts";
+
+const INIT = fileURLToPath(new URL("./init.sh", import.meta.url));
+const CGROUPS = "/sys/fs/cgroup";
+export const SANDBOX_IMAGE = "dev.local/pause:local";
+
+function ip(...args: string[]): void {
+  execFileSync("ip", args, { stdio: ["ignore", "ignore", "pipe"] });
+}
+
+/** Takes the first free slot by creating its veth pair; the host end gets its address. */
+export function claimSlot(): NodePlan {
+  for (let slot = 0; slot < SLOTS; slot++) {
+    const plan = nodePlan(slot);
+    try {
+      ip("link", "add", plan.hostLink, "type", "veth", "peer", "name", plan.peerLink);
+    } catch {
+      continue;
+    }
+    ip("addr", "add", `${plan.hostIP}/30`, "dev", plan.hostLink);
+    ip("link", "set", plan.hostLink, "up");
+    return plan;
+  }
+  throw new Error(`every node slot (${SLOTS}) is taken: links prnode0..prnode${SLOTS - 1} exist (ip link; another stack, or one left by a killed run: poolrelay cluster down)`);
+}
+
+/** The v1 hierarchies the kubelet needs its cgroupRoot in (name=systemd too; not the unified one of a hybrid). */
+function hierarchies(): string[] {
+  return readdirSync(CGROUPS).filter((c) => c !== "unified" && existsSync(join(CGROUPS, c, "cgroup.procs")));
+}
+
+function makeCgroups(plan: NodePlan): void {
+  for (const h of hierarchies()) {
+    const dir = join(CGROUPS, h, plan.cgroupRoot);
+    mkdirSync(dir, { recursive: true });
+    // A new cpuset has no CPUs or memory nodes until given its parent's.
+    if (h === "cpuset") for (const f of ["cpuset.cpus", "cpuset.mems"]) writeFileSync(join(dir, f), readFileSync(join(CGROUPS, h, f)));
+  }
+}
+
+/** Removes the node's cgroups, deepest first; the processes in them must be gone. */
+export function removeCgroups(plan: Pick<NodePlan, "cgroupRoot">): void {
+  const remove = (dir: string): void => {
+    if (!existsSync(dir)) return;
+    for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) remove(join(dir, entry.name));
+    rmdirSync(dir);
+  };
+  for (const h of hierarchies()) remove(join(CGROUPS, h, plan.cgroupRoot));
+}
+
+/** The shell lines that undo what is left on the host once the node's processes are gone. */
+export function cleanupScript(plan: NodePlan): string {
+  return [
+    `ip link del ${plan.hostLink} 2>/dev/null || true`,
+    `for h in ${CGROUPS}/*/${plan.cgroupRoot}; do [ -d "$h" ] && find "$h" -depth -type d -exec rmdir {} + 2>/dev/null; done; true`,
+  ].join("\n");
+}
+
+export interface NodeStart {
+  plan: NodePlan;
+  /** The control plane's folder; the node keeps its state in DIR/node. */
+  dir: string;
+  /** The node programs (scripts/control-plane-build.sh node). */
+  bin: string;
+  /** A folder of docker-archives to import (scripts/images-build.sh). */
+  images: string;
+  kubeletKubeconfig: string;
+  kubeProxyKubeconfig: string;
+}
+
+/** Writes the node's configuration and starts init.sh; the node registers itself with the API server. */
+export function startNode(n: NodeStart): Component {
+  const dir = join(n.dir, "node");
+  mkdirSync(join(dir, "images"), { recursive: true });
+  mkdirSync(join(dir, "cni"), { recursive: true });
+  for (const archive of readdirSync(n.images)) symlinkSync(join(n.images, archive), join(dir, "images", archive));
+  writeFileSync(join(dir, "containerd.toml"), containerdConfig(dir, n.bin, SANDBOX_IMAGE));
+  writeFileSync(join(dir, "cni", "10-pods.conflist"), cniConfig(n.plan, dir));
+  writeFileSync(join(dir, "kubelet.yaml"), kubeletConfig(n.plan, dir));
+  writeFileSync(join(dir, "kube-proxy.yaml"), kubeProxyConfig(n.plan, dir));
+  // Pods resolve cluster names only: nothing is forwarded off the machine.
+  writeFileSync(join(dir, "resolv.conf"), "");
+  writeFileSync(join(dir, "kubelet.kubeconfig"), readFileSync(n.kubeletKubeconfig));
+  writeFileSync(join(dir, "kube-proxy.kubeconfig"), readFileSync(n.kubeProxyKubeconfig));
+  writeFileSync(join(n.dir, "cleanup.sh"), `${cleanupScript(n.plan)}\n`);
+  makeCgroups(n.plan);
+  const node = startComponent("node", "unshare", ["--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--propagation", "private", "--", "bash", INIT], n.dir, {
+    PATH: process.env["PATH"] ?? "/usr/bin:/bin",
+    NODE_DIR: dir,
+    NODE_BIN: n.bin,
+    NODE_NAME,
+    NODE_IP: n.plan.nodeIP,
+  });
+  // init.sh waits for its end of the link, named eth0.
+  const init = waitForChild(node.pid);
+  ip("link", "set", n.plan.peerLink, "netns", String(init));
+  execFileSync("nsenter", ["-t", String(init), "-n", "ip", "link", "set", n.plan.peerLink, "name", "eth0"]);
+  ip("route", "add", n.plan.podCIDR, "via", n.plan.nodeIP, "dev", n.plan.hostLink);
+  ip("route", "add", n.plan.serviceCIDR, "via", n.plan.nodeIP, "dev", n.plan.hostLink);
+  return node;
+}
+
+/** The pid (on the host) of unshare's child, init.sh. */
+function waitForChild(pid: number): number {
+  for (let i = 0; i < 200; i++) {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim();
+    if (children) return Number(children.split(/\s+/)[0]);
+    execFileSync("sleep", ["0.02"]);
+  }
+  throw new Error("the node's init did not start within 4 s");
+}
