@@ -2,9 +2,10 @@
 # npm test: type-check, then every test (unit, and integration on a real local control plane with
 # the real Knative Eventing, which the test run builds from Go modules if needed and starts), then
 # the fault suite on a control plane of its own, then the signal tests of `npm start` (each starts
-# its own). With arguments, one vitest run with them (npm run test:faults passes the fault suite's
+# its own), then the real-node suite (a real kubelet, containerd and runc running the product's
+# image built with buildah; root). With arguments, one vitest run with them (npm run test:faults passes the fault suite's
 # config). VITEST_REPORT_DIR=DIR adds a JSON report per run (DIR/main.json, DIR/faults.json,
-# DIR/start.json), which CI counts.
+# DIR/start.json, DIR/node.json), which CI counts.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=use-node.sh
@@ -21,4 +22,7 @@ npx vitest run $(report main) || status=$?
 npx vitest run --config vitest.faults.config.ts $(report faults) || status=$?
 # shellcheck disable=SC2046
 npx vitest run --config vitest.start.config.ts $(report start) || status=$?
+# The real node: Debian packages when missing, then its programs and images (built on first use).
+# shellcheck disable=SC2046
+{ bash scripts/host-packages.sh && npx vitest run --config vitest.node.config.ts $(report node); } || status=$?
 exit $status
