@@ -10,9 +10,11 @@
 #   knative  tools/knative/: Knative Eventing v0.50.0's broker ingress and filter, InMemoryChannel
 #            dispatcher, PingSource adapter and ApiServerSource receive adapter (unmodified
 #            upstream commands), eventing-controllers (Knative's own reconcilers in one process)
-#            and knative-check (Knative's defaulting and validation); plus config/: the CRDs,
-#            ConfigMaps, RBAC and data-plane Deployments from the eventing and serving modules'
-#            config/ folders in the Go module cache.
+#            and knative-check (Knative's defaulting and validation); Knative Serving v0.50.0's
+#            activator, autoscaler, controller, queue and webhook, and Traefik v3.6.12 (its
+#            Knative provider is the KIngress; built as the main module, since its go.mod has
+#            replace directives that `go install` refuses); plus config/: the manifests from the
+#            eventing, serving, networking and caching modules' config/ folders.
 #            KNATIVE_ASSETS naming a folder that holds all of these wins.
 #   node     tools/node/ and tools/control-plane/kube: a real node's programs: kubelet and
 #            kube-proxy (Kubernetes v1.36.3), containerd 2.4.2 with its runc shim and ctr, runc 1.5.3
@@ -31,8 +33,8 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false"
 
 log() { printf '[control-plane:build] %s\n' "$*" >&2; }
 # Whatever a failed or finished build leaves behind (a staged folder that was not moved into place).
-staged="" fallback=""
-trap 'rm -rf ${staged:+"$staged"} ${fallback:+"$fallback"}' EXIT
+staged="" fallback="" traefik_src=""
+trap 'rm -rf ${staged:+"$staged"} ${fallback:+"$fallback"} ${traefik_src:+"$traefik_src"}' EXIT
 
 if [ "$set_name" = all ]; then
   "$self" kube >/dev/null
@@ -108,7 +110,7 @@ kube)
   ;;
 knative)
   tools="$root/tools/knative"
-  binaries=(eventing-controllers knative-check apiserver_receive_adapter filter ingress channel_dispatcher mtping)
+  binaries=(eventing-controllers knative-check apiserver_receive_adapter filter ingress channel_dispatcher mtping activator autoscaler controller queue webhook traefik)
   complete() { local b; for b in "${binaries[@]}"; do [ -x "$1/$b" ] || return 1; done; [ -s "$1/config/eventing/core/resources/broker.yaml" ]; }
   if [ -n "${KNATIVE_ASSETS:-}" ] && complete "$KNATIVE_ASSETS"; then
     log "using KNATIVE_ASSETS=$KNATIVE_ASSETS"
@@ -122,9 +124,16 @@ knative)
   staged=$(mktemp -d "$out.partial.XXXXXX")
   upstream=(knative.dev/eventing/cmd/apiserver_receive_adapter knative.dev/eventing/cmd/broker/filter knative.dev/eventing/cmd/broker/ingress
     knative.dev/eventing/cmd/in_memory/channel_dispatcher knative.dev/eventing/cmd/mtping)
-  timed "$tools" knative go build -trimpath -ldflags "-s -w" -o "$staged/" ./cmd/eventing-controllers ./cmd/knative-check "${upstream[@]}"
+  serving=(knative.dev/serving/cmd/activator knative.dev/serving/cmd/autoscaler knative.dev/serving/cmd/controller knative.dev/serving/cmd/queue knative.dev/serving/cmd/webhook)
+  timed "$tools" knative go build -trimpath -ldflags "-s -w" -o "$staged/" ./cmd/eventing-controllers ./cmd/knative-check "${upstream[@]}" "${serving[@]}"
+  traefik_dir=$(cd "$tools" && go mod download -json github.com/traefik/traefik/v3@v3.6.12 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -d "$traefik_dir" ] || { log "the module github.com/traefik/traefik/v3@v3.6.12 could not be downloaded"; exit 1; }
+  traefik_src=$(mktemp -d)
+  cp -r "$traefik_dir/." "$traefik_src/" && chmod -R u+w "$traefik_src"
+  timed "$traefik_src" traefik go build -trimpath -ldflags "-s -w" -o "$staged/traefik" ./cmd/traefik
+  rm -rf "$traefik_src"
   # Knative's own manifests, from the exact module versions built above (read-only in the module cache).
-  for module in eventing serving; do
+  for module in eventing serving networking caching; do
     dir=$(cd "$tools" && go list -m -f '{{.Dir}}' "knative.dev/$module")
     mkdir -p "$staged/config/$module"
     (cd "$dir/config" && find . -name '*.yaml' -exec cp --parents -t "$staged/config/$module/" {} +)

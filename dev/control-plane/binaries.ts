@@ -44,7 +44,7 @@ export function ensureNode(): string {
 }
 
 /** The node's images, built with buildah (scripts/images-build.sh): a folder of docker-archives to import. */
-export function ensureImages(nodeAssets: string): string {
+export function ensureImages(nodeAssets: string, knativeBin?: string): string {
   const images = fileURLToPath(new URL("../../scripts/images-build.sh", import.meta.url));
-  return lastLine(spawnSync("bash", [images, nodeAssets], { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" }), "scripts/images-build.sh", "the node's images");
+  return lastLine(spawnSync("bash", [images, nodeAssets, ...(knativeBin ? [knativeBin] : [])], { stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" }), "scripts/images-build.sh", "the node's images");
 }

@@ -6,8 +6,9 @@
  * collection), kube-scheduler and kwok with one fake node, so Relay pods actually become Ready.
  * Profile `knative`: `full` plus the real Knative Eventing (see dev/knative/).
  * Profile `node`: `full` with a real node (dev/node/: kubelet, containerd, runc, kube-proxy, and
- * CoreDNS as a pod) in place of kwok; the API server then listens on the host's end of the node's
- * link instead of loopback, so that pods reach it.
+ * CoreDNS as a pod) in place of kwok, and Knative Serving with Traefik as its ingress, as pods; the
+ * API server then listens on the host's end of the node's link instead of loopback, so that pods
+ * reach it.
  *
  * Every port is free-picked on 127.0.0.1; every process runs in its own group and is killed on
  * stop, on process exit, and by a watchdog if the owner dies without stopping.
@@ -24,6 +25,7 @@ import { knativeCrds } from "../knative/install.ts";
 import { NODE_NAME, type NodePlan } from "../node/config.ts";
 import { coreDnsObjects } from "../node/dns.ts";
 import { claimSlot, startNode } from "../node/index.ts";
+import { installServing } from "../node/install-serving.ts";
 import { ensureBinaries, ensureImages, ensureKnative, ensureNode, type KnativeAssets } from "./binaries.ts";
 import { crdsToInstall } from "./crds.ts";
 import { freePort } from "./ports.ts";
@@ -127,9 +129,9 @@ const START_ATTEMPTS = 3;
 
 export async function startControlPlane(options: StartOptions): Promise<ControlPlane> {
   const bin = ensureBinaries();
-  const knative = options.profile === "knative" ? ensureKnative() : undefined;
+  const knative = options.profile === "knative" || options.profile === "node" ? ensureKnative() : undefined;
   const nodeAssets = options.profile === "node" ? ensureNode() : undefined;
-  const node = nodeAssets ? { bin: nodeAssets, images: ensureImages(nodeAssets) } : undefined;
+  const node = nodeAssets ? { bin: nodeAssets, images: ensureImages(nodeAssets, knative?.bin) } : undefined;
   for (let attempt = 1; ; attempt++) {
     try {
       return await startOnce(options, bin, knative, node);
@@ -239,7 +241,8 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
     log(`kube-apiserver ready on ${server} (${Date.now() - started} ms)`);
 
     // 3. CRDs
-    const crds = [...crdsToInstall(), ...(knative ? knativeCrds(knative.config) : [])];
+    // The node profile installs Knative Serving as Knative ships it, CRDs included (dev/node/serving.ts).
+    const crds = [...crdsToInstall(), ...(knative && !plan ? knativeCrds(knative.config) : [])];
     for (const crd of crds) await client.apply(crd, FIELD_MANAGER, { force: true });
     for (const crd of crds) {
       await until(`CRD ${crd.metadata.name} Established`, timeoutMs, async () => {
@@ -270,6 +273,10 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
         await nodeReady(NODE_NAME);
         for (const obj of coreDnsObjects(plan)) await client.apply(obj, FIELD_MANAGER, { force: true });
         log(`node ${NODE_NAME} Ready (${Date.now() - started} ms)`);
+        if (knative) {
+          await installServing(client, knative.config, (what, probe) => until(what, timeoutMs, probe, failIfDead));
+          log(`Knative Serving and Traefik Available (${Date.now() - started} ms)`);
+        }
       } else {
         const kwokPort = await freePort();
         record(startComponent("kwok", bin.kwok, [
@@ -284,7 +291,7 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
         (await client.get({ apiVersion: "v1", kind: "ServiceAccount", namespace: "default", name: "default" })) ? true : undefined, failIfDead);
       log(`controller-manager, scheduler and ${plan ? "the node" : "kwok"} ready (${Date.now() - started} ms)`);
     }
-    if (knative) {
+    if (knative && !plan) {
       const keyFile = join(certDir, "apiserver.key");
       const productServer = await options.productApiServer?.({ server, certFile: ca, keyFile, caFile: ca });
       await startKnative({

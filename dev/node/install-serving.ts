@@ -1,0 +1,44 @@
+/**
+ * Installs Knative Serving and Traefik on the real node and waits until every one of their
+ * Deployments is Available: the CRDs first (Established before any object of theirs), then the
+ * rest, then the webhook configurations once the webhook serves (before that, its failurePolicy
+ * would refuse Knative's own ConfigMaps).
+ */
+import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
+import { servingObjects, SERVING_NAMESPACE } from "./serving.ts";
+import { traefikObjects } from "./traefik.ts";
+
+const FIELD_MANAGER = "dynamo-pool-relay/control-plane";
+
+type Until = <T>(what: string, probe: () => Promise<T | undefined>) => Promise<T>;
+
+interface Conditions {
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+const holds = (obj: Conditions | undefined, type: string) => obj?.status?.conditions?.some((c) => c.type === type && c.status === "True") ?? false;
+
+async function available(client: KubeClient, until: Until, namespace: string, name: string): Promise<void> {
+  await until(`Deployment ${namespace}/${name} Available`, async () =>
+    holds(await client.get<Conditions>({ apiVersion: "apps/v1", kind: "Deployment", namespace, name }), "Available") ? true : undefined);
+}
+
+async function applyAll(client: KubeClient, objects: KubeObject[]): Promise<void> {
+  for (const obj of objects) await client.apply(obj, FIELD_MANAGER, { force: true });
+}
+
+export async function installServing(client: KubeClient, configDir: string, until: Until): Promise<void> {
+  const { objects, webhooks } = servingObjects(configDir);
+  const crds = objects.filter((o) => o.kind === "CustomResourceDefinition");
+  await applyAll(client, crds);
+  for (const crd of crds) {
+    await until(`CRD ${crd.metadata.name} Established`, async () =>
+      holds(await client.get<Conditions>({ apiVersion: crd.apiVersion, kind: crd.kind, name: crd.metadata.name }), "Established") ? true : undefined);
+  }
+  await applyAll(client, objects.filter((o) => o.kind !== "CustomResourceDefinition"));
+  await applyAll(client, traefikObjects());
+  await available(client, until, SERVING_NAMESPACE, "webhook");
+  await applyAll(client, webhooks);
+  const deployments = [...objects, ...traefikObjects()].filter((o) => o.kind === "Deployment");
+  for (const d of deployments) await available(client, until, d.metadata.namespace ?? SERVING_NAMESPACE, d.metadata.name);
+}
