@@ -6,8 +6,8 @@
 // what bench/idle-model.ts computes for one. Root only. Prints Markdown tables.
 import { ensureBinaries } from "../dev/control-plane/binaries.ts";
 import { startControlPlane } from "../dev/control-plane/index.ts";
-import { postToService, productServices } from "../dev/node/product-services.ts";
-import { productReadiness } from "../dev/product.ts";
+import { postToService, productOnNode } from "../dev/node/product-services.ts";
+import { installProduct, productReadiness } from "../dev/product.ts";
 import { toBinary } from "../shared/cloudevent.ts";
 import { EventType, productEvent } from "../shared/events.ts";
 import { CLUSTER, idleCost, scaling } from "./idle-model.ts";
@@ -37,10 +37,10 @@ const cp = await startControlPlane({ profile: "node", ownerPid: process.pid, tim
 const stackS = (performance.now() - started) / 1000;
 try {
   const client = cp.client;
-  const objects = productServices(ensureBinaries().kubectl);
-  const services = objects.filter((o) => o.kind === "Service");
-  for (const obj of objects) await client.apply(obj, MANAGER, { force: true });
-  await until("every Knative Service Ready", async () => ((await productReadiness(client, services)).every((r) => r.ready) ? true : undefined));
+  const objects = productOnNode(ensureBinaries().kubectl);
+  const services = objects.filter((o) => o.apiVersion === "serving.knative.dev/v1" && o.kind === "Service");
+  await installProduct(client, ensureBinaries().kubectl, MANAGER, objects);
+  await until("every Knative object of the product Ready", async () => ((await productReadiness(client, objects)).every((r) => r.ready) ? true : undefined));
   const namespace = services[0]!.metadata.namespace!;
   const pods = (service: string) => client.list<Pod>("v1", "Pod", namespace, `serving.knative.dev/service=${service}`);
   const event = () => toBinary(productEvent(EventType.Reconcile, { namespace: "bench", name: "g1", cause: "Drift" }, { source: "/bench/serving", cause: "c", time: "2026-03-01T00:00:00Z" }));

@@ -19,12 +19,12 @@ export function productManifests(kubectl: string, dir = KNATIVE_DIR): KubeObject
 }
 
 /** Applies them in an order that resolves (definitions and identities first), as one field manager. */
-export async function installProduct(admin: KubeClient, kubectl: string, fieldManager: string): Promise<KubeObject[]> {
+export async function installProduct(admin: KubeClient, kubectl: string, fieldManager: string, objects = productManifests(kubectl)): Promise<KubeObject[]> {
   const order = ["CustomResourceDefinition", "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"];
   const rank = (o: KubeObject) => (order.includes(o.kind) ? order.indexOf(o.kind) : order.length);
-  const objects = productManifests(kubectl).sort((a, b) => rank(a) - rank(b));
-  for (const obj of objects) await admin.apply(obj, fieldManager, { force: true });
-  return objects;
+  const sorted = [...objects].sort((a, b) => rank(a) - rank(b));
+  for (const obj of sorted) await admin.apply(obj, fieldManager, { force: true });
+  return sorted;
 }
 
 interface Conditioned {

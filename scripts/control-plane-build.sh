@@ -110,7 +110,8 @@ kube)
   ;;
 knative)
   tools="$root/tools/knative"
-  binaries=(eventing-controllers knative-check apiserver_receive_adapter filter ingress channel_dispatcher mtping activator autoscaler controller queue webhook traefik)
+  binaries=(eventing-controllers knative-check apiserver_receive_adapter filter ingress channel_dispatcher mtping activator autoscaler controller queue webhook traefik
+    eventing/controller eventing/webhook eventing/mtchannel_broker eventing/channel_controller)
   complete() { local b; for b in "${binaries[@]}"; do [ -x "$1/$b" ] || return 1; done; [ -s "$1/config/eventing/core/resources/broker.yaml" ]; }
   if [ -n "${KNATIVE_ASSETS:-}" ] && complete "$KNATIVE_ASSETS"; then
     log "using KNATIVE_ASSETS=$KNATIVE_ASSETS"
@@ -126,6 +127,10 @@ knative)
     knative.dev/eventing/cmd/in_memory/channel_dispatcher knative.dev/eventing/cmd/mtping)
   serving=(knative.dev/serving/cmd/activator knative.dev/serving/cmd/autoscaler knative.dev/serving/cmd/controller knative.dev/serving/cmd/queue knative.dev/serving/cmd/webhook)
   timed "$tools" knative go build -trimpath -ldflags "-s -w" -o "$staged/" ./cmd/eventing-controllers ./cmd/knative-check "${upstream[@]}" "${serving[@]}"
+  # Eventing's control plane, for the real node: its controller and webhook share their names with Serving's.
+  mkdir -p "$staged/eventing"
+  timed "$tools" "Knative Eventing's controllers" go build -trimpath -ldflags "-s -w" -o "$staged/eventing/" knative.dev/eventing/cmd/controller \
+    knative.dev/eventing/cmd/webhook knative.dev/eventing/cmd/mtchannel_broker knative.dev/eventing/cmd/in_memory/channel_controller
   traefik_dir=$(cd "$tools" && go mod download -json github.com/traefik/traefik/v3@v3.6.12 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
   [ -d "$traefik_dir" ] || { log "the module github.com/traefik/traefik/v3@v3.6.12 could not be downloaded"; exit 1; }
   traefik_src=$(mktemp -d)
@@ -139,6 +144,11 @@ knative)
     (cd "$dir/config" && find . -name '*.yaml' -exec cp --parents -t "$staged/config/$module/" {} +)
     chmod -R u+w "$staged/config/$module"
   done
+  # The ConfigMaps of images Eventing's controller reads at start, which the module keeps outside config/.
+  eventing_dir=$(cd "$tools" && go list -m -f '{{.Dir}}' knative.dev/eventing)
+  mkdir -p "$staged/config/eventing-integrations"
+  cp "$eventing_dir"/third_party/eventing-integrations-latest/*.yaml "$staged/config/eventing-integrations/"
+  chmod -R u+w "$staged/config/eventing-integrations"
   finish "$out" "$staged"
   ;;
 node)

@@ -13,8 +13,10 @@
 #   pause     dev.local/pause:local, a pod sandbox's program (built by control-plane-build.sh node)
 #   coredns   dev.local/coredns:local
 #   knative   with KNATIVE_ASSETS_DIR: dev.local/knative/NAME:local for Knative Serving's activator,
-#             autoscaler, controller, queue and webhook, and Traefik, each at /ko-app/NAME as ko
-#             lays out Knative's own images
+#             autoscaler, controller, queue and webhook, and Traefik; dev.local/knative/eventing-NAME
+#             for Eventing's controller, webhook, Broker and InMemoryChannel controllers, broker
+#             filter and ingress, dispatcher, PingSource and ApiServerSource adapters; each at
+#             /ko-app/NAME as ko lays out Knative's own images
 # Prints a folder holding one docker-archive per image.
 #
 # Usage: scripts/images-build.sh NODE_ASSETS_DIR [KNATIVE_ASSETS_DIR]
@@ -128,6 +130,11 @@ program_image dev.local/coredns:local "$node_assets/coredns" /coredns
 if [ -n "$knative_assets" ]; then
   for name in activator autoscaler controller queue webhook traefik; do
     program_image "dev.local/knative/$name:local" "$knative_assets/$name" "/ko-app/$name"
+  done
+  for program in eventing/controller eventing/webhook eventing/mtchannel_broker eventing/channel_controller \
+    apiserver_receive_adapter filter ingress channel_dispatcher mtping; do
+    name=$(basename "$program")
+    program_image "dev.local/knative/eventing-$name:local" "$knative_assets/$program" "/ko-app/$name"
   done
 fi
 

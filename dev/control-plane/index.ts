@@ -6,7 +6,7 @@
  * collection), kube-scheduler and kwok with one fake node, so Relay pods actually become Ready.
  * Profile `knative`: `full` plus the real Knative Eventing (see dev/knative/).
  * Profile `node`: `full` with a real node (dev/node/: kubelet, containerd, runc, kube-proxy, and
- * CoreDNS as a pod) in place of kwok, and Knative Serving with Traefik as its ingress, as pods; the
+ * CoreDNS as a pod) in place of kwok, and Knative Serving (Traefik its ingress) and Eventing as pods; the
  * API server then listens on the host's end of the node's link instead of loopback, so that pods
  * reach it.
  *
@@ -25,7 +25,7 @@ import { knativeCrds } from "../knative/install.ts";
 import { NODE_NAME, type NodePlan } from "../node/config.ts";
 import { coreDnsObjects } from "../node/dns.ts";
 import { claimSlot, startNode } from "../node/index.ts";
-import { installServing } from "../node/install-serving.ts";
+import { installKnative } from "../node/install-knative.ts";
 import { ensureBinaries, ensureImages, ensureKnative, ensureNode, type KnativeAssets } from "./binaries.ts";
 import { crdsToInstall } from "./crds.ts";
 import { freePort } from "./ports.ts";
@@ -241,7 +241,7 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
     log(`kube-apiserver ready on ${server} (${Date.now() - started} ms)`);
 
     // 3. CRDs
-    // The node profile installs Knative Serving as Knative ships it, CRDs included (dev/node/serving.ts).
+    // The node profile installs Knative as Knative ships it, CRDs included (dev/node/knative.ts).
     const crds = [...crdsToInstall(), ...(knative && !plan ? knativeCrds(knative.config) : [])];
     for (const crd of crds) await client.apply(crd, FIELD_MANAGER, { force: true });
     for (const crd of crds) {
@@ -274,8 +274,8 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
         for (const obj of coreDnsObjects(plan)) await client.apply(obj, FIELD_MANAGER, { force: true });
         log(`node ${NODE_NAME} Ready (${Date.now() - started} ms)`);
         if (knative) {
-          await installServing(client, knative.config, (what, probe) => until(what, timeoutMs, probe, failIfDead));
-          log(`Knative Serving and Traefik Available (${Date.now() - started} ms)`);
+          await installKnative(client, knative.config, (what, probe) => until(what, timeoutMs, probe, failIfDead));
+          log(`Knative Serving, Knative Eventing and Traefik Available (${Date.now() - started} ms)`);
         }
       } else {
         const kwokPort = await freePort();

@@ -1,21 +1,27 @@
 /**
- * The product's Knative Services on the real node: what they need of `kubectl kustomize knative/`
- * (identities and the Services, with the image built here), and how a pod's request reaches a
- * cluster-local function: Traefik's internal Service, with the function's host name.
+ * The product on the real node: `kubectl kustomize knative/` with the images built here, and how a
+ * pod's request reaches a cluster-local function: Traefik's internal Service, with its host name.
  */
 import { request } from "node:http";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { productManifests } from "../product.ts";
+import { knativeImage } from "./knative.ts";
 import { TRAEFIK_NAMESPACE } from "./traefik.ts";
 
 export const PRODUCT_IMAGE = "dev.local/dynamo-pool-relay:local";
-const IDENTITY_KINDS = new Set(["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]);
+/** The images knative/kustomization.yaml names, and the images built here in their place. */
+const IMAGES: Record<string, string> = {
+  "dynamo-pool-relay": PRODUCT_IMAGE,
+  "gcr.io/knative-releases/knative.dev/eventing/cmd/apiserver_receive_adapter": knativeImage("eventing-apiserver_receive_adapter"),
+};
 
-export function productServices(kubectl: string): KubeObject[] {
-  const objects = productManifests(kubectl);
-  const services = objects.filter((o) => o.apiVersion === "serving.knative.dev/v1" && o.kind === "Service");
-  const json = JSON.stringify(services).replaceAll(/"image":"dynamo-pool-relay(:[^"]*)?"/g, `"image":"${PRODUCT_IMAGE}"`);
-  return [...objects.filter((o) => IDENTITY_KINDS.has(o.kind)), ...(JSON.parse(json) as KubeObject[])];
+/** `kubectl kustomize knative/` with the images built here, as a user sets theirs (kustomize edit set image). */
+export function productOnNode(kubectl: string): KubeObject[] {
+  const json = JSON.stringify(productManifests(kubectl)).replaceAll(/"image":"([^":@]+)(?::[^"]*)?"/g, (_, name: string) => {
+    if (!IMAGES[name]) throw new Error(`knative/ names the image ${name}, which is not built here`);
+    return `"image":"${IMAGES[name]}"`;
+  });
+  return JSON.parse(json) as KubeObject[];
 }
 
 /** POSTs to a cluster-local Knative Service as a pod would after resolving its name: to Traefik's internal Service, with its Host. */

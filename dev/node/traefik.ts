@@ -7,7 +7,7 @@
  * product's functions are cluster-local). The RBAC is the provider's own, as its docs ship it.
  */
 import type { KubeObject } from "../../shared/kube/client.ts";
-import { knativeImage } from "./serving.ts";
+import { knativeImage } from "./knative.ts";
 
 export const TRAEFIK_NAMESPACE = "traefik";
 const LABELS = { app: "traefik" };

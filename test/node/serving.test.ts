@@ -1,11 +1,11 @@
-// The product's Knative Services (knative/services.yaml, as kustomize renders them, with the image
-// built here) under the real Knative Serving on the real node: Knative's webhook admits them, its
-// controller makes their revisions Ready, the autoscaler takes each to zero pods when idle, and an
-// event sent to a function at zero is answered through Traefik and the activator by a new pod.
+// The product as a user installs it (`kubectl kustomize knative/`, with the images built here) under
+// the real Knative Serving and Eventing on the real node: Knative's webhooks admit every object,
+// its controllers make them Ready, the autoscaler takes each function to zero pods when idle, and
+// an event sent to a function at zero is answered through Traefik and the activator by a new pod.
 import { describe, expect, it } from "vitest";
 import { ensureBinaries } from "../../dev/control-plane/binaries.ts";
-import { postToService, productServices } from "../../dev/node/product-services.ts";
-import { productReadiness } from "../../dev/product.ts";
+import { postToService, productOnNode } from "../../dev/node/product-services.ts";
+import { installProduct, productReadiness } from "../../dev/product.ts";
 import { toBinary } from "../../shared/cloudevent.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
 import { adminClient, eventually, TEST_MANAGER } from "../integration/helpers.ts";
@@ -15,13 +15,14 @@ interface Pods {
 }
 
 describe("the product's functions on Knative Serving", () => {
-  it("go Ready, scale to zero when idle, and answer an event from zero through the activator", async () => {
+  it("are admitted and go Ready, scale to zero when idle, and answer an event from zero through the activator", async () => {
     const client = await adminClient();
-    const objects = productServices(ensureBinaries().kubectl);
-    const services = objects.filter((o) => o.kind === "Service");
+    const objects = productOnNode(ensureBinaries().kubectl);
+    const services = objects.filter((o) => o.apiVersion === "serving.knative.dev/v1" && o.kind === "Service");
     expect(services.map((s) => s.metadata.name).sort()).toEqual(["poolrelay-apply", "poolrelay-dead-letter", "poolrelay-eligibility", "poolrelay-status"]);
-    for (const obj of objects) await client.apply(obj, TEST_MANAGER, { force: true });
-    await eventually("every Knative Service Ready", async () => (await productReadiness(client, services)).every((r) => r.ready), 180_000);
+    // Everything in knative/, admitted by Knative's own webhooks, Ready under its own controllers.
+    await installProduct(client, ensureBinaries().kubectl, TEST_MANAGER, objects);
+    await eventually("every Knative object of the product Ready", async () => (await productReadiness(client, objects)).every((r) => r.ready), 240_000);
 
     const namespace = services[0]!.metadata.namespace!;
     const podsOf = async (service: string) =>

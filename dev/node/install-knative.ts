@@ -1,11 +1,11 @@
 /**
- * Installs Knative Serving and Traefik on the real node and waits until every one of their
- * Deployments is Available: the CRDs first (Established before any object of theirs), then the
- * rest, then the webhook configurations once the webhook serves (before that, its failurePolicy
- * would refuse Knative's own ConfigMaps).
+ * Installs Knative Serving, Knative Eventing and Traefik on the real node and waits until every one
+ * of their Deployments is Available: the CRDs first (Established before any object of theirs),
+ * then the rest, then the webhook configurations once every Deployment is (before that, the
+ * webhooks' failurePolicy would refuse Knative's own objects).
  */
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
-import { servingObjects, SERVING_NAMESPACE } from "./serving.ts";
+import { knativeObjects, SERVING_NAMESPACE } from "./knative.ts";
 import { traefikObjects } from "./traefik.ts";
 
 const FIELD_MANAGER = "dynamo-pool-relay/control-plane";
@@ -27,8 +27,8 @@ async function applyAll(client: KubeClient, objects: KubeObject[]): Promise<void
   for (const obj of objects) await client.apply(obj, FIELD_MANAGER, { force: true });
 }
 
-export async function installServing(client: KubeClient, configDir: string, until: Until): Promise<void> {
-  const { objects, webhooks } = servingObjects(configDir);
+export async function installKnative(client: KubeClient, configDir: string, until: Until): Promise<void> {
+  const { objects, webhooks } = knativeObjects(configDir);
   const crds = objects.filter((o) => o.kind === "CustomResourceDefinition");
   await applyAll(client, crds);
   for (const crd of crds) {
@@ -37,8 +37,7 @@ export async function installServing(client: KubeClient, configDir: string, unti
   }
   await applyAll(client, objects.filter((o) => o.kind !== "CustomResourceDefinition"));
   await applyAll(client, traefikObjects());
-  await available(client, until, SERVING_NAMESPACE, "webhook");
-  await applyAll(client, webhooks);
   const deployments = [...objects, ...traefikObjects()].filter((o) => o.kind === "Deployment");
   for (const d of deployments) await available(client, until, d.metadata.namespace ?? SERVING_NAMESPACE, d.metadata.name);
+  await applyAll(client, webhooks);
 }

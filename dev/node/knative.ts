@@ -1,10 +1,12 @@
 /**
- * Knative Serving v0.50.0 on the real node, as Knative ships it: every object of serving's
- * config/core and the networking and caching CRDs, from the Go module cache (control-plane-build.sh
- * knative copies them), with only what a cluster operator changes: the images (ko:// references
- * become the images scripts/images-build.sh makes), CPU requests small enough for a 2-core node,
- * and the KIngress class (Traefik, see traefik.ts). The HPAs of the activator and the webhook are
- * left out (no metrics server here). Webhook configurations go last, once the webhook serves.
+ * Knative Serving and Eventing v0.50.0 on the real node, as Knative ships them, from the Go module
+ * cache (control-plane-build.sh knative copies their config/): Serving's core with the networking
+ * and caching CRDs; Eventing's core, the InMemoryChannel and the MT channel-based Broker. Only what
+ * a cluster operator changes is changed: the images (ko:// references become the images
+ * scripts/images-build.sh makes), CPU requests small enough for a 2-core node, and the KIngress
+ * class (Traefik, see traefik.ts). Left out: the HPAs (no metrics server here), and Eventing's
+ * JobSink and RequestReply Deployments (features the product does not use). Webhook
+ * configurations go last, once the webhooks serve.
  */
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -12,6 +14,7 @@ import type { KubeObject } from "../../shared/kube/client.ts";
 import { readObjects } from "../yaml.ts";
 
 export const SERVING_NAMESPACE = "knative-serving";
+export const EVENTING_NAMESPACE = "knative-eventing";
 export const TRAEFIK_INGRESS_CLASS = "traefik.ingress.networking.knative.dev";
 /** The image scripts/images-build.sh makes of a Knative (or Traefik) program. */
 export const knativeImage = (name: string) => `dev.local/knative/${name}:local`;
@@ -26,9 +29,13 @@ function yamlFiles(dir: string): string[] {
   }).sort();
 }
 
-/** Replaces every ko:// reference in an object with the local image of the same program. */
+/** Replaces every ko:// reference in an object with the local image of the same program (Eventing's named eventing-NAME). */
 function localImages<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value).replace(/ko:\/\/knative\.dev\/serving\/cmd\/([a-z-]+)/g, (_, name: string) => knativeImage(name))) as T;
+  return JSON.parse(
+    JSON.stringify(value)
+      .replace(/ko:\/\/knative\.dev\/serving\/cmd\/([a-z_-]+)/g, (_, name: string) => knativeImage(name))
+      .replace(/ko:\/\/knative\.dev\/eventing\/cmd\/(?:[a-z_-]+\/)*([a-z_-]+)/g, (_, name: string) => knativeImage(`eventing-${name}`)),
+  ) as T;
 }
 
 interface PodTemplate {
@@ -53,13 +60,19 @@ function configured(obj: KubeObject): KubeObject {
   return settings ? { ...obj, data: { ...(obj["data"] as Record<string, string> | undefined), ...settings } } : obj;
 }
 
-/** Serving's objects, split into what applies first and the webhook configurations. */
-export function servingObjects(configDir: string): { objects: KubeObject[]; webhooks: KubeObject[] } {
+const LEFT_OUT = /(-hpa|\/hpa|\/job-sink|\/request-reply)\.yaml$/;
+
+/** Serving's and Eventing's objects, split into what applies first and the webhook configurations. */
+export function knativeObjects(configDir: string): { objects: KubeObject[]; webhooks: KubeObject[] } {
   const files = [
-    ...yamlFiles(join(configDir, "serving/core")).filter((f) => !f.endsWith("-hpa.yaml")),
+    ...yamlFiles(join(configDir, "serving/core")),
     ...yamlFiles(join(configDir, "networking")),
     ...yamlFiles(join(configDir, "caching")),
-  ];
+    ...yamlFiles(join(configDir, "eventing/core")),
+    ...yamlFiles(join(configDir, "eventing/channels/in-memory-channel")),
+    ...yamlFiles(join(configDir, "eventing/brokers/mt-channel-broker")),
+    ...yamlFiles(join(configDir, "eventing-integrations")),
+  ].filter((f) => !LEFT_OUT.test(f));
   const seen = new Map<string, KubeObject>();
   for (const file of files) {
     for (const obj of readObjects(file)) {
