@@ -26,7 +26,11 @@ async function stopMs(target: string, port: number): Promise<number> {
   // No API server: the function's preconnect fails quietly, as in a pod before its first event.
   const child = spawn("unshare", argv, { env: { ...process.env, NODE_ENV: "production", KUBECONFIG: "/nonexistent" }, stdio: "ignore" });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  while (!(await accepts(port))) await sleep(20);
+  const gaveUp = performance.now() + 10_000;
+  while (!(await accepts(port))) {
+    if (child.exitCode !== null || performance.now() > gaveUp) throw new Error(`${target} never listened on ${port} (exit code ${child.exitCode})`);
+    await sleep(20);
+  }
   const [pid] = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/).map(Number);
   const start = performance.now();
   process.kill(pid!, "SIGTERM");

@@ -131,8 +131,10 @@ knative)
   mkdir -p "$staged/eventing"
   timed "$tools" "Knative Eventing's controllers" go build -trimpath -ldflags "-s -w" -o "$staged/eventing/" knative.dev/eventing/cmd/controller \
     knative.dev/eventing/cmd/webhook knative.dev/eventing/cmd/mtchannel_broker knative.dev/eventing/cmd/in_memory/channel_controller
-  traefik_dir=$(cd "$tools" && go mod download -json github.com/traefik/traefik/v3@v3.6.12 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  [ -d "$traefik_dir" ] || { log "the module github.com/traefik/traefik/v3@v3.6.12 could not be downloaded"; exit 1; }
+  traefik_json=$(cd "$tools" && go mod download -json github.com/traefik/traefik/v3@v3.6.12) ||
+    { log "the module github.com/traefik/traefik/v3@v3.6.12 could not be downloaded: $traefik_json"; exit 1; }
+  traefik_dir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' <<<"$traefik_json")
+  [ -d "$traefik_dir" ] || { log "go mod download named no folder for github.com/traefik/traefik/v3@v3.6.12: $traefik_json"; exit 1; }
   traefik_src=$(mktemp -d)
   cp -r "$traefik_dir/." "$traefik_src/" && chmod -R u+w "$traefik_src"
   timed "$traefik_src" traefik go build -trimpath -ldflags "-s -w" -o "$staged/traefik" ./cmd/traefik

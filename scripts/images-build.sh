@@ -101,8 +101,10 @@ elif ! bah inspect --type image "$node_image" >/dev/null 2>&1; then
 fi
 
 # 3. The product, from its Dockerfile and build context (what .dockerignore leaves).
+# The build context's key: every file git tracks or would track, as it is in the working tree (a
+# tracked file deleted there is left out, as the build leaves it out).
 context_key=$(cd "$root" && git ls-files -co --exclude-standard -z | grep -zv -E '^(node_modules|\.tools|\.cache|dist)/' |
-  xargs -0 sha256sum 2>/dev/null | sha256sum | cut -c1-16)
+  while IFS= read -r -d '' f; do [ -f "$f" ] && printf '%s\0' "$f"; done | xargs -0 -r sha256sum | sha256sum | cut -c1-16)
 product=dev.local/dynamo-pool-relay:local
 product_archive="$cache/archives/product-$(key product "$context_key" "$(basename "$node_archive")").tar"
 if [ ! -s "$product_archive" ]; then

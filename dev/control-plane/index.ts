@@ -22,9 +22,9 @@ import { stringify } from "yaml";
 import { KubeClient, connect, type KubeObject } from "../../shared/kube/client.ts";
 import { FatalStartError, startKnative } from "../knative/index.ts";
 import { knativeCrds } from "../knative/install.ts";
-import { NODE_NAME, type NodePlan } from "../node/config.ts";
+import { NODE_NAME } from "../node/config.ts";
 import { coreDnsObjects } from "../node/dns.ts";
-import { claimSlot, startNode } from "../node/index.ts";
+import { claimSlot, cleanupScript, startNode } from "../node/index.ts";
 import { installKnative } from "../node/install-knative.ts";
 import { ensureBinaries, ensureImages, ensureKnative, ensureNode, type KnativeAssets } from "./binaries.ts";
 import { crdsToInstall } from "./crds.ts";
@@ -47,8 +47,7 @@ export interface ControlPlaneInfo {
 /** Stops a control plane from its recorded info, also from another process (`poolrelay cluster down`). POOLRELAY_KEEP_LOGS=1 keeps its folder (every process's log) for a post-mortem. */
 export async function stopControlPlane(info: Pick<ControlPlaneInfo, "pids" | "dir" | "etcdData">): Promise<void> {
   await stopGroups(info.pids);
-  // What the processes leave on the host (a node's link and cgroups), once they are gone.
-  if (existsSync(`${info.dir}/cleanup.sh`)) spawnSync("bash", [`${info.dir}/cleanup.sh`], { stdio: "ignore" });
+  runCleanup(info.dir);
   rmSync(info.etcdData, { recursive: true, force: true });
   if (process.env["POOLRELAY_KEEP_LOGS"] === "1") {
     rmSync(`${info.dir}/tokens.csv`, { force: true });
@@ -56,6 +55,13 @@ export async function stopControlPlane(info: Pick<ControlPlaneInfo, "pids" | "di
   } else {
     rmSync(info.dir, { recursive: true, force: true });
   }
+}
+
+/** What the processes leave on the host (a node's link and cgroups), once they are gone: DIR/cleanup.sh, when there is one. */
+function runCleanup(dir: string): void {
+  if (!existsSync(`${dir}/cleanup.sh`)) return;
+  const r = spawnSync("bash", [`${dir}/cleanup.sh`], { encoding: "utf8" });
+  if (r.status !== 0) process.stderr.write(`cleaning up after the node failed: ${r.stderr.trim()}\n`);
 }
 
 export interface ControlPlane extends ControlPlaneInfo {
@@ -160,18 +166,12 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
   const owned = options.ownerPid !== undefined;
   const onExit = () => {
     killGroupsNow(pids());
+    runCleanup(dir);
     rmSync(etcdData, { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
   };
   if (owned) process.on("exit", onExit);
   const watchdog = owned ? [startWatchdog(options.ownerPid!, pidsFile, dir, [dir, etcdData])] : [];
-  // The node's link is claimed first: the API server listens on its host end.
-  let plan: NodePlan | undefined;
-  if (node) {
-    plan = claimSlot();
-    writeFileSync(join(dir, "cleanup.sh"), `ip link del ${plan.hostLink} 2>/dev/null || true\n`);
-  }
-  const address = plan?.hostIP ?? "127.0.0.1";
 
   const stop = async () => {
     // The exit hook stays until the groups are gone: an exit mid-stop (a second Ctrl-C) still kills them.
@@ -185,6 +185,10 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
   };
 
   try {
+    // The node's link is claimed first: the API server listens on its host end.
+    const plan = node ? claimSlot() : undefined;
+    if (plan) writeFileSync(join(dir, "cleanup.sh"), `${cleanupScript(plan)}\n`);
+    const address = plan?.hostIP ?? "127.0.0.1";
     // 1. etcd
     const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
@@ -269,7 +273,7 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
         const kubeProxyKubeconfig = join(dir, "kube-proxy.kubeconfig");
         writeKubeconfig(kubeletKubeconfig, server, ca, nodeToken);
         writeKubeconfig(kubeProxyKubeconfig, server, ca, proxyToken);
-        record(startNode({ plan, dir, bin: node.bin, images: node.images, kubeletKubeconfig, kubeProxyKubeconfig }));
+        startNode({ plan, dir, bin: node.bin, images: node.images, kubeletKubeconfig, kubeProxyKubeconfig, record });
         await nodeReady(NODE_NAME);
         for (const obj of coreDnsObjects(plan)) await client.apply(obj, FIELD_MANAGER, { force: true });
         log(`node ${NODE_NAME} Ready (${Date.now() - started} ms)`);

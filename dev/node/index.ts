@@ -6,11 +6,12 @@
  *
  * Claiming a slot creates the pair (the name is the claim: creating it fails if another stack holds
  * it). Stopping ends init.sh (the kernel then ends every process of the node and drops its mounts
- * and devices), then removes what remains on the host: the pair if it never moved, and the cgroups.
- * cleanup.sh in the control plane's folder does the same for the watchdog when the owner is killed.
+ * and devices); then cleanup.sh, in the control plane's folder, removes what remains on the host:
+ * the pair if it never moved, and the cgroups. The control plane's stop, its exit hook and its
+ * watchdog each run it.
  */
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startComponent, type Component } from "../control-plane/processes.ts";
@@ -21,7 +22,8 @@ const CGROUPS = "/sys/fs/cgroup";
 export const SANDBOX_IMAGE = "dev.local/pause:local";
 
 function ip(...args: string[]): void {
-  execFileSync("ip", args, { stdio: ["ignore", "ignore", "pipe"] });
+  const r = spawnSync("ip", args, { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`ip ${args.join(" ")} failed: ${(r.stderr || r.error?.message || "").trim()}`);
 }
 
 /** Takes the first free slot by creating its veth pair; the host end gets its address. */
@@ -30,11 +32,18 @@ export function claimSlot(): NodePlan {
     const plan = nodePlan(slot);
     try {
       ip("link", "add", plan.hostLink, "type", "veth", "peer", "name", plan.peerLink);
-    } catch {
-      continue;
+    } catch (err) {
+      // Only a name already taken means the slot is; anything else (not root, no veth) is the answer.
+      if ((err as Error).message.includes("File exists")) continue;
+      throw err;
     }
-    ip("addr", "add", `${plan.hostIP}/30`, "dev", plan.hostLink);
-    ip("link", "set", plan.hostLink, "up");
+    try {
+      ip("addr", "add", `${plan.hostIP}/30`, "dev", plan.hostLink);
+      ip("link", "set", plan.hostLink, "up");
+    } catch (err) {
+      spawnSync("ip", ["link", "del", plan.hostLink]);
+      throw err;
+    }
     return plan;
   }
   throw new Error(`every node slot (${SLOTS}) is taken: links prnode0..prnode${SLOTS - 1} exist (ip link; another stack, or one left by a killed run: poolrelay cluster down)`);
@@ -46,6 +55,8 @@ function hierarchies(): string[] {
 }
 
 function makeCgroups(plan: NodePlan): void {
+  // What this machine has; the node's cgroup set-up and the kubelet's configuration are v1's.
+  if (existsSync(join(CGROUPS, "cgroup.controllers"))) throw new Error(`${CGROUPS} is cgroup v2: the local node is set up for cgroup v1 only`);
   for (const h of hierarchies()) {
     const dir = join(CGROUPS, h, plan.cgroupRoot);
     mkdirSync(dir, { recursive: true });
@@ -54,21 +65,21 @@ function makeCgroups(plan: NodePlan): void {
   }
 }
 
-/** Removes the node's cgroups, deepest first; the processes in them must be gone. */
-export function removeCgroups(plan: Pick<NodePlan, "cgroupRoot">): void {
-  const remove = (dir: string): void => {
-    if (!existsSync(dir)) return;
-    for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) remove(join(dir, entry.name));
-    rmdirSync(dir);
-  };
-  for (const h of hierarchies()) remove(join(CGROUPS, h, plan.cgroupRoot));
-}
-
-/** The shell lines that undo what is left on the host once the node's processes are gone. */
-export function cleanupScript(plan: NodePlan): string {
+/**
+ * The shell lines that undo what is left on the host once the node's processes are gone: the link,
+ * and the cgroups, deepest first, tried for up to 10 s (a cgroup is removable only once the last of
+ * its processes has been reaped); exits 1 naming any left.
+ */
+export function cleanupScript(plan: Pick<NodePlan, "hostLink" | "cgroupRoot">): string {
   return [
     `ip link del ${plan.hostLink} 2>/dev/null || true`,
-    `for h in ${CGROUPS}/*/${plan.cgroupRoot}; do [ -d "$h" ] && find "$h" -depth -type d -exec rmdir {} + 2>/dev/null; done; true`,
+    `for _ in $(seq 100); do`,
+    `  left=$(ls -d ${CGROUPS}/*/${plan.cgroupRoot} 2>/dev/null) || true`,
+    `  [ -z "$left" ] && exit 0`,
+    `  for h in $left; do find "$h" -depth -type d -exec rmdir {} + 2>/dev/null; done`,
+    `  sleep 0.1`,
+    `done`,
+    `echo "cgroups left: $left" >&2; exit 1`,
   ].join("\n");
 }
 
@@ -82,10 +93,12 @@ export interface NodeStart {
   images: string;
   kubeletKubeconfig: string;
   kubeProxyKubeconfig: string;
+  /** Records the node's process with the control plane's, before anything else can fail. */
+  record: (c: Component) => Component;
 }
 
 /** Writes the node's configuration and starts init.sh; the node registers itself with the API server. */
-export function startNode(n: NodeStart): Component {
+export function startNode(n: NodeStart): void {
   const dir = join(n.dir, "node");
   mkdirSync(join(dir, "images"), { recursive: true });
   mkdirSync(join(dir, "cni"), { recursive: true });
@@ -100,20 +113,20 @@ export function startNode(n: NodeStart): Component {
   writeFileSync(join(dir, "kube-proxy.kubeconfig"), readFileSync(n.kubeProxyKubeconfig));
   writeFileSync(join(n.dir, "cleanup.sh"), `${cleanupScript(n.plan)}\n`);
   makeCgroups(n.plan);
-  const node = startComponent("node", "unshare", ["--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--propagation", "private", "--", "bash", INIT], n.dir, {
+  const node = n.record(startComponent("node", "unshare", ["--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--propagation", "private", "--", "bash", INIT], n.dir, {
     PATH: process.env["PATH"] ?? "/usr/bin:/bin",
     NODE_DIR: dir,
     NODE_BIN: n.bin,
     NODE_NAME,
     NODE_IP: n.plan.nodeIP,
-  });
+    ...(process.env["NODE_LOG_LEVEL"] ? { NODE_LOG_LEVEL: process.env["NODE_LOG_LEVEL"] } : {}),
+  }));
   // init.sh waits for its end of the link, named eth0.
   const init = waitForChild(node.pid);
   ip("link", "set", n.plan.peerLink, "netns", String(init));
   execFileSync("nsenter", ["-t", String(init), "-n", "ip", "link", "set", n.plan.peerLink, "name", "eth0"]);
   ip("route", "add", n.plan.podCIDR, "via", n.plan.nodeIP, "dev", n.plan.hostLink);
   ip("route", "add", n.plan.serviceCIDR, "via", n.plan.nodeIP, "dev", n.plan.hostLink);
-  return node;
 }
 
 /** The pid (on the host) of unshare's child, init.sh. */

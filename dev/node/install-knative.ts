@@ -2,7 +2,7 @@
  * Installs Knative Serving, Knative Eventing and Traefik on the real node and waits until every one
  * of their Deployments is Available: the CRDs first (Established before any object of theirs),
  * then the rest, then the webhook configurations once every Deployment is (before that, the
- * webhooks' failurePolicy would refuse Knative's own objects).
+ * webhooks' failurePolicy would refuse Knative's own objects), waiting until each has its CA.
  */
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { knativeObjects, SERVING_NAMESPACE } from "./knative.ts";
@@ -40,4 +40,11 @@ export async function installKnative(client: KubeClient, configDir: string, unti
   const deployments = [...objects, ...traefikObjects()].filter((o) => o.kind === "Deployment");
   for (const d of deployments) await available(client, until, d.metadata.namespace ?? SERVING_NAMESPACE, d.metadata.name);
   await applyAll(client, webhooks);
+  // Knative's webhooks put their CA into these themselves; before that the API server cannot call them.
+  for (const w of webhooks) {
+    await until(`${w.kind} ${w.metadata.name} given its CA`, async () => {
+      const live = await client.get<{ webhooks?: { clientConfig?: { caBundle?: string } }[] }>({ apiVersion: w.apiVersion, kind: w.kind, name: w.metadata.name });
+      return live?.webhooks?.length && live.webhooks.every((h) => h.clientConfig?.caBundle) ? true : undefined;
+    });
+  }
 }

@@ -17,7 +17,7 @@ const IMAGES: Record<string, string> = {
 
 /** `kubectl kustomize knative/` with the images built here, as a user sets theirs (kustomize edit set image). */
 export function productOnNode(kubectl: string): KubeObject[] {
-  const json = JSON.stringify(productManifests(kubectl)).replaceAll(/"image":"([^":@]+)(?::[^"]*)?"/g, (_, name: string) => {
+  const json = JSON.stringify(productManifests(kubectl)).replaceAll(/"image":"([^":@]+)(?:[:@][^"]*)?"/g, (_, name: string) => {
     if (!IMAGES[name]) throw new Error(`knative/ names the image ${name}, which is not built here`);
     return `"image":"${IMAGES[name]}"`;
   });

@@ -102,15 +102,20 @@ describe("the entry point as PID 1", { timeout: 30_000 }, () => {
     const p = await startAsPid1();
     const idle = await keptAlive(p.port);
     const held = post(p.port, "/?hold");
+    let heldDone = false;
+    void held.finally(() => (heldDone = true)).catch(() => {});
     await expect.poll(() => p.output()).toContain("invocation in flight");
     process.kill(p.pid, "SIGTERM");
-    // Presence first: the invocation in flight is answered, with the connection closed after it.
+    await expect.poll(() => p.output()).toContain("SIGTERM seen by the invocation");
+    // While the invocation is still in flight (it answers 300 ms after SIGTERM): no new connection
+    // is accepted, and the idle one answers no success.
+    await expect(post(p.port, "/")).rejects.toMatchObject({ code: "ECONNREFUSED" });
+    expect(await idle.again()).not.toMatch(/^HTTP\/1\.1 2/);
+    expect(heldDone).toBe(false);
+    // The invocation in flight is answered, with the connection closed after it; then the exit.
     const answer = await within(held, "the held invocation's answer");
     expect(answer).toEqual({ status: 200, connection: "close", body: "answered after SIGTERM" });
     expect(await within(p.exited, "the entry point's exit")).toBe(0);
-    // After SIGTERM: no new connection is accepted, and the idle one answers no success.
-    await expect(post(p.port, "/")).rejects.toMatchObject({ code: "ECONNREFUSED" });
-    expect(await idle.again()).not.toMatch(/^HTTP\/1\.1 2/);
   });
 
 });

@@ -10,7 +10,7 @@ import { adminClient, eventually, freshNamespace, TEST_MANAGER } from "../integr
 import { children, CHILD_REFS, condition, published } from "../integration/pipeline-helpers.ts";
 
 describe("the product on the real node", () => {
-  it("reconciles a new DynamoPoolRelay through Eventing's and Serving's pods", async () => {
+  it("reconciles a new DynamoPoolRelay through Eventing's and Serving's pods", { timeout: 420_000 }, async () => {
     const client = await adminClient();
     const objects = productOnNode(ensureBinaries().kubectl);
     await installProduct(client, ensureBinaries().kubectl, TEST_MANAGER, objects);

@@ -15,7 +15,7 @@ interface Pods {
 }
 
 describe("the product's functions on Knative Serving", () => {
-  it("are admitted and go Ready, scale to zero when idle, and answer an event from zero through the activator", async () => {
+  it("are admitted and go Ready, scale to zero when idle, and answer an event from zero through the activator", { timeout: 720_000 }, async () => {
     const client = await adminClient();
     const objects = productOnNode(ensureBinaries().kubectl);
     const services = objects.filter((o) => o.apiVersion === "serving.knative.dev/v1" && o.kind === "Service");
