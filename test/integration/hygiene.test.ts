@@ -1,10 +1,10 @@
 // A test run killed outright (SIGKILL, no teardown) must not leave control-plane processes behind:
 // the watchdog sees its owner gone and kills every process group.
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { alive } from "../../dev/control-plane/processes.ts";
+import { startOwner as startOwnerOf } from "../owner.ts";
 import { eventually } from "./helpers.ts";
 
 const launcher = fileURLToPath(new URL("../../dev/control-plane/index.ts", import.meta.url));
@@ -16,19 +16,7 @@ const script = (then: string) => `
   ${then}
 `;
 
-async function startOwner(then: string) {
-  const owner = spawn(process.execPath, ["--input-type=module", "-e", script(then)], { stdio: ["ignore", "pipe", "inherit"] });
-  const up = await new Promise<{ pids: number[]; dirs: string[] }>((resolve, reject) => {
-    let out = "";
-    owner.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-      const line = out.split("\n").find((l) => l.startsWith("{"));
-      if (line) resolve(JSON.parse(line));
-    });
-    owner.on("exit", (code) => reject(new Error(`the owner exited early (${code})`)));
-  });
-  return { owner, ...up };
-}
+const startOwner = (then: string) => startOwnerOf<{ pids: number[]; dirs: string[] }>(script(then));
 
 describe("process hygiene", () => {
   it("kills every control-plane process when its owner exits in the middle of stopping it (a second Ctrl-C)", async () => {

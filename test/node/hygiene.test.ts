@@ -1,11 +1,11 @@
 // A run killed outright (SIGKILL, no teardown) while its node runs a pod leaves nothing on the
 // host: no process of the node (containerd, a shim, a container, the kubelet), no link, no cgroup,
 // no mount, no folder. The watchdog sees the owner gone; the kernel ends the node's namespaces.
-import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { eventually } from "../integration/helpers.ts";
+import { startOwner } from "../owner.ts";
 
 const launcher = fileURLToPath(new URL("../../dev/control-plane/index.ts", import.meta.url));
 const script = `
@@ -43,23 +43,14 @@ const linkExists = (link: string) => existsSync(`/sys/class/net/${link}`);
 describe("a node's hygiene", () => {
   // A second whole stack beside the suite's: up to a few minutes on 2 cores.
   it("leaves no process, link, cgroup, mount or folder when its owner is killed with SIGKILL while a pod runs", { timeout: 420_000 }, async () => {
-    const owner = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
-    onTestFinished(() => void owner.kill("SIGKILL"));
-    const up = await new Promise<{ pids: number[]; dir: string; etcd: string; link: string }>((resolve, reject) => {
-      let out = "";
-      owner.stdout.on("data", (d: Buffer) => {
-        out += d.toString();
-        const line = out.split("\n").find((l) => l.startsWith("{"));
-        if (line) resolve(JSON.parse(line));
-      });
-      owner.on("exit", (code) => reject(new Error(`the owner exited early (${code})`)));
-    });
+    const up = await startOwner<{ pids: number[]; dir: string; etcd: string; link: string }>(script);
+    onTestFinished(() => void up.owner.kill("SIGKILL"));
     // Presence first: the node's processes, mounts, link and cgroups are there while it runs.
     expect(processesWith("cmdline", up.dir).some((p) => p.includes("containerd-shim-runc-v2"))).toBe(true);
     expect(processesWith("mountinfo", up.dir).length).toBeGreaterThan(0);
     expect(linkExists(up.link)).toBe(true);
     expect(cgroupsOf(up.link).length).toBeGreaterThan(0);
-    owner.kill("SIGKILL");
+    up.owner.kill("SIGKILL");
     await eventually("no process names the node's folder", async () => processesWith("cmdline", up.dir).length === 0, 30_000);
     await eventually("no mount under the node's folder is left", async () => processesWith("mountinfo", up.dir).length === 0, 15_000);
     await eventually("the link is gone", async () => !linkExists(up.link), 15_000);
