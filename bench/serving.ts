@@ -92,7 +92,7 @@ try {
     const podSeconds = coldMs / 1000 + (lastAnswer - t1) / 1000 + goneS;
     idleRows.push(`| ${name.replace("poolrelay-", "")} | ${downS.toFixed(1)} | ${(goneS - downS).toFixed(1)} | ${podSeconds.toFixed(1)} | ${model[0]}–${model[1]} |`);
   }
-  console.log(`stack (control plane, node, Knative Serving, Traefik) up in ${stackS.toFixed(1)} s; autoscaler: the Services' window, scale-to-zero grace ${CLUSTER.graceSeconds} s\n`);
+  console.log(`stack (images checked or built, control plane, node, Knative Serving and Eventing, Traefik) up in ${stackS.toFixed(1)} s; autoscaler: the Services' window, scale-to-zero grace ${CLUSTER.graceSeconds} s\n`);
   console.log("| function | first event from zero pods: answer | pod created / containers started / Ready (ms after sending) | warm event |\n|---|---|---|---|");
   console.log(rows.join("\n"));
   console.log("\n| function | idle to scaled down (s) | scaled down to gone (s) | pod-seconds of one wake-up, measured | the idle model's, for one wake-up |\n|---|---|---|---|---|");
