@@ -2,7 +2,8 @@
 # PID 1 of the local node: runs in PID, mount and network namespaces of its own (dev/node/index.ts
 # starts it with unshare), so that when it ends, for any reason, the kernel ends every process of
 # the node (containerd, its shims, every container, kubelet, kube-proxy) and drops every mount and
-# network device it made. On the host there remain only the cgroups, which the starter removes.
+# network device it made. On the host there remain only the cgroups (and the link, if its end never
+# moved in here), which cleanup.sh in the control plane's folder removes.
 #
 # Environment: NODE_DIR (state and config), NODE_BIN (the node programs), NODE_NAME, NODE_IP (the
 # node's end of its /30 link to the host), NODE_LOG_LEVEL (the kubelet's and kube-proxy's -v, 1).
