@@ -1,5 +1,6 @@
 /** The Kubernetes objects in a multi-document YAML file (manifests, samples, CRDs). */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { LineCounter, parseAllDocuments } from "yaml";
 import type { KubeObject } from "../shared/kube/client.ts";
 
@@ -18,4 +19,12 @@ export function readObjects(file: string): KubeObject[] {
   });
   if (errors.length > 0) throw new Error(`invalid YAML:\n${errors.join("\n")}`);
   return docs.map((d) => d.toJS() as KubeObject).filter(Boolean);
+}
+
+/** Every .yaml file under `dir`, recursively, sorted. */
+export function yamlFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const path = join(dir, entry);
+    return statSync(path).isDirectory() ? yamlFiles(path) : entry.endsWith(".yaml") ? [path] : [];
+  }).sort();
 }

@@ -5,10 +5,9 @@
  * filter, the InMemoryChannel dispatcher and the PingSource adapter). The control-plane Deployments
  * (controllers, webhook) are not applied: their reconcilers run as one host process instead.
  */
-import { readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { KubeObject } from "../../shared/kube/client.ts";
-import { readObjects } from "../yaml.ts";
+import { readObjects, yamlFiles } from "../yaml.ts";
 import { resolveEnv, type EnvVar, type PodFacts } from "./pod-env.ts";
 
 export const SYSTEM_NAMESPACE = "knative-eventing";
@@ -17,13 +16,6 @@ export const SYSTEM_NAMESPACE = "knative-eventing";
 export const DATA_PLANE = ["mt-broker-ingress", "mt-broker-filter", "imc-dispatcher", "pingsource-mt-adapter"] as const;
 const DATA_PLANE_SERVICES = new Set(["broker-ingress", "broker-filter", "imc-dispatcher"]);
 const INSTALLED_KINDS = new Set(["Namespace", "ConfigMap", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"]);
-
-function yamlFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((entry) => {
-    const path = join(dir, entry);
-    return statSync(path).isDirectory() ? yamlFiles(path) : entry.endsWith(".yaml") ? [path] : [];
-  }).sort();
-}
 
 function objectsUnder(config: string, ...dirs: string[]): { file: string; obj: KubeObject }[] {
   return dirs.flatMap((d) => yamlFiles(join(config, d)).flatMap((file) => readObjects(file).filter(Boolean).map((obj) => ({ file: relative(config, file), obj }))));

@@ -8,10 +8,9 @@
  * JobSink and RequestReply Deployments (features the product does not use). Webhook
  * configurations go last, once the webhooks serve.
  */
-import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeObject } from "../../shared/kube/client.ts";
-import { readObjects } from "../yaml.ts";
+import { readObjects, yamlFiles } from "../yaml.ts";
 
 export const SERVING_NAMESPACE = "knative-serving";
 export const EVENTING_NAMESPACE = "knative-eventing";
@@ -21,13 +20,6 @@ export const knativeImage = (name: string) => `dev.local/knative/${name}:local`;
 
 const WEBHOOK_KINDS = new Set(["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]);
 const ORDER = ["Namespace", "CustomResourceDefinition", "ServiceAccount", "ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding", "ConfigMap", "Secret", "Service", "Deployment", "Image"];
-
-function yamlFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((entry) => {
-    const path = join(dir, entry);
-    return statSync(path).isDirectory() ? yamlFiles(path) : entry.endsWith(".yaml") ? [path] : [];
-  }).sort();
-}
 
 /** Replaces every ko:// reference in an object with the local image of the same program (Eventing's named eventing-NAME). */
 function localImages<T>(value: T): T {
