@@ -1,13 +1,14 @@
 /**
- * `npm start` / `poolrelay start`: the whole product on one machine, on the real Knative Eventing.
- * A local control plane (profile knative), the product installed from knative/ as a user installs
- * it, a tap on its Broker for `poolrelay record`, and the samples; then it shows every Knative
- * piece Ready, the DynamoPoolRelay going Ready, and each function invocation as it happens, until
- * Ctrl-C, which stops everything it started. The npm script execs this process (no shell between),
- * so a signal npm passes on reaches it; a shell would hold SIGINT until its child ends.
+ * `npm start` / `poolrelay start`: the whole product on one machine, as it runs on a cluster. A
+ * local control plane with a real node (profile node: kubelet, containerd, Knative Serving and
+ * Eventing and Traefik as pods), the product installed from knative/ as a user installs it, a tap
+ * on its Broker for `poolrelay record`, and the samples; then it shows every Knative piece Ready,
+ * the samples' DynamoPoolRelays reconciled, and each function invocation as it happens (from the
+ * node's log agent, which keeps every container's log after its pod goes), until Ctrl-C, which
+ * stops everything it started. The npm script execs this process (no shell between), so a signal
+ * npm passes on reaches it; a shell would hold SIGINT until its child ends.
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,7 +16,8 @@ import type { KubeClient, KubeObject } from "../shared/kube/client.ts";
 import { onParentGone } from "./parent-watch.ts";
 import { ensureBinaries } from "./control-plane/binaries.ts";
 import { startControlPlane, type ControlPlane } from "./control-plane/index.ts";
-import { workloadStates } from "./knative/index.ts";
+import { followPodLogs, type ContainerLog } from "./node/pod-logs.ts";
+import { productOnNode } from "./node/product-services.ts";
 import { installProduct, PRODUCT_NAMESPACE, productReadiness } from "./product.ts";
 import { startTap, tapTrigger } from "./tap.ts";
 import { readObjects } from "./yaml.ts";
@@ -57,29 +59,56 @@ function summary(dpr: Dpr): string {
   return `${dpr.metadata.namespace}/${dpr.metadata.name}: Ready=${ready?.status ?? "Unknown"} (${ready?.reason ?? "-"}) replicas ${dpr.status?.["readyReplicas"] ?? 0}/${dpr.status?.["replicas"] ?? 0} endpoint ${dpr.status?.["serviceEndpoint"] ?? "-"}`;
 }
 
-/** Prints each function invocation as its process logs it (one JSON line each), from the kubelet's log files. */
-function followInvocations(dir: string, out: (l: string) => void): () => void {
-  const offsets = new Map<string, number>();
-  const timer = setInterval(() => {
-    for (const w of workloadStates(dir).filter((s) => s.workload.startsWith(`KnativeService ${PRODUCT_NAMESPACE}/`))) {
-      if (!existsSync(w.log)) continue;
-      const from = offsets.get(w.log) ?? 0;
-      if (statSync(w.log).size <= from) continue;
-      const fresh = readFileSync(w.log).subarray(from);
-      const complete = fresh.lastIndexOf(0x0a) + 1;
-      offsets.set(w.log, from + complete);
-      for (const line of fresh.subarray(0, complete).toString("utf8").split("\n").filter((l) => l.startsWith("{"))) {
-        const l = JSON.parse(line);
-        const key = l.key ? `${l.key.namespace}/${l.key.name}` : (l.event?.subject ?? "");
-        out(`  [${l.function}] ${l.event?.type ?? ""} ${key} -> ${l.decision ?? l.error ?? ""} (${l.reads} reads, ${l.writes} writes, ${l.ms} ms)`);
-      }
-    }
-  }, 250);
-  return () => clearInterval(timer);
+/** A function's log line of one invocation (functions/runtime/serve.ts), as one line to show; undefined for any other line. */
+function invocation(c: ContainerLog, text: string): string | undefined {
+  // The function's container, as knative/services.yaml names it; queue-proxy beside it logs JSON too.
+  if (c.namespace !== PRODUCT_NAMESPACE || c.container !== "function" || !text.startsWith("{")) return undefined;
+  let l;
+  try {
+    l = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof l.function !== "string") return undefined;
+  const key = l.key ? `${l.key.namespace}/${l.key.name}` : (l.event?.subject ?? "");
+  return `  [${l.function}] ${l.event?.type ?? ""} ${key} -> ${l.decision ?? l.error ?? ""} (${l.reads} reads, ${l.writes} writes, ${l.ms} ms)`;
+}
+
+interface Pod {
+  metadata: { namespace: string; name: string };
+  status?: { phase?: string; podIP?: string; containerStatuses?: { ready: boolean; state?: { waiting?: { reason?: string } } }[] };
+}
+
+function podLine(p: Pod): string {
+  const containers = p.status?.containerStatuses ?? [];
+  const waiting = containers.map((c) => c.state?.waiting?.reason).find(Boolean);
+  return `${p.metadata.namespace}/${p.metadata.name} ${p.status?.podIP ?? "-"} ${p.status?.phase ?? "Pending"}, ${containers.filter((c) => c.ready).length}/${containers.length} ready${waiting ? ` (${waiting})` : ""}`;
+}
+
+/** A cluster-local URL (the Broker's address) as the host reaches it: its Service's ClusterIP, which the host routes through the node. */
+async function fromHost(admin: KubeClient, url: string): Promise<string> {
+  const u = new URL(url);
+  const [name, namespace] = u.hostname.split(".") as [string, string];
+  const svc = await admin.get<{ spec: { clusterIP: string } }>({ apiVersion: "v1", kind: "Service", namespace, name });
+  if (!svc) throw new Error(`Service ${namespace}/${name} of ${url} not found`);
+  u.hostname = svc.spec.clusterIP;
+  return u.toString();
+}
+
+async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not in ${ms / 1000} s`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }
 
 export async function start(options: StartOptions): Promise<void> {
   const { out } = options;
+  const started = Date.now();
+  const seconds = () => ((Date.now() - started) / 1000).toFixed(1);
   const stops: (() => Promise<void> | void)[] = [];
   let stopped: Promise<void> | undefined;
   const shutdown = () =>
@@ -101,7 +130,7 @@ export async function start(options: StartOptions): Promise<void> {
       process.exit(130);
     }
     firstSignalAt = performance.now();
-    out("\nstopping: Knative, the functions and the control plane... (Ctrl-C again to stop at once)");
+    out("\nstopping: the node (its pods: Knative, the functions), then the control plane... (Ctrl-C again to stop at once)");
     void shutdown().then(() => {
       out("stopped");
       process.exit(0);
@@ -119,76 +148,75 @@ export async function start(options: StartOptions): Promise<void> {
   }
 
   try {
-    // 1. The functions' bundles (the local kubelet runs the Knative Services from them), then a cluster with Knative Eventing.
-    const build = spawnSync(process.execPath, ["scripts/build-functions.ts"], { cwd: root, encoding: "utf8" });
-    if (build.status !== 0) throw new Error(`building the function bundles failed:\n${build.stdout}${build.stderr}`);
-    out("starting a local control plane with Knative Eventing (etcd, kube-apiserver, controller-manager, scheduler, kwok, Knative)");
-    out("  a first run builds these from Go modules: expect several minutes, with progress below");
-    const started = Date.now();
-    const cp: ControlPlane = await startControlPlane({ profile: "knative", ownerPid: process.pid, log: (l) => out(`  ${l}`) });
+    // 1. A control plane with a real node, Knative Serving, Eventing and Traefik as pods.
+    out("starting a local control plane with a real node (etcd, kube-apiserver, controller-manager, scheduler; kubelet, containerd, kube-proxy, CoreDNS) and Knative Serving, Eventing and Traefik as pods");
+    out("  a first run builds these from Go modules and their images with buildah: expect many minutes, with progress below");
+    const cp: ControlPlane = await startControlPlane({ profile: "node", ownerPid: process.pid, timeoutMs: 180_000, log: (l) => out(`  ${l}`) });
     stops.push(() => cp.stop());
-    out(`control plane up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    out(`control plane, node and Knative up in ${seconds()} s`);
     const admin = cp.client;
+    const logs = join(cp.dir, "logs");
+    const podLogs = followPodLogs(join(cp.dir, "node", "pod-logs"), logs, (c, text) => {
+      const line = invocation(c, text);
+      if (line) out(line);
+    });
+    stops.push(() => podLogs.stop());
 
-    // 2. The product, as `kubectl apply -k knative/`, and a tap on its Broker.
-    out("installing knative/ (kubectl apply -k knative/)");
+    // 2. The product, as `kubectl apply -k knative/` with the images built here, and a tap on its Broker.
+    out("installing knative/ (kubectl apply -k knative/, with the images built here)");
     // Found once, now: the lookup runs the build script, which a Ctrl-C would also hit.
     const kubectl = ensureBinaries().kubectl;
-    const objects = await installProduct(admin, kubectl, MANAGER);
-    const tap = await startTap();
+    const objects = await installProduct(admin, kubectl, MANAGER, productOnNode(kubectl));
+    // The Broker's filter pod delivers to the tap: it listens where pods reach the host, the API server's address.
+    const tap = await startTap(() => {}, new URL(cp.server).hostname);
     stops.push(() => tap.close());
     await admin.apply(tapTrigger(TAP_TRIGGER, PRODUCT_NAMESPACE, BROKER, tap.sink), MANAGER, { force: true });
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      const readiness = await productReadiness(admin, objects);
-      if (readiness.every((r) => r.ready)) {
-        for (const r of readiness) out(`  ${r.object}: ${r.detail}`);
-        break;
-      }
-      if (Date.now() > deadline) throw new Error(`not Ready in 2 minutes:\n${readiness.filter((r) => !r.ready).map((r) => `  ${r.object}: ${r.detail}`).join("\n")}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    out(`Knative and the product Ready ${((Date.now() - started) / 1000).toFixed(1)} s after start; processes on this host:`);
-    for (const w of workloadStates(cp.dir)) out(`  ${w.workload} (${w.program}, pid ${w.pid ?? "-"}): ${w.state}`);
-    const ingress = workloadStates(cp.dir).find((w) => w.workload === "Deployment knative-eventing/mt-broker-ingress")!;
-    const brokerUrl = `http://127.0.0.1:${ingress.ports["8080"]}/${PRODUCT_NAMESPACE}/${BROKER}`;
+    const readiness = await until("Knative and the product Ready", 240_000, async () => {
+      const r = await productReadiness(admin, objects);
+      return r.every((x) => x.ready) ? r : undefined;
+    }).catch(async (err: Error) => {
+      const r = await productReadiness(admin, objects);
+      throw new Error(`${err.message}:\n${r.filter((x) => !x.ready).map((x) => `  ${x.object}: ${x.detail}`).join("\n")}`);
+    });
+    for (const r of readiness) out(`  ${r.object}: ${r.detail}`);
+    out(`Knative and the product Ready ${seconds()} s after start; pods on the node:`);
+    for (const p of await admin.list<Pod>("v1", "Pod", undefined)) out(`  ${podLine(p)}`);
+    const broker = await admin.get<{ status?: { address?: { url?: string } } }>({ apiVersion: "eventing.knative.dev/v1", kind: "Broker", namespace: PRODUCT_NAMESPACE, name: BROKER });
+    const brokerUrl = await fromHost(admin, broker!.status!.address!.url!);
     mkdirSync(dirname(startStateFile()), { recursive: true });
-    writeFileSync(startStateFile(), JSON.stringify({ kubeconfig: cp.kubeconfig, tap: tap.url, broker: brokerUrl, pid: process.pid }, null, 2));
-    out(`Broker ingress ${brokerUrl} (poolrelay replay --to it); Broker tap ${tap.url} (poolrelay record)`);
-    stops.push(followInvocations(cp.dir, out));
+    writeFileSync(startStateFile(), JSON.stringify({ kubeconfig: cp.kubeconfig, tap: tap.url, broker: brokerUrl, logs, pid: process.pid }, null, 2));
+    out(`Broker ingress ${brokerUrl} (its Service's ClusterIP, routed from this host through the node: poolrelay replay --to it); Broker tap ${tap.url} (poolrelay record)`);
 
-    // 3. The samples, and the first DynamoPoolRelay going Ready.
+    // 3. The samples, and the first DynamoPoolRelay published.
     if (options.samples) {
       out("installing samples/");
       const keys = await installSamples(admin, out);
       const [namespace, name] = keys.find((k) => k.endsWith("/llama"))!.split("/") as [string, string];
-      out(`waiting for ${namespace}/${name} to go Ready`);
-      const readyBy = Date.now() + 180_000;
-      for (;;) {
-        const dpr = await admin.get<Dpr>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace, name });
-        if (dpr?.status?.["conditions"]?.some((c: { type: string; status: string }) => c.type === "Ready" && c.status === "True")) {
-          out(`READY ${summary(dpr)}`);
-          break;
-        }
-        if (Date.now() > readyBy) throw new Error(`${namespace}/${name} did not go Ready in 3 minutes: ${dpr ? summary(dpr) : "not found"}`);
-        await new Promise((r) => setTimeout(r, 500));
-      }
-      const pods = await admin.list<{ metadata: { name: string }; status?: { podIP?: string; conditions?: { type: string; status: string }[] } }>("v1", "Pod", namespace, `app.kubernetes.io/instance=${name}`);
-      for (const p of pods) out(`  pod ${p.metadata.name} ${p.status?.podIP ?? ""} Ready=${p.status?.conditions?.find((c) => c.type === "Ready")?.status ?? "Unknown"}`);
+      out(`waiting for ${namespace}/${name} to publish its Service`);
+      const dpr = await until(`${namespace}/${name} publishing its Service`, 180_000, async () => {
+        const got = await admin.get<Dpr>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace, name });
+        return got?.status?.["conditions"]?.some((c: { type: string; status: string }) => c.type === "ServicePublished" && c.status === "True") ? got : undefined;
+      });
+      out(`PUBLISHED ${summary(dpr)}`);
+      // The Relay runs the image the DynamoPoolRelay names (a Dynamo runtime), which is not to be had here.
+      out(`  its Relay pods run ${(dpr as { spec?: { image?: string } }).spec?.image}, which this machine cannot pull: Ready waits on them`);
+      for (const p of await admin.list<Pod>("v1", "Pod", namespace, `app.kubernetes.io/instance=${name}`)) out(`  pod ${podLine(p)}`);
       for (const key of keys) {
         const [ns, n] = key.split("/") as [string, string];
-        const dpr = await admin.get<Dpr>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: ns, name: n });
-        if (dpr) out(`  ${summary(dpr)}`);
+        const got = await admin.get<Dpr>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: ns, name: n });
+        if (got) out(`  ${summary(got)}`);
       }
     }
     out("");
-    out("reconciling; look around with:");
+    out(`reconciling, ${seconds()} s after start; look around with:`);
     out(`  export KUBECONFIG=${cp.kubeconfig}`);
     out(`  alias kubectl=${kubectl}   # if you have no kubectl; this one was built with the control plane`);
     out("  kubectl get dpr -A -o wide");
     out("  kubectl get deploy,svc,endpointslices,cm -n inference -l app.kubernetes.io/managed-by=dynamo-pool-relay");
-    out("  kubectl get brokers,triggers,apiserversources,containersources,pingsources,sinkbindings -n dynamo-system");
-    out(`  logs of every Knative and function process: ${cp.dir}/workloads/`);
+    out("  kubectl get brokers,triggers,apiserversources,containersources,pingsources,sinkbindings,ksvc -n dynamo-system");
+    out("  kubectl get pods -A");
+    out(`  logs of every container, kept after its pod goes (the functions scale to zero): ${logs}/<namespace>/<pod>/<container>.log`);
+    out(`  logs of the control plane's and the node's daemons: ${cp.dir}/*.log, ${cp.dir}/node/*.log`);
     out("Ctrl-C stops everything");
     await new Promise(() => {});
   } catch (err) {

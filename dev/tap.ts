@@ -21,7 +21,8 @@ export interface Delivery {
   body: string;
 }
 
-export async function startTap(onEvent: (event: CloudEvent, delivery: Delivery) => void = () => {}): Promise<Tap> {
+/** `host`: the address it listens on, one the Broker's filter can reach (on the real node, not loopback: the host's end of the node's link). */
+export async function startTap(onEvent: (event: CloudEvent, delivery: Delivery) => void = () => {}, host = "127.0.0.1"): Promise<Tap> {
   const clients = new Set<ServerResponse>();
   const server = createServer((req, res) => {
     if (req.method === "GET" && req.url === "/events") {
@@ -50,11 +51,11 @@ export async function startTap(onEvent: (event: CloudEvent, delivery: Delivery) 
       res.writeHead(202).end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as { port: number };
   return {
-    sink: `http://127.0.0.1:${port}/`,
-    url: `http://127.0.0.1:${port}/events`,
+    sink: `http://${host}:${port}/`,
+    url: `http://${host}:${port}/events`,
     close: async () => {
       for (const c of clients) c.end();
       await new Promise((resolve) => (server.close(resolve), server.closeAllConnections()));

@@ -45,7 +45,7 @@ export interface Started {
   npm: ChildProcess;
   output(): string;
   stateFile: string;
-  state: { pid: number; kubeconfig: string };
+  state: { pid: number; kubeconfig: string; broker: string; tap: string; logs: string };
 }
 
 /** `npm start -- ...args`, resolved once its state file is written (the control plane and the product are up). */
@@ -59,7 +59,8 @@ export async function npmStart(args: string[]): Promise<Started> {
   const stateFile = join(cacheHome, "dynamo-pool-relay", "start.json");
   const state = await until("npm start is up", () => {
     if (npm.exitCode !== null) throw new Error(`npm start exited ${npm.exitCode}:\n${output}`);
-    return existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, "utf8")) as { pid: number; kubeconfig: string }) : undefined;
-  }, 240_000);
+    return existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, "utf8")) as Started["state"]) : undefined;
+    // A node, Knative Serving and Eventing and the product, all pods, on 2 cores: a few minutes.
+  }, 420_000);
   return { npm, output: () => output, stateFile, state };
 }

@@ -1,5 +1,9 @@
-// `npm start` installs samples/ and waits for the first DynamoPoolRelay to go Ready; with
-// --no-samples it installs none. Each case is a real `npm start`, stopped with SIGINT after.
+// `npm start` installs samples/ and waits for the first DynamoPoolRelay to publish its Service; with
+// --no-samples it installs none. Each case is a real `npm start` on the real node, stopped with
+// SIGINT after: what it prints (the Broker ingress, the tap, the logs folder) works from this host.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { request } from "node:http";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { KubeClient, connect } from "../../shared/kube/client.ts";
 import { alive, npmStart, until, type Started } from "./npm-start.ts";
@@ -13,7 +17,7 @@ afterEach(async () => {
   const { npm, state } = started;
   started = undefined;
   process.kill(npm.pid!, "SIGINT");
-  await until("npm start has stopped", () => (alive(state.pid) ? undefined : true), 60_000);
+  await until("npm start has stopped", () => (alive(state.pid) ? undefined : true), 90_000);
 });
 
 async function reconciling(args: string[]): Promise<KubeClient> {
@@ -21,35 +25,70 @@ async function reconciling(args: string[]): Promise<KubeClient> {
   const s = started;
   await until("npm start is reconciling", () => {
     if (s.npm.exitCode !== null) throw new Error(`npm start exited ${s.npm.exitCode}:\n${s.output()}`);
-    return s.output().includes("reconciling; look around with:") ? true : undefined;
-  }, 240_000);
+    return /\nreconciling, [\d.]+ s after start; look around with:\n/.test(s.output()) ? true : undefined;
+  }, 300_000);
   return new KubeClient(await connect(s.state.kubeconfig));
 }
 
+/** The kept log files of the apply function's pods that hold `text`: `<logs>/dynamo-system/<pod>/function.log`. */
+function keptWith(logs: string, text: string): string[] {
+  const dir = join(logs, "dynamo-system");
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((pod) => pod.startsWith("poolrelay-apply-")).map((pod) => join(dir, pod, "function.log"))
+    .filter((f) => existsSync(f) && readFileSync(f, "utf8").includes(text));
+}
+
 describe("npm start", () => {
-  it("installs the samples: llama is Ready when it says so, qwen is published, mixtral is reported not eligible", async () => {
+  it("installs the samples: llama is published (its Relay image is not to be had), qwen is published, mixtral is reported not eligible; the function's log outlives its pod", async () => {
     const admin = await reconciling([]);
-    expect(started!.output()).toMatch(/\nREADY inference\/llama/);
-    // READY speaks for llama alone: qwen and mixtral are reconciled on their own events, maybe later.
-    const list = () => admin.list<Dpr>("nvidia.com/v1alpha1", "DynamoPoolRelay", undefined);
-    const settled = Date.now() + 60_000;
-    let dprs = await list();
+    const { state } = started!;
+    expect(started!.output()).toMatch(/\nPUBLISHED inference\/llama: Ready=False \(RolloutPending\) .* endpoint llama-pool-relay\.inference\.svc:5561\n/);
+    // PUBLISHED speaks for llama alone: qwen and mixtral are reconciled on their own events, maybe later.
     const expected = (d: Dpr) => (d.metadata.name === "mixtral" ? condition(d, "Eligible")?.status === "False" : condition(d, "ServicePublished")?.status === "True");
-    while (Date.now() < settled && !dprs.every(expected)) {
+    let list = await admin.list<Dpr>("nvidia.com/v1alpha1", "DynamoPoolRelay", undefined);
+    for (const settled = Date.now() + 60_000; Date.now() < settled && !list.every(expected); ) {
       await new Promise((r) => setTimeout(r, 500));
-      dprs = await list();
+      list = await admin.list<Dpr>("nvidia.com/v1alpha1", "DynamoPoolRelay", undefined);
     }
-    expect(dprs.map((d) => `${d.metadata.namespace}/${d.metadata.name}`).sort()).toEqual(["inference/llama", "inference/mixtral", "inference/qwen"]);
-    const byName = Object.fromEntries(dprs.map((d) => [d.metadata.name, d]));
-    expect(condition(byName["llama"]!, "Ready")).toMatchObject({ status: "True" });
+    expect(list.map((d) => `${d.metadata.namespace}/${d.metadata.name}`).sort()).toEqual(["inference/llama", "inference/mixtral", "inference/qwen"]);
+    const byName = Object.fromEntries(list.map((d) => [d.metadata.name, d]));
+    expect(condition(byName["llama"]!, "ServicePublished")).toMatchObject({ status: "True" });
+    expect(condition(byName["llama"]!, "Ready")).toMatchObject({ status: "False", reason: "RolloutPending" });
     expect(condition(byName["qwen"]!, "ServicePublished")).toMatchObject({ status: "True" });
     expect(condition(byName["mixtral"]!, "Eligible")).toMatchObject({ status: "False", reason: "DiscoveryBackendNotKubernetes" });
-  }, 360_000);
 
-  it("installs no samples with --no-samples (the CRD is there, no DynamoPoolRelay is)", async () => {
+    // The apply function's invocation for llama, printed from its pod's log as it ran, and kept.
+    await until("the apply of llama is printed", () => (/\n {2}\[apply\] \S+ inference\/llama -> Applied /.test(started!.output()) ? true : undefined), 30_000);
+    const kept = await until("the apply of llama is kept", () => keptWith(state.logs, '"decision":"Applied"').find((f) => readFileSync(f, "utf8").includes('"name":"llama"')), 30_000);
+    const pod = dirname(kept).split("/").pop()!;
+    // Knative takes the function to zero when idle; the kubelet then deletes the pod's own log files.
+    const podLogs = join(dirname(state.kubeconfig), "node", "pod-logs");
+    await until(`pod ${pod} and its log files gone`, () => (readdirSync(podLogs).some((d) => d.startsWith(`dynamo-system_${pod}_`)) ? undefined : true), 300_000);
+    expect(await admin.get({ apiVersion: "v1", kind: "Pod", namespace: "dynamo-system", name: pod })).toBeUndefined();
+    expect(readFileSync(kept, "utf8")).toMatch(/^\{"function":"apply",.*"decision":"Applied".*"name":"llama"/m);
+  });
+
+  it("installs no samples with --no-samples; an event posted to the Broker ingress it prints reaches its tap", async () => {
     const admin = await reconciling(["--no-samples"]);
+    const { state } = started!;
     expect(started!.output()).not.toContain("installing samples/");
     expect(await admin.get({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", name: "dynamopoolrelays.nvidia.com" })).toMatchObject({ spec: { group: "nvidia.com" } });
     expect(await admin.list("nvidia.com/v1alpha1", "DynamoPoolRelay", undefined)).toEqual([]);
-  }, 360_000);
+
+    // From this host: into the ingress (a ClusterIP routed through the node), out through the filter pod to the tap.
+    let tapped = "";
+    const tap = request(state.tap, (res) => res.on("data", (c: Buffer) => (tapped += c.toString())));
+    tap.on("error", () => {});
+    tap.end();
+    const id = `start-test-${process.pid}`;
+    const res = await fetch(state.broker, {
+      method: "POST",
+      headers: { "ce-specversion": "1.0", "ce-id": id, "ce-type": "dev.poolrelay.test", "ce-source": "/test/start", "content-type": "application/json" },
+      body: '{"hello":"broker"}',
+    });
+    expect(res.status).toBe(202);
+    const line = await until("the event at the tap", () => tapped.split("\n").find((l) => l.includes(`"id":"${id}"`)), 30_000);
+    tap.destroy();
+    expect(JSON.parse(line)).toMatchObject({ id, type: "dev.poolrelay.test", source: "/test/start", data: { hello: "broker" } });
+  });
 });
