@@ -12,6 +12,8 @@
 #             certificates, and the user nonroot (65532)
 #   pause     dev.local/pause:local, a pod sandbox's program (built by control-plane-build.sh node)
 #   coredns   dev.local/coredns:local
+#   relay     dev.local/dynamo-relay:1.6.1, NVIDIA Dynamo's Relay (`python3 -m dynamo.kv_dc_relay`):
+#             Debian's Python 3.11 with ai-dynamo and ai-dynamo-runtime 1.6.1 from PyPI
 #   knative   with KNATIVE_ASSETS_DIR: dev.local/knative/NAME:local for Knative Serving's activator,
 #             autoscaler, controller, queue and webhook, and Traefik; dev.local/knative/eventing-NAME
 #             for Eventing's controller, webhook, Broker and InMemoryChannel controllers, broker
@@ -119,8 +121,34 @@ if [ ! -s "$product_archive" ]; then
   log "built $product from the Dockerfile in $((SECONDS - start)) s"
 fi
 
-# 4. The node's own programs, and Knative's.
-archives=("$product_archive")
+# 4. The Relay. The full dependency set of ai-dynamo cannot be installed here (one wheel stub
+# downloads from outside the registry), so the two Dynamo packages come without their dependencies,
+# plus what `dynamo.kv_dc_relay` imports; each version pinned.
+RELAY_PACKAGES="ai-dynamo==1.6.1 ai-dynamo-runtime==1.6.1"
+RELAY_IMPORTS="uvloop==0.23.0 pydantic==2.13.5 msgspec==0.23.0 zstandard==0.25.0 grpcio==1.85.3 grpcio-health-checking==1.85.1"
+relay=dev.local/dynamo-relay:1.6.1
+relay_archive="$cache/archives/relay-$(key relay "$RELAY_PACKAGES" "$RELAY_IMPORTS").tar"
+if [ ! -s "$relay_archive" ]; then
+  start=$SECONDS
+  mmdebstrap --quiet --variant=minbase --include=ca-certificates,python3,python3-venv bookworm "$work/python.tar" >&2
+  container=$(bah from scratch)
+  bah add "$container" "$work/python.tar" / >&2
+  # PyPI is reached as npm is (the host's CA bundle, mounted for the build only).
+  bah run --isolation chroot -v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro \
+    --env PIP_CERT=/etc/ssl/certs/ca-certificates.crt --env PIP_DISABLE_PIP_VERSION_CHECK=1 "$container" -- sh -c "
+    python3 -m venv /opt/dynamo &&
+    /opt/dynamo/bin/pip install --quiet --no-cache-dir --no-deps $RELAY_PACKAGES &&
+    /opt/dynamo/bin/pip install --quiet --no-cache-dir $RELAY_IMPORTS &&
+    groupadd --gid 1000 dynamo && useradd --uid 1000 --gid dynamo --create-home dynamo" >&2
+  bah config --env PATH=/opt/dynamo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --user 1000:1000 \
+    --cmd "python3 -m dynamo.kv_dc_relay" "$container" >&2
+  bah commit -q --rm "$container" "$relay" >&2 && container=""
+  save "$relay" "$relay_archive"
+  log "built $relay in $((SECONDS - start)) s"
+fi
+
+# 5. The node's own programs, and Knative's.
+archives=("$product_archive" "$relay_archive")
 program_image() { # NAME FILE PATH_IN_IMAGE
   local archive
   archive="$cache/archives/$(basename "${1%%:*}")-$(key "$1" "$(sha256sum < "$2")" "$(basename "$static")").tar"
