@@ -1,6 +1,6 @@
 // The memory limit of a function's Knative Service, which the benches run its process under
-// (dev/knative/memory-cgroup.ts), as the kubelet runs the pod's container.
-import { memoryLimitBytes } from "../dev/knative/memory-cgroup.ts";
+// (memory-cgroup.ts), as the kubelet runs the pod's container.
+import { memoryLimitBytes } from "./memory-cgroup.ts";
 import { knativeDocs } from "./knative-settings.ts";
 
 /** The memory limit of a function's Knative Service (knative/services.yaml). */

@@ -18,7 +18,7 @@ import { bundle } from "../scripts/bundle.ts";
 import { toBinary, type CloudEvent } from "../shared/cloudevent.ts";
 import { EventType, productEvent } from "../shared/events.ts";
 import type { KubeObject } from "../shared/kube/client.ts";
-import { commandIn, memoryCgroup } from "../dev/knative/memory-cgroup.ts";
+import { commandIn, memoryCgroup } from "./memory-cgroup.ts";
 import { serviceMemoryLimit } from "./memory-limit.ts";
 import { functionLogs, namespaceWatched, procStatusMiB, since, sleep, until, type Invocation } from "./pipeline-support.ts";
 

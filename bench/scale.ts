@@ -10,7 +10,7 @@
 //   3. one converged pair reconciled again as a periodic resync does (apply, then status if apply
 //      reports): API requests each;
 //   4. from those, the requests an idle hour puts on the API server per 1,000 DynamoPoolRelays.
-// Each function runs under the memory limit of its Knative Service (dev/knative/memory-cgroup.ts).
+// Each function runs under the memory limit of its Knative Service (memory-cgroup.ts).
 // SCALE_NODE_OPTIONS goes to the functions as NODE_OPTIONS (e.g. a heap limit).
 import { spawn } from "node:child_process";
 import http from "node:http";
@@ -29,7 +29,7 @@ import { TABLE, type KubeObject } from "../shared/kube/client.ts";
 import { computeStatus } from "../shared/status.ts";
 import { PAGE } from "../functions/eligibility/handler.ts";
 import { resyncSettings } from "./knative-settings.ts";
-import { commandIn, memoryCgroup } from "../dev/knative/memory-cgroup.ts";
+import { commandIn, memoryCgroup } from "./memory-cgroup.ts";
 import { serviceMemoryLimit } from "./memory-limit.ts";
 import { procStatusMiB } from "./pipeline-support.ts";
 

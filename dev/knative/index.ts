@@ -25,7 +25,7 @@ export interface WorkloadState {
   program: string;
   state: "waiting" | "starting" | "running" | "crashed";
   reason?: string;
-  /** How the container's memory limit applies to the process (dev/knative/memory-cgroup.ts), when it declares one. */
+  /** How the container's memory limit applies to the process (bench/memory-cgroup.ts), when it declares one. */
   memoryLimit?: string;
   /** Its processes the kernel killed for going over that limit (`OOMKilled`), restarts included. */
   oomKills: number;

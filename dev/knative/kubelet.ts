@@ -7,7 +7,7 @@
  * A process gets what a pod would: the container's env (with the Downward API and ConfigMap/Secret
  * keys), a token of the pod's ServiceAccount from the TokenRequest API (so RBAC applies as in a
  * cluster), the proxy for cluster addresses, and its memory limit, in a memory cgroup where this
- * user may make one (memory-cgroup.ts; the log's start line says which). It is restarted with
+ * user may make one (bench/memory-cgroup.ts; the log's start line says which). It is restarted with
  * back-off when it exits and replaced when its spec changes. Its output goes to a log file; the
  * state of every process goes to workloads.json, for the launcher and the tests.
  */
@@ -22,7 +22,7 @@ import { collectionPath } from "../../shared/kube/resources.ts";
 import { freePort } from "../control-plane/ports.ts";
 import { portFree, portHolders } from "./port-holder.ts";
 import { resolveEnv, type EnvVar } from "./pod-env.ts";
-import { commandIn, memoryCgroup, memoryLimitBytes } from "./memory-cgroup.ts";
+import { commandIn, memoryCgroup, memoryLimitBytes } from "../../bench/memory-cgroup.ts";
 import { localPath, type Program } from "./programs.ts";
 import { containerName, containerPortOf, selects, servingPort, servingStatus, workloadKey, workloadOf, type ContainerSpec, type Workload } from "./workload.ts";
 

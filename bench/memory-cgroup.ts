@@ -8,7 +8,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { quantityValue } from "../../shared/quantity.ts";
+import { quantityValue } from "../shared/quantity.ts";
 
 export interface MemoryCgroup {
   /** How the limit is applied, for logs and reports. */

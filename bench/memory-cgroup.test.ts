@@ -1,10 +1,10 @@
-// The memory limit the local kubelet and the benches run a container's process under.
+// The memory limit the benches run a function's host process under, as a kubelet runs its container.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { serviceMemoryLimit } from "../../bench/memory-limit.ts";
+import { serviceMemoryLimit } from "./memory-limit.ts";
 import { memoryCgroup, memoryLimitBytes } from "./memory-cgroup.ts";
 
 const MiB = 2 ** 20;
