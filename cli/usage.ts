@@ -43,8 +43,9 @@ to use with kubectl.`,
   start: {
     brief: "the whole product on this machine (npm start)",
     synopsis: "poolrelay start [--no-samples]",
-    summary: `Run the whole product locally (npm start): control plane, Knative Eventing, the product
-installed from knative/, and the samples; Ctrl-C stops it all.`,
+    summary: `Run the whole product locally (npm start): control plane, a real node (needs root) with
+Knative Serving and Eventing as pods, the product installed from knative/, and the samples;
+Ctrl-C stops it all.`,
     options: `      --no-samples   do not install samples/
   -h, --help         print this help`,
   },
