@@ -14,7 +14,7 @@ export default defineConfig({
           name: "integration",
           include: ["test/integration/**/*.test.ts"],
           globalSetup: ["test/integration/global-setup.ts"],
-          setupFiles: ["test/integration/no-refusals.ts"],
+          setupFiles: ["test/integration/no-oom-kills.ts"],
           // One control plane on 2 cores: files run one after another, tests poll the real world.
           fileParallelism: false,
           testTimeout: 120_000,

@@ -17,7 +17,7 @@ import { onParentGone } from "./parent-watch.ts";
 import { ensureBinaries } from "./control-plane/binaries.ts";
 import { startControlPlane, type ControlPlane } from "./control-plane/index.ts";
 import { followPodLogs, type ContainerLog } from "./node/pod-logs.ts";
-import { productOnNode } from "./node/product-services.ts";
+import { clusterUrlFromHost, productOnNode } from "./node/product-services.ts";
 import { installProduct, PRODUCT_NAMESPACE, productReadiness } from "./product.ts";
 import { startTap, tapTrigger } from "./tap.ts";
 import { readObjects } from "./yaml.ts";
@@ -83,16 +83,6 @@ function podLine(p: Pod): string {
   const containers = p.status?.containerStatuses ?? [];
   const waiting = containers.map((c) => c.state?.waiting?.reason).find(Boolean);
   return `${p.metadata.namespace}/${p.metadata.name} ${p.status?.podIP ?? "-"} ${p.status?.phase ?? "Pending"}, ${containers.filter((c) => c.ready).length}/${containers.length} ready${waiting ? ` (${waiting})` : ""}`;
-}
-
-/** A cluster-local URL (the Broker's address) as the host reaches it: its Service's ClusterIP, which the host routes through the node. */
-async function fromHost(admin: KubeClient, url: string): Promise<string> {
-  const u = new URL(url);
-  const [name, namespace] = u.hostname.split(".") as [string, string];
-  const svc = await admin.get<{ spec: { clusterIP: string } }>({ apiVersion: "v1", kind: "Service", namespace, name });
-  if (!svc) throw new Error(`Service ${namespace}/${name} of ${url} not found`);
-  u.hostname = svc.spec.clusterIP;
-  return u.toString();
 }
 
 async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
@@ -182,7 +172,7 @@ export async function start(options: StartOptions): Promise<void> {
     out(`Knative and the product Ready ${seconds()} s after start; pods on the node:`);
     for (const p of await admin.list<Pod>("v1", "Pod", undefined)) out(`  ${podLine(p)}`);
     const broker = await admin.get<{ status?: { address?: { url?: string } } }>({ apiVersion: "eventing.knative.dev/v1", kind: "Broker", namespace: PRODUCT_NAMESPACE, name: BROKER });
-    const brokerUrl = await fromHost(admin, broker!.status!.address!.url!);
+    const brokerUrl = await clusterUrlFromHost(admin, broker!.status!.address!.url!);
     mkdirSync(dirname(startStateFile()), { recursive: true });
     writeFileSync(startStateFile(), JSON.stringify({ kubeconfig: cp.kubeconfig, tap: tap.url, broker: brokerUrl, logs, pid: process.pid }, null, 2));
     out(`Broker ingress ${brokerUrl} (its Service's ClusterIP, routed from this host through the node: poolrelay replay --to it); Broker tap ${tap.url} (poolrelay record)`);

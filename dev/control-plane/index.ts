@@ -114,8 +114,12 @@ function writeKubeconfig(path: string, server: string, ca: string, token: string
   );
 }
 
+const FAKE_NODE_TAINT = { key: "kwok.x-k8s.io/node", value: "fake", effect: "NoSchedule" };
+/** A DynamoPoolRelay's spec fields that put its Relay pods on kwok's nodes, beside a real node. */
+export const FAKE_NODE_PLACEMENT = { nodeSelector: { type: "kwok" }, tolerations: [{ key: FAKE_NODE_TAINT.key, operator: "Exists", effect: FAKE_NODE_TAINT.effect }] };
+
 /** A node kwok runs (the control plane has one; a benchmark adds more for more Relay pods). */
-export function fakeNode(name = FAKE_NODE): KubeObject {
+export function fakeNode(name = FAKE_NODE, tainted = false): KubeObject {
   const resources = { cpu: "64", memory: "256Gi", pods: "220" };
   return {
     apiVersion: "v1",
@@ -125,7 +129,7 @@ export function fakeNode(name = FAKE_NODE): KubeObject {
       annotations: { "kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0" },
       labels: { "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", type: "kwok" },
     },
-    spec: {},
+    spec: tainted ? { taints: [FAKE_NODE_TAINT] } : {},
     status: { allocatable: resources, capacity: resources },
   };
 }
@@ -281,15 +285,17 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
           await installKnative(client, knative.config, (what, probe) => until(what, timeoutMs, probe, failIfDead));
           log(`Knative Serving, Knative Eventing and Traefik Available (${Date.now() - started} ms)`);
         }
-      } else {
-        const kwokPort = await freePort();
-        record(startComponent("kwok", bin.kwok, [
-          `--kubeconfig=${kubeconfig}`, "--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-          "--cidr=10.244.0.0/16", "--node-ip=127.0.0.1", `--server-address=127.0.0.1:${kwokPort}`, `--config=${bin.kwokStages}`,
-        ], dir));
-        await client.apply(fakeNode(), FIELD_MANAGER, { force: true });
-        await nodeReady(FAKE_NODE);
       }
+      // kwok's fake node holds Relay pods by the hundred, with no process in them (the scale
+      // benchmarks' and the integration suite's). Beside a real node it is tainted: only a pod that
+      // asks for it (FAKE_NODE_PLACEMENT) goes there.
+      const kwokPort = await freePort();
+      record(startComponent("kwok", bin.kwok, [
+        `--kubeconfig=${kubeconfig}`, "--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+        "--cidr=10.244.0.0/16", "--node-ip=127.0.0.1", `--server-address=127.0.0.1:${kwokPort}`, `--config=${bin.kwokStages}`,
+      ], dir));
+      await client.apply(fakeNode(FAKE_NODE, plan !== undefined), FIELD_MANAGER, { force: true });
+      await nodeReady(FAKE_NODE);
       // The service-account controller creating `default` shows the controller manager is working.
       await until("the controller manager", timeoutMs, async () =>
         (await client.get({ apiVersion: "v1", kind: "ServiceAccount", namespace: "default", name: "default" })) ? true : undefined, failIfDead);

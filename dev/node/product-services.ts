@@ -38,3 +38,13 @@ export async function postToService(client: KubeClient, host: string, headers: R
     req.end(body);
   });
 }
+
+/** A cluster-local URL (a Broker's address) as the host reaches it: its Service's ClusterIP, which the host routes through the node. */
+export async function clusterUrlFromHost(client: KubeClient, url: string): Promise<string> {
+  const u = new URL(url);
+  const [name, namespace] = u.hostname.split(".") as [string, string];
+  const svc = await client.get<{ spec: { clusterIP: string } }>({ apiVersion: "v1", kind: "Service", namespace, name });
+  if (!svc) throw new Error(`Service ${namespace}/${name} of ${url} not found`);
+  u.hostname = svc.spec.clusterIP;
+  return u.toString();
+}

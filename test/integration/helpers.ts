@@ -2,6 +2,7 @@
 // test, and polling until the world converges.
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
+import { FAKE_NODE_PLACEMENT } from "../../dev/control-plane/index.ts";
 import { KubeClient, connect, type KubeObject } from "../../shared/kube/client.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 
@@ -42,12 +43,17 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
   throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}${last ? ` (last error: ${(last as Error).message})` : ""}`);
 }
 
+/**
+ * A DynamoPoolRelay whose Relay pods go on kwok's node: pods with no process, by the hundred
+ * (test/node/relay.test.ts runs the real Relay). A test's own tolerations come first.
+ */
 export function dprObject(namespace: string, name: string, spec: Record<string, unknown> = {}): KubeObject {
+  const tolerations = [...((spec["tolerations"] as object[] | undefined) ?? []), ...FAKE_NODE_PLACEMENT.tolerations];
   return {
     apiVersion: "nvidia.com/v1alpha1",
     kind: "DynamoPoolRelay",
     metadata: { name, namespace },
-    spec: { image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.0", clusterID: "test-cluster", ...spec },
+    spec: { image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.0", clusterID: "test-cluster", nodeSelector: FAKE_NODE_PLACEMENT.nodeSelector, ...spec, tolerations },
   };
 }
 

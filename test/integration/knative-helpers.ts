@@ -1,10 +1,9 @@
-// The product as it runs on the shared control plane: its functions are processes the local
-// kubelet started from the Knative Services in knative/, fed by the real Broker. Tests send events
-// to the Broker's ingress and read what each function did from its log (one JSON line per
-// invocation, as on a cluster).
+// The product as it runs on the shared control plane: its functions are pods of the Knative
+// Services in knative/, scaled by Knative Serving, fed by the real Broker. Tests send events to the
+// Broker's ingress and read what each function did from its log (one JSON line per invocation, as
+// on a cluster), as the log agent keeps it after the pod is gone.
 import { readFileSync } from "node:fs";
 import { inject } from "vitest";
-import { workloadStates } from "../../dev/knative/index.ts";
 import { PRODUCT_NAMESPACE } from "../../dev/product.ts";
 import { startTap, tapTrigger, type Delivery } from "../../dev/tap.ts";
 import { toBinary, toStructured, type CloudEvent } from "../../shared/cloudevent.ts";
@@ -29,15 +28,9 @@ export interface Invocation {
   [field: string]: unknown;
 }
 
-function workload(name: string) {
-  const state = workloadStates(inject("controlPlaneDir")).find((w) => w.workload === name && w.state === "running");
-  if (!state) throw new Error(`${name} is not running on the local kubelet`);
-  return state;
-}
-
-/** The Broker's address as its clients outside the cluster reach it: the ingress process, by path. */
+/** The Broker's address as its clients outside the cluster reach it: its ingress Service's ClusterIP, by path. */
 export function brokerIngress(): string {
-  return `http://127.0.0.1:${workload("Deployment knative-eventing/mt-broker-ingress").ports["8080"]}/${PRODUCT_NAMESPACE}/${BROKER}`;
+  return inject("brokerIngress");
 }
 
 /** Sends an event into the Broker as a source would; the ingress accepts it with 202. */
@@ -47,10 +40,16 @@ export async function send(event: CloudEvent, mode: "binary" | "structured" = "b
   if (res.status !== 202) throw new Error(`the broker ingress answered ${res.status}: ${await res.text()}`);
 }
 
-/** Every invocation the function has logged so far. */
+/**
+ * Every invocation the function has logged so far, over all its pods, in the order the log agent
+ * found them (a few hundred milliseconds after the function wrote them: wait for a line with
+ * `eventually`). New lines only ever come at the end.
+ */
 export function invocations(fn: "eligibility" | "apply" | "status" | "dead-letter"): Invocation[] {
-  const text = readFileSync(workload(`KnativeService ${PRODUCT_NAMESPACE}/poolrelay-${fn}`).log, "utf8");
-  return text.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Invocation).filter((i) => i.function === fn);
+  return readFileSync(inject("functionsLog"), "utf8").split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as Invocation)
+    .filter((i) => i.function === fn);
 }
 
 /**
@@ -113,7 +112,7 @@ export async function tapBroker(name: string): Promise<TestTap> {
   const admin = await adminClient();
   const events: CloudEvent[] = [];
   const deliveries: Delivery[] = [];
-  const tap = await startTap((e, d) => (events.push(e), deliveries.push(d)));
+  const tap = await startTap((e, d) => (events.push(e), deliveries.push(d)), inject("hostAddress"));
   const trigger = tapTrigger(name, PRODUCT_NAMESPACE, BROKER, tap.sink);
   await admin.apply(trigger, TEST_MANAGER, { force: true });
   await eventually(`Trigger ${name} is Ready`, async () => {
@@ -142,13 +141,23 @@ export async function tapBroker(name: string): Promise<TestTap> {
 export async function sourcesSettled(namespace: string): Promise<void> {
   const admin = await adminClient();
   await eventually(`the ApiServerSource adapter watches ${namespace} and runs alone`, async () => {
-    const adapters = workloadStates(inject("controlPlaneDir")).filter((w) => w.workload.startsWith(`Deployment ${PRODUCT_NAMESPACE}/apiserversource-`));
-    if (adapters.length !== 1 || adapters[0]!.state !== "running") return false;
-    const deployment = await admin.get<{ metadata: { generation: number }; spec: { template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } } } }>(
-      { apiVersion: "apps/v1", kind: "Deployment", namespace: PRODUCT_NAMESPACE, name: adapters[0]!.workload.split("/")[1]! });
-    const config = deployment?.spec.template.spec.containers[0]?.env?.find((e) => e.name === "K_SOURCE_CONFIG")?.value ?? "{}";
-    return (JSON.parse(config) as { namespaces?: string[] }).namespaces?.includes(namespace) === true && adapters[0]!.generation === deployment!.metadata.generation;
+    const adapters = (await admin.list<Adapter>("apps/v1", "Deployment", PRODUCT_NAMESPACE)).filter((d) => d.metadata.name.startsWith("apiserversource-"));
+    if (adapters.length !== 1) return false;
+    const [adapter] = adapters as [Adapter];
+    const config = adapter.spec.template.spec.containers[0]?.env?.find((e) => e.name === "K_SOURCE_CONFIG")?.value ?? "{}";
+    if ((JSON.parse(config) as { namespaces?: string[] }).namespaces?.includes(namespace) !== true) return false;
+    // Alone: one pod, of the current template, Ready; none of an earlier one still stopping.
+    const selector = Object.entries(adapter.spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`).join(",");
+    const pods = await admin.list<{ metadata: { deletionTimestamp?: string } }>("v1", "Pod", PRODUCT_NAMESPACE, selector);
+    const s = adapter.status ?? {};
+    return s.observedGeneration === adapter.metadata.generation && s.updatedReplicas === 1 && s.readyReplicas === 1 && pods.length === 1 && !pods[0]!.metadata.deletionTimestamp;
   });
+}
+
+interface Adapter {
+  metadata: { name: string; generation: number };
+  spec: { selector: { matchLabels: Record<string, string> }; template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } } };
+  status?: { observedGeneration?: number; updatedReplicas?: number; readyReplicas?: number };
 }
 
 /**

@@ -221,7 +221,9 @@ describe("the DGD through the ApiServerSource", () => {
     const ns = await freshNamespace("adapter");
     await published(ns);
     const dgdEvent = invocations("eligibility").find((i) => i.key?.namespace === ns && i.event.type === "dev.knative.apiserver.resource.add" && i.event.subject?.includes("/dynamographdeployments/"));
-    expect(dgdEvent?.event.source).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    // The API server as the adapter's pod reaches it: the `kubernetes` Service.
+    const kubernetes = await (await adminClient()).get<{ spec: { clusterIP: string } }>({ apiVersion: "v1", kind: "Service", namespace: "default", name: "kubernetes" });
+    expect(dgdEvent?.event.source).toBe(`https://${kubernetes!.spec.clusterIP}:443`);
     expect(dgdEvent?.event.subject).toBe(`/apis/nvidia.com/v1beta1/namespaces/${ns}/dynamographdeployments/g1`);
   });
 });

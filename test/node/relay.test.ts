@@ -5,6 +5,7 @@
 // document of another connection revision. Each Relay reports what it runs at GET /engine/state.
 import { describe, expect, it } from "vitest";
 import { ensureBinaries } from "../../dev/control-plane/binaries.ts";
+import { NODE_NAME } from "../../dev/node/config.ts";
 import { productOnNode } from "../../dev/node/product-services.ts";
 import { installProduct, productReadiness } from "../../dev/product.ts";
 import { selectorLabels, SOURCES_KEY } from "../../shared/names.ts";
@@ -52,7 +53,8 @@ describe("the real Relay in the product's pods", () => {
     await installProduct(client, ensureBinaries().kubectl, TEST_MANAGER, objects);
     await eventually("every Knative object of the product Ready", async () => (await productReadiness(client, objects)).every((r) => r.ready), 240_000);
     const ns = await freshNamespace("relay");
-    await published(ns, "g1", {}, { image: RELAY_IMAGE, resources: RESOURCES });
+    // On the real node, not kwok's, where the test's DynamoPoolRelays go by default.
+    await published(ns, "g1", {}, { image: RELAY_IMAGE, resources: RESOURCES, nodeSelector: { "kubernetes.io/hostname": NODE_NAME } });
 
     // Ready comes from the Relay's own gRPC health: the kubelet's probes, then the Service's endpoints.
     const ready = await settledDpr(ns, "g1", "Ready", (d) => condition(d, "Ready")?.status === "True", 300_000);
