@@ -1,16 +1,15 @@
-// What the benchmarks on the Knative stack share: waiting for Knative to roll the ApiServerSource
+// What the benchmarks on the real node share: waiting for Knative to roll the ApiServerSource
 // adapter for a new namespace (until then every change is sent twice), reading what each
-// function invocation logged (one JSON line each), and timing the cluster alone to Relay pods Ready.
-import { readFileSync, readdirSync } from "node:fs";
-import { workloadStates } from "../dev/knative/index.ts";
-import { PRODUCT_NAMESPACE } from "../dev/product.ts";
+// function invocation logged (one JSON line each, kept by the log agent), the Relay pods' place,
+// and timing the cluster alone to Relay pods Ready.
+import { readFileSync } from "node:fs";
+import { FAKE_NODE_PLACEMENT } from "../dev/control-plane/index.ts";
+import { allInvocationsByPod, sourceWatchesAlone, type Invocation } from "../dev/node/product-observed.ts";
 import { desiredChildren } from "../shared/apply-plan.ts";
 import { parseConfig } from "../shared/config.ts";
 import { decide, type Decision } from "../shared/decide.ts";
 import type { KubeClient, KubeObject } from "../shared/kube/client.ts";
 import { readyEndpoints, rolledOut, type ObservedDeployment, type ObservedEndpointSlice } from "../shared/status.ts";
-
-export interface Invocation { function: string; event: { id: string; type: string; subject?: string }; key?: { namespace: string; cause?: string }; reads: number; writes: number; decision?: string; status?: number; ms?: number }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -24,47 +23,16 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined 
   }
 }
 
-/**
- * Creates the namespace and waits until the ApiServerSource adapter that watches it runs alone:
- * Knative rolls the adapter for a new namespace, and while the old and the new one both run,
- * every change is sent twice.
- */
-export async function namespaceWatched(admin: KubeClient, dir: string, ns: string, manager: string): Promise<void> {
-  const adapters = () => workloadStates(dir).filter((w) => w.workload.includes("apiserversource-poolrelay-watch"));
-  const generation = Math.max(...adapters().map((w) => w.generation));
+/** Creates the namespace and waits until the ApiServerSource adapter watches it and runs alone (dev/node/product-observed.ts). */
+export async function namespaceWatched(admin: KubeClient, ns: string, manager: string): Promise<void> {
   await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, manager);
-  const rolled = await until("the ApiServerSource adapter rolled", async () => adapters().find((w) => w.generation > generation && w.state === "running"));
-  // Two adapters remain: this one and the DynamoPoolRelay watch (knative/dpr-source.yaml).
-  const adapterProcesses = () => readdirSync("/proc").filter((pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("apiserver_receive_adapter");
-    } catch {
-      return false;
-    }
-  }).length;
-  await until(`the previous adapter stopped (adapter ${rolled.pid})`, async () => adapterProcesses() === 2);
-  await sleep(1000); // its informers' initial list
+  await until(`the ApiServerSource adapter watching ${ns} alone`, () => sourceWatchesAlone(admin, ns), 180_000, 500);
+  await sleep(1000); // its informers' initial list, which its readiness does not wait for
 }
 
-/** Each function's invocations so far, by its log file. */
-export function functionLogs(dir: string): Map<string, Invocation[]> {
-  return new Map(workloadStates(dir).filter((w) => w.workload.startsWith(`KnativeService ${PRODUCT_NAMESPACE}/`))
-    .map((w) => [w.log, readFileSync(w.log, "utf8").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Invocation)]));
-}
-
-/** The invocations logged after `before`. */
-export function since(dir: string, before: Map<string, Invocation[]>): Invocation[] {
-  return [...functionLogs(dir)].flatMap(([log, lines]) => lines.slice(before.get(log)?.length ?? 0));
-}
-
-/**
- * Each function's process as the run leaves it: its peak RSS (the current process's; a restart
- * starts a new one), and how often the local kubelet restarted it, with why it last ended.
- */
-export function functionMemory(dir: string): { name: string; peakMiB: number | undefined; restarts: number; reason?: string }[] {
-  return workloadStates(dir).filter((w) => w.workload.startsWith(`KnativeService ${PRODUCT_NAMESPACE}/`)).map((w) => ({
-    name: w.workload.split("/")[1]!, peakMiB: w.pid === undefined ? undefined : procStatusMiB(w.pid, "VmHWM"), restarts: w.restarts, ...(w.reason ? { reason: w.reason } : {}),
-  }));
+/** The invocations logged after `before` (allInvocationsByPod of the log agent's folder `logs`, earlier). */
+export function since(logs: string, before: Map<string, Invocation[]>): Invocation[] {
+  return [...allInvocationsByPod(logs)].flatMap(([log, lines]) => lines.slice(before.get(log)?.length ?? 0));
 }
 
 /** A process's resident memory now (VmRSS) or at its peak (VmHWM), in MiB; undefined once it has exited. */
@@ -81,10 +49,11 @@ export const dgd = (namespace: string, name: string): KubeObject => ({
   apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { name, namespace },
   spec: { components: [{ name: "decode", type: "decode" }] },
 });
-// Small requests, so that the kwok nodes' CPU does not bound how many Relay pods are scheduled.
+// Its Relay pods on kwok's nodes (no process in them: the real node holds Knative and the
+// functions), with small requests, so that the kwok nodes' CPU does not bound how many are scheduled.
 export const dpr = (namespace: string, name: string): KubeObject => ({
   apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name, namespace },
-  spec: { image: "relay:1", clusterID: "bench", resources: { requests: { cpu: "10m", memory: "16Mi" } } },
+  spec: { image: "relay:1", clusterID: "bench", resources: { requests: { cpu: "10m", memory: "16Mi" } }, ...FAKE_NODE_PLACEMENT },
 });
 
 const DEFAULTS = parseConfig({}).defaults;

@@ -1,18 +1,20 @@
 // npm run bench:pipeline: PIPELINE_PAIRS (default 1,000) DGD/DynamoPoolRelay pairs created at once
-// on the local control plane with the real Knative Eventing and the product installed from
-// knative/ (the DynamoPoolRelays, then the DGDs, 32 requests at once), converged through the event
-// pipeline until every DynamoPoolRelay is Ready with its Relay pods (kwok nodes added for them), or
-// PIPELINE_WAIT_S (600) have passed;
+// on the local control plane with a real node (Knative Serving and Eventing as pods) and the
+// product installed from knative/ (the DynamoPoolRelays, then the DGDs, 32 requests at once),
+// converged through the event pipeline until every DynamoPoolRelay is Ready with its Relay pods
+// (on kwok nodes added for them, no process in them), or PIPELINE_WAIT_S (600) have passed;
 // then, in a namespace of its own, the same six children of each pair taken by the API server
 // alone with server-side apply, 32 at once: its physical limit here, and how long the cluster
 // itself then takes to make each pair Ready (Relay pods scheduled, available, behind the Service).
-// Prints the times, their ratios, and what the pipeline cost (invocations, API reads and writes, per pair).
-import { ensureBinaries } from "../dev/control-plane/binaries.ts";
-import { fakeNode, startControlPlane } from "../dev/control-plane/index.ts";
-import { installProduct, productReadiness } from "../dev/product.ts";
+// Prints the times, their ratios, what the pipeline cost (invocations, API reads and writes, per
+// pair), and the memory of the functions' pods.
+import { fakeNode } from "../dev/control-plane/index.ts";
+import { allInvocationsByPod, PRODUCT_FUNCTIONS, type Invocation } from "../dev/node/product-observed.ts";
+import { startProductCluster } from "../dev/node/product-cluster.ts";
 import { settleBounded } from "../shared/concurrency.ts";
+import { sampleFunctionMemory } from "./function-memory.ts";
 import { serviceMemoryLimit } from "./memory-limit.ts";
-import { ALONE_SELECTOR, childrenAlone, dgd, dpr, functionLogs, functionMemory, namespaceWatched, readyAlone, since, until, type Invocation } from "./pipeline-support.ts";
+import { ALONE_SELECTOR, childrenAlone, dgd, dpr, namespaceWatched, readyAlone, since, until } from "./pipeline-support.ts";
 
 const PAIRS = Number(process.env["PIPELINE_PAIRS"] ?? 1000);
 const AT_ONCE = 32;
@@ -28,17 +30,18 @@ async function all<T>(what: string, items: readonly T[], write: (item: T) => Pro
   if (failures.length) throw new Error(`${failures.length} of ${items.length} ${what} failed; the first: ${String(failures[0]!.error)}`);
 }
 
-const cp = await startControlPlane({ profile: "knative", ownerPid: process.pid, log: () => {} });
+const cp = await startProductCluster({ fieldManager: MANAGER });
 try {
   const admin = cp.client;
-  const objects = await installProduct(admin, ensureBinaries().kubectl, MANAGER);
-  await until("the product's Knative objects Ready", async () => (await productReadiness(admin, objects)).every((r) => r.ready));
-  for (let i = 1; i <= NODES; i++) await admin.apply(fakeNode(`kwok-node-${i}`), MANAGER, { force: true });
+  // Tainted, as the control plane's own beside a real node: only the Relay pods (FAKE_NODE_PLACEMENT) go there.
+  for (let i = 1; i <= NODES; i++) await admin.apply(fakeNode(`kwok-node-${i}`, true), MANAGER, { force: true });
+  const memory = sampleFunctionMemory(admin);
 
   // 1. Through the event pipeline.
   const ns = "pipeline";
-  await namespaceWatched(admin, cp.dir, ns, MANAGER);
-  const before = functionLogs(cp.dir);
+  await namespaceWatched(admin, ns, MANAGER);
+  cp.podLogs.sweep();
+  const before = allInvocationsByPod(cp.logs);
   const started = performance.now();
   await all("DynamoPoolRelays", names, (name) => admin.apply(dpr(ns, name), MANAGER));
   await all("DGDs", names, (name) => admin.apply(dgd(ns, name), MANAGER));
@@ -59,7 +62,8 @@ try {
   const readyAt = after("Ready");
   const publishedAt = after("ServicePublished");
   const notReady = listed.filter((d) => !condition(d, "Ready")).map((d) => `${d.metadata.name} (${d.status?.conditions?.find((c) => c.type === "Ready")?.reason ?? "no status"})`);
-  const invocations = since(cp.dir, before);
+  cp.podLogs.sweep();
+  const invocations = since(cp.logs, before);
 
   // 2. The API server alone: the same children, rendered offline, applied.
   const ssa = "ssa-only";
@@ -67,7 +71,7 @@ try {
   const children = names.flatMap((name) => childrenAlone(ssa, name));
   // Room for their Relay pods, and a watch that sees when each pair is Ready as the product's
   // status would call it: what the cluster itself takes (controllers, scheduler, kwok) past the writes.
-  for (let i = NODES + 1; i <= 2 * NODES; i++) await admin.apply(fakeNode(`kwok-node-${i}`), MANAGER, { force: true });
+  for (let i = NODES + 1; i <= 2 * NODES; i++) await admin.apply(fakeNode(`kwok-node-${i}`, true), MANAGER, { force: true });
   const alone = readyAlone(admin, ALONE_SELECTOR, PAIRS, waitMs);
   await Promise.race([alone.watching, alone.ready]); // a watch refused before it started fails the bench here, not by hanging
   const ssaStarted = performance.now();
@@ -77,7 +81,7 @@ try {
 
   const per = (fn: string) => invocations.filter((i) => i.function === fn);
   const sum = (xs: readonly { reads: number; writes: number }[], f: "reads" | "writes") => xs.reduce((n, i) => n + i[f], 0);
-  console.log(`\n${PAIRS.toLocaleString("en")} DGD/DynamoPoolRelay pairs at once (profile knative, ${AT_ONCE} requests at once)\n`);
+  console.log(`\n${PAIRS.toLocaleString("en")} DGD/DynamoPoolRelay pairs at once (profile node, ${AT_ONCE} requests at once)\n`);
   console.log("| | |\n|---|---|");
   const at = (xs: number[], q: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!.toFixed(0) : "-");
   console.log(`| the pairs created (DynamoPoolRelays, then DGDs) | ${createdS.toFixed(1)} s |`);
@@ -91,7 +95,7 @@ try {
   const requests = sum(invocations, "reads") + sum(invocations, "writes");
   if (readyAt.length === PAIRS) console.log(`| API requests a second: the pipeline's functions, to the last Ready / the server-side apply alone | ${(requests / readyAt.at(-1)!).toFixed(0)} / ${(children.length / ssaS).toFixed(0)} |`);
   console.log("\n| function | invocations | per pair | API reads | API writes | requests per pair |\n|---|---|---|---|---|---|");
-  for (const fn of ["eligibility", "apply", "status", "dead-letter"]) {
+  for (const fn of PRODUCT_FUNCTIONS) {
     const xs = per(fn);
     console.log(`| ${fn} | ${xs.length} | ${(xs.length / PAIRS).toFixed(1)} | ${sum(xs, "reads")} | ${sum(xs, "writes")} | ${((sum(xs, "reads") + sum(xs, "writes")) / PAIRS).toFixed(1)} |`);
   }
@@ -116,11 +120,11 @@ try {
   for (const [label, r] of [...statusRuns].sort((a, b) => b[1].reads + b[1].writes - a[1].reads - a[1].writes)) {
     console.log(`| ${label} | ${r.runs} | ${r.reads} | ${r.writes} | ${((r.reads + r.writes) / PAIRS).toFixed(2)} |`);
   }
-  // Each function ran in a memory cgroup of its Service's limit (dev/knative/memory-cgroup.ts), as in a pod.
-  console.log("\n| function's process | memory limit | peak RSS | restarts |\n|---|---|---|---|");
-  for (const f of functionMemory(cp.dir)) {
+  // Each pod's container under its Service's memory limit, sampled over both parts of the run (bench/function-memory.ts).
+  console.log("\n| function | memory limit | pods | peak memory of a pod (cgroup, page cache included) | restarts |\n|---|---|---|---|---|");
+  for (const f of await memory.stop()) {
     const limit = serviceMemoryLimit(f.name.replace(/^poolrelay-/, "")).text;
-    console.log(`| ${f.name} | ${limit} | ${f.peakMiB === undefined ? "not running" : `${f.peakMiB.toFixed(0)} MiB`} | ${f.restarts}${f.reason ? ` (${f.reason})` : ""} |`);
+    console.log(`| ${f.name} | ${limit} | ${f.pods} | ${f.peakMiB === undefined ? "not measured" : `${f.peakMiB.toFixed(0)} MiB`} | ${f.restarts}${f.reason ? ` (${f.reason})` : ""} |`);
   }
   const ticks = per("eligibility").filter((i) => i.decision === "Resync");
   console.log(`\nresync ticks during the run: ${ticks.length}`);

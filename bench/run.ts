@@ -1,26 +1,23 @@
-// npm run bench: on a local control plane with the real Knative Eventing and the product installed
-// from knative/, measures (1) cold start of each bundled function next to an empty Functions
-// Framework function, (2) Kubernetes API requests per event over the whole chain an event sets off,
-// (3) event-to-Ready latency through the Broker, and (4) the memory of the whole local stack.
+// npm run bench: on a local control plane with a real node (Knative Serving and Eventing as pods)
+// and the product installed from knative/, measures (1) Kubernetes API requests per event over the
+// whole chain an event sets off, and event-to-Ready latency through the Broker, (2) cold start of
+// each bundled function as a process on this host next to an empty Functions Framework function,
+// and (3) the memory of the whole local stack. (Scale to zero and the idle cost: bench:serving.)
 // Prints Markdown tables. Numbers are measurements of this machine, never assertions.
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
-import { connect as connectSocket } from "node:net";
 import { fileURLToPath } from "node:url";
-import { ensureBinaries } from "../dev/control-plane/binaries.ts";
-import { startControlPlane } from "../dev/control-plane/index.ts";
-import { freePort } from "../dev/control-plane/ports.ts";
-import { workloadStates } from "../dev/knative/index.ts";
-import { installProduct, PRODUCT_NAMESPACE, productReadiness } from "../dev/product.ts";
+import { allInvocationsByPod, type Invocation } from "../dev/node/product-observed.ts";
+import { BROKER, startProductCluster } from "../dev/node/product-cluster.ts";
+import { PRODUCT_NAMESPACE, productReadiness } from "../dev/product.ts";
 import { startTap, tapTrigger } from "../dev/tap.ts";
 import { bundle } from "../scripts/bundle.ts";
 import { toBinary, type CloudEvent } from "../shared/cloudevent.ts";
 import { EventType, productEvent } from "../shared/events.ts";
 import type { KubeObject } from "../shared/kube/client.ts";
-import { commandIn, memoryCgroup } from "./memory-cgroup.ts";
+import { coldStart, serviceAccountKubeconfig, type ColdStart } from "./cold-start.ts";
 import { serviceMemoryLimit } from "./memory-limit.ts";
-import { functionLogs, namespaceWatched, procStatusMiB, since, sleep, until, type Invocation } from "./pipeline-support.ts";
+import { dgd, dpr, namespaceWatched, since, sleep, until } from "./pipeline-support.ts";
+import { stackMemory } from "./stack-memory.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const RUNS = Number(process.env["BENCH_RUNS"] ?? 5);
@@ -30,26 +27,21 @@ const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const startedAt = performance.now();
-const cp = await startControlPlane({ profile: "knative", ownerPid: process.pid });
+const cp = await startProductCluster({ fieldManager: MANAGER });
 try {
   const admin = cp.client;
-  const objects = await installProduct(admin, ensureBinaries().kubectl, MANAGER);
-  await until("the product's Knative objects Ready", async () => (await productReadiness(admin, objects)).every((r) => r.ready));
   const stackReadyS = (performance.now() - startedAt) / 1000;
   const events: CloudEvent[] = [];
-  const tap = await startTap((e) => events.push(e));
-  await admin.apply(tapTrigger("bench-tap", PRODUCT_NAMESPACE, "dynamo-pool-relay", tap.sink), MANAGER, { force: true });
-  await until("the tap Trigger Ready", async () => (await productReadiness(admin, [tapTrigger("bench-tap", PRODUCT_NAMESPACE, "dynamo-pool-relay", tap.sink)])).every((r) => r.ready));
+  // The Broker's filter pod delivers to the tap: it listens where pods reach this host.
+  const tap = await startTap((e) => events.push(e), cp.hostAddress);
+  const trigger = tapTrigger("bench-tap", PRODUCT_NAMESPACE, BROKER, tap.sink);
+  await admin.apply(trigger, MANAGER, { force: true });
+  await until("the tap Trigger Ready", async () => (await productReadiness(admin, [trigger])).every((r) => r.ready));
 
   const ns = "bench";
-  await namespaceWatched(admin, cp.dir, ns, MANAGER);
-  const dgd = (name: string): KubeObject => ({
-    apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { name, namespace: ns },
-    spec: { components: [{ name: "decode", type: "decode" }] },
-  });
-  const dpr = (name: string): KubeObject => ({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name, namespace: ns }, spec: { image: "relay:1", clusterID: "bench" } });
+  await namespaceWatched(admin, ns, MANAGER);
   const dprStatus = async (name: string) => (await admin.get<{ status?: Record<string, any> }>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: ns, name }))?.status;
-  const logs = () => functionLogs(cp.dir);
+  const logs = () => (cp.podLogs.sweep(), allInvocationsByPod(cp.logs));
   const count = () => [...logs().values()].reduce((n, l) => n + l.length, 0);
   const about = (name: string) => (i: Invocation) =>
     (i.key?.namespace === ns && JSON.stringify(i).includes(`"name":"${name}"`)) || ((i.event.subject ?? "").includes(`/namespaces/${ns}/`) && (i.event.subject ?? "").includes(name));
@@ -66,7 +58,8 @@ try {
       await sleep(2000);
       return false;
     });
-    const slice = since(cp.dir, before).filter(about(name));
+    cp.podLogs.sweep();
+    const slice = since(cp.logs, before).filter(about(name));
     // BENCH_DETAIL=1: every invocation of the chain, to see which events cost what.
     if (process.env["BENCH_DETAIL"]) for (const l of slice) console.error(`  ${label.split(" ")[0]}: ${l.function} ${l.event.id.slice(0, 8)} ${l.event.type} ${l.event.subject ?? ""} ${l.decision ?? ""} ${l.reads}/${l.writes}`);
     const per = (fn: string) => slice.filter((l) => l.function === fn);
@@ -81,16 +74,16 @@ try {
   let rolloutToObservedMs = 0;
   const apiRows = [
     await measure("publish (DynamoPoolRelay, then its DGD)", "g1", async () => {
-      await admin.apply(dpr("g1"), MANAGER);
+      await admin.apply(dpr(ns, "g1"), MANAGER);
       await sleep(1000);
       const t = performance.now();
-      await admin.apply(dgd("g1"), MANAGER);
+      await admin.apply(dgd(ns, "g1"), MANAGER);
       await until("g1 Ready", async () => (await dprStatus("g1"))?.["conditions"]?.some((c: { type: string; status: string }) => c.type === "Ready" && c.status === "True"));
       publishToReadyMs = performance.now() - t;
     }),
     await measure("no-op (the DGD's last event again, new id)", "g1", async () => {
       const last = events.filter((e) => e.extensions["kind"] === "DynamoGraphDeployment" && e.extensions["name"] === "g1").at(-1)!;
-      const res = await fetch(`http://127.0.0.1:${workloadStates(cp.dir).find((w) => w.workload === "Deployment knative-eventing/mt-broker-ingress")!.ports["8080"]}/${PRODUCT_NAMESPACE}/dynamo-pool-relay`, { method: "POST", ...toBinary({ ...last, id: randomUUID(), time: now() }) });
+      const res = await fetch(cp.brokerIngress, { method: "POST", ...toBinary({ ...last, id: randomUUID(), time: now() }) });
       if (res.status !== 202) throw new Error(`the broker ingress answered ${res.status}`);
     }),
     await measure("worker-namespace change (DGD rollout)", "g1", async () => {
@@ -102,58 +95,13 @@ try {
     }),
   ];
 
-  // 2. Cold start: process spawn to listening (the port accepts connections), then the first
-  // event to its answer, and RSS after it.
+  // 2. Cold start of each bundled function as a process here, with its ServiceAccount's rights.
   const dgdEvent = events.find((e) => e.extensions["kind"] === "DynamoGraphDeployment")!;
-  const accepts = (port: number) =>
-    new Promise<boolean>((resolve) => {
-      const socket = connectSocket(port, "127.0.0.1");
-      socket.once("connect", () => (socket.destroy(), resolve(true)));
-      socket.once("error", () => resolve(false));
-    });
-  const credentials = (target: string) => {
-    const own = `${cp.dir}/workloads/sa.${PRODUCT_NAMESPACE}.poolrelay-${target}.kubeconfig`;
-    return existsSync(own) ? own : cp.kubeconfig;
-  };
   const limitNotes = new Set<string>();
-  async function coldStart(target: string, source: string, event: CloudEvent, main = entry): Promise<{ listenMs: number; eventMs: number; rssMb: number; status: number }> {
-    const port = await freePort();
-    // Under the memory limit of the function's Service (the empty function: the functions' own),
-    // as in its pod: V8 sizes its heap from it. The wrapping shell costs every case alike.
-    const cgroup = memoryCgroup(serviceMemoryLimit(target === "empty" ? "eligibility" : target).bytes);
-    if ("why" in cgroup) limitNotes.add(cgroup.why);
-    const argv = [process.execPath, main, `--target=${target}`, `--source=${source}`, `--port=${port}`];
-    const { command, args } = commandIn(cgroup, argv);
-    let child: ChildProcess;
-    try {
-      child = spawn(command, args, {
-        // As in its pod: the function's own ServiceAccount, from the kubeconfig the local kubelet
-        // gives the running function (JSON, so no YAML parser loads, as with a mounted token).
-        env: { ...process.env, KUBECONFIG: credentials(target), NODE_ENV: "production", K_SINK: "http://127.0.0.1:9/" },
-        stdio: ["ignore", "ignore", "inherit"],
-      });
-    } catch (err) {
-      if ("remove" in cgroup) cgroup.remove();
-      throw err;
-    }
-    const exited = new Promise((r) => child.once("exit", r));
-    const started = performance.now();
-    try {
-      while (!(await accepts(port))) {
-        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${target} exited before it listened (${child.exitCode ?? child.signalCode})`);
-        await sleep(2);
-      }
-      const listening = performance.now();
-      const res = await fetch(`http://127.0.0.1:${port}/`, { method: "POST", ...toBinary(event) });
-      await res.arrayBuffer();
-      const rss = procStatusMiB(child.pid!, "VmRSS")!;
-      return { listenMs: listening - started, eventMs: performance.now() - listening, rssMb: rss, status: res.status };
-    } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      await exited;
-      if ("remove" in cgroup) cgroup.remove();
-    }
-  }
+  const kubeconfigs = new Map<string, string>();
+  for (const target of ["eligibility", "apply", "status"]) kubeconfigs.set(target, await serviceAccountKubeconfig(cp, `poolrelay-${target}`));
+  // The empty function calls no API: any of them.
+  kubeconfigs.set("empty", kubeconfigs.get("eligibility")!);
   const reconcile = productEvent(EventType.Reconcile, { namespace: ns, name: "g1", cause: "DGDChanged" }, { source: "/bench", cause: "c", time: now() });
   // A resync of the same converged pair reads every child (a DGD change reads only the ConfigMap).
   const resync = productEvent(EventType.Reconcile, { namespace: ns, name: "g1", cause: "Resync" }, { source: "/bench", cause: "c", time: now() });
@@ -171,9 +119,9 @@ try {
   ];
   // Round-robin, so that the machine's speed drifting during the runs (the local stack keeps
   // working) weighs on every case alike, and the ratios to the empty function compare like with like.
-  const samples = cases.map(() => [] as Awaited<ReturnType<typeof coldStart>>[]);
+  const samples = cases.map(() => [] as ColdStart[]);
   for (let i = 0; i < RUNS; i++) {
-    for (const [c, [, target, source, event, main]] of cases.entries()) samples[c]!.push(await coldStart(target, source, event, main));
+    for (const [c, [, target, source, event, main]] of cases.entries()) samples[c]!.push(await coldStart(target, main ?? entry, source, event, kubeconfigs.get(target)!, limitNotes));
   }
   const coldRows: string[] = [];
   for (const [c, [label]] of cases.entries()) {
@@ -185,25 +133,12 @@ try {
     coldRows.push(`| ${label} | ${spread((r) => r.listenMs)} | ${spread((r) => r.eventMs)} | ${spread(ms)} | ${ratio(0)} | ${ratio(1)} | ${Math.round(median(runs.map((r) => r.rssMb)))} | ${statuses} |`);
   }
 
-  // 3. Memory of the whole local stack: every process in the control plane's process groups.
-  const groups = new Set(cp.pids);
-  const byName = new Map<string, number>();
-  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-      if (!groups.has(pgrp)) continue;
-      const rss = procStatusMiB(Number(pid), "VmRSS") ?? 0;
-      const name = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean).map((a) => a.split("/").pop()).slice(0, 2).join(" ").slice(0, 60);
-      byName.set(name, (byName.get(name) ?? 0) + rss);
-    } catch {
-      // Gone meanwhile.
-    }
-  }
+  // 3. Memory of the whole local stack: the control plane's processes and the node's, pods included.
+  const byName = await stackMemory(admin, cp.pids);
   const totalRss = [...byName.values()].reduce((a, b) => a + b, 0);
   await tap.close();
 
-  console.log(`\nLocal stack with Knative: control plane start to the product's Knative objects Ready: ${stackReadyS.toFixed(1)} s`);
+  console.log(`\nLocal stack (profile node): control plane start to the product's Knative objects Ready: ${stackReadyS.toFixed(1)} s`);
   console.log(`Event to Ready through the Broker: DGD created to its DynamoPoolRelay Ready (Relay pods Ready) ${Math.round(publishToReadyMs)} ms; DGD rollout to the new worker namespaces in status ${Math.round(rolloutToObservedMs)} ms`);
   console.log(`\nKubernetes API requests per event, over the whole chain it sets off (invocations × reads / writes)\n`);
   console.log("| scenario | eligibility | apply | status | invocations | requests | writes |\n|---|---|---|---|---|---|---|");

@@ -1,0 +1,64 @@
+/**
+ * A local control plane of profile node (a real kubelet, Knative Serving and Eventing as pods) with
+ * the product installed from knative/ as a user installs it (the images built here), its Knative
+ * objects Ready, and a log agent keeping every container's log after its pod goes: what the benches
+ * run on, and the test suites alike.
+ */
+import { join } from "node:path";
+import type { KubeObject } from "../../shared/kube/client.ts";
+import { ensureBinaries } from "../control-plane/binaries.ts";
+import { startControlPlane, type ControlPlane } from "../control-plane/index.ts";
+import { installProduct, PRODUCT_NAMESPACE, productReadiness } from "../product.ts";
+import { followPodLogs, type PodLogs } from "./pod-logs.ts";
+import { clusterUrlFromHost, productOnNode } from "./product-services.ts";
+
+export const BROKER = "dynamo-pool-relay";
+
+export interface ProductCluster extends ControlPlane {
+  /** The Broker's ingress as this host reaches it (its Service's ClusterIP, routed through the node). */
+  brokerIngress: string;
+  /** Where the log agent keeps each container's log: `<logs>/<namespace>/<pod>/<container>.log`. */
+  logs: string;
+  /** The log agent: `sweep()` copies what is new now, for a reader that cannot wait for its next poll. */
+  podLogs: PodLogs;
+  /** Where pods reach this host: the host's end of the node's link, where the API server listens. */
+  hostAddress: string;
+}
+
+export interface ProductClusterOptions {
+  fieldManager: string;
+  log?: (line: string) => void;
+  /** Changes the product's objects before they are applied; gets the control plane, for what it starts first. */
+  edit?: (objects: KubeObject[], controlPlane: ControlPlane) => KubeObject[] | Promise<KubeObject[]>;
+}
+
+export async function startProductCluster(o: ProductClusterOptions): Promise<ProductCluster> {
+  const controlPlane = await startControlPlane({ profile: "node", ownerPid: process.pid, timeoutMs: 180_000, ...(o.log ? { log: o.log } : {}) });
+  const logs = join(controlPlane.dir, "logs");
+  const podLogs = followPodLogs(join(controlPlane.dir, "node", "pod-logs"), logs);
+  const stop = async () => {
+    podLogs.stop();
+    await controlPlane.stop();
+  };
+  try {
+    const kubectl = ensureBinaries().kubectl;
+    const product = productOnNode(kubectl);
+    const objects = await installProduct(controlPlane.client, kubectl, o.fieldManager, o.edit ? await o.edit(product, controlPlane) : product);
+    // Knative's first pods (the functions', the Broker's) start on a node that may be busy: minutes, not seconds.
+    const deadline = Date.now() + 240_000;
+    for (;;) {
+      const readiness = await productReadiness(controlPlane.client, objects);
+      if (readiness.every((r) => r.ready)) break;
+      if (Date.now() > deadline) {
+        throw new Error(`the product's Knative objects did not go Ready:\n${readiness.filter((r) => !r.ready).map((r) => `  ${r.object}: ${r.detail}`).join("\n")}`);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const broker = await controlPlane.client.get<{ status?: { address?: { url?: string } } }>({ apiVersion: "eventing.knative.dev/v1", kind: "Broker", namespace: PRODUCT_NAMESPACE, name: BROKER });
+    const brokerIngress = await clusterUrlFromHost(controlPlane.client, broker!.status!.address!.url!);
+    return { ...controlPlane, stop, brokerIngress, logs, podLogs, hostAddress: new URL(controlPlane.server).hostname };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
