@@ -16,6 +16,7 @@ import { EventType, productEvent } from "../shared/events.ts";
 import type { KubeObject } from "../shared/kube/client.ts";
 import { coldStart, serviceAccountKubeconfig, type ColdStart } from "./cold-start.ts";
 import { serviceMemoryLimit } from "./memory-limit.ts";
+import { buildNodeAssets } from "./node-assets.ts";
 import { dgd, dpr, namespaceWatched, since, sleep, until } from "./pipeline-support.ts";
 import { stackMemory } from "./stack-memory.ts";
 
@@ -26,6 +27,7 @@ const entry = `${root}dist/functions/main.mjs`;
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+buildNodeAssets();
 const startedAt = performance.now();
 const cp = await startProductCluster({ fieldManager: MANAGER });
 try {
