@@ -1,6 +1,6 @@
-// The fault suite (npm run test:faults): its own control plane, whose functions reach the API
-// server through a fault proxy. A run of its own, never beside the integration suite: both would
-// start the Knative dispatcher on its fixed ports.
+// The fault suite (npm run test:faults): its own control plane (profile node), whose product passes
+// the suite's fault proxies (test/faults/global-setup.ts). A run of its own: a real node is heavy,
+// and each test file shares the one cluster.
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -8,7 +8,7 @@ export default defineConfig({
     name: "faults",
     include: ["test/faults/**/*.test.ts"],
     globalSetup: ["test/faults/global-setup.ts"],
-    setupFiles: ["test/integration/no-refusals.ts"],
+    setupFiles: ["test/integration/no-oom-kills.ts"],
     fileParallelism: false,
     testTimeout: 20 * 60_000,
     hookTimeout: 180_000,

@@ -1,6 +1,6 @@
 /**
- * A fault proxy in front of the real API server, for the functions only (their ServiceAccount
- * kubeconfigs point here; the tests' admin client goes straight to the API server). It serves TLS
+ * A fault proxy in front of the real API server, for the functions only (their in-cluster address
+ * points here, through-proxies.ts; the tests' admin client goes straight to the API server). It serves TLS
  * with the API server's own certificate, so the functions trust it as they trust the API server,
  * and speaks HTTP/2 as the API server does (and HTTP/1.1 to a client that asks for it), so the
  * functions' faults come over the transport they use in production. A reset is of the one request
@@ -14,7 +14,7 @@ import https from "node:https";
 import http2 from "node:http2";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { drawOne, seeded } from "../../dev/knative/delivery-faults.ts";
+import { drawOne, seeded } from "./delivery-faults.ts";
 
 export type Fault = "latency" | "throttle" | "error500" | "error503" | "resetBefore" | "resetMidBody" | "lostAnswer" | "hang";
 
@@ -75,9 +75,10 @@ export class FaultProxy {
     });
   }
 
-  async listen(): Promise<string> {
-    await new Promise<void>((r) => this.server.listen(0, "127.0.0.1", r));
-    return `https://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  /** `host`: an address the functions' pods reach, which the API server's certificate names. */
+  async listen(host: string): Promise<string> {
+    await new Promise<void>((r) => this.server.listen(0, host, r));
+    return `https://${host}:${(this.server.address() as AddressInfo).port}`;
   }
 
   async close(): Promise<void> {

@@ -1,10 +1,10 @@
 // The fault suite: dozens of DGD/DynamoPoolRelay pairs mutated hundreds of times while the
 // functions' API traffic passes a fault proxy (throttling, errors, resets, lost answers, hangs,
-// latency, two outages), deliveries fail, lose their replies or come again late, and the
-// ApiServerSource adapter dies once, with canaries the product must never touch. After the faults stop and the
-// resync has run, every pair must have converged, and the run's numbers are printed.
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+// latency, two outages), deliveries fail, lose their replies or come again late (the
+// delivery-fault proxy), and the ApiServerSource adapter's container is killed once, with canaries
+// the product must never touch. After the faults stop and the resync has run, every pair must have
+// converged, and the run's numbers are printed.
+import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { desiredChildren, planApply, type LiveObject } from "../../shared/apply-plan.ts";
@@ -18,10 +18,10 @@ import { planStatus } from "../../shared/status-plan.ts";
 import type { ObservedEndpointSlice } from "../../shared/status.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "../integration/helpers.ts";
 import { invocations, send, sourcesSettled } from "../integration/knative-helpers.ts";
-import { workloadStates } from "../../dev/knative/index.ts";
 import { PRODUCT_NAMESPACE } from "../../dev/product.ts";
 import { CHILD_REFS, condition, dgdRef, dprRef, pingEvent, type Dpr } from "../integration/pipeline-helpers.ts";
-import { seeded } from "../../dev/knative/delivery-faults.ts";
+import { crash, runningContainer, type RunningContainer } from "../node-containers.ts";
+import { seeded, type DeliveryFaultConfig } from "./delivery-faults.ts";
 import type { Fault, FaultRates, ForwardedRequest, Outage } from "./fault-proxy.ts";
 
 const NAMESPACES = 3;
@@ -30,23 +30,23 @@ const MUTATIONS = 240;
 const RATES: FaultRates = { latency: 0.15, throttle: 0.03, error500: 0.02, error503: 0.02, resetBefore: 0.02, resetMidBody: 0.02, lostAnswer: 0.08, hang: 0.004 };
 const FAULTS: Fault[] = ["latency", "throttle", "error500", "error503", "resetBefore", "resetMidBody", "lostAnswer", "hang"];
 
-const DELIVERY_RATES = { unavailable: 0.04, lostReply: 0.04, lateDuplicate: 0.08 };
-/** The functions (from the Broker's filter) and the Broker's ingress (from the adapters and the resync's emits). */
-const DELIVERY_HOSTS = ["poolrelay-eligibility.dynamo-system", "poolrelay-apply.dynamo-system", "poolrelay-status.dynamo-system", "broker-ingress.knative-eventing"];
-const deliveryFile = join(inject("controlPlaneDir"), "delivery-faults.json");
-const setDeliveryFaults = (on: boolean) =>
-  on ? writeFileSync(deliveryFile, JSON.stringify({ seed: 7, hosts: DELIVERY_HOSTS, rates: DELIVERY_RATES })) : rmSync(deliveryFile, { force: true });
-function deliveryFaultCounts(): Record<string, number> {
-  const lines = existsSync(`${deliveryFile}.log`) ? readFileSync(`${deliveryFile}.log`, "utf8").split("\n").filter(Boolean) : [];
-  return Object.fromEntries(Object.keys(DELIVERY_RATES).map((f) => [f, lines.filter((l) => l.startsWith(`${f} `)).length]));
-}
+/** The functions (from the Broker's filter) and the Broker (from the sources and the resync's emits). */
+const DELIVERIES: DeliveryFaultConfig = {
+  seed: 7,
+  targets: ["poolrelay-eligibility", "poolrelay-apply", "poolrelay-status", "dynamo-pool-relay"].map((name) => `${PRODUCT_NAMESPACE}/${name}`),
+  rates: { unavailable: 0.04, lostReply: 0.04, lateDuplicate: 0.08 },
+};
 
 const control = inject("faultControl");
 async function setFaults(rates: FaultRates, outage?: Outage): Promise<void> {
   const res = await fetch(`${control}/faults`, { method: "POST", body: JSON.stringify({ rates, outage }) });
   expect(res.status).toBe(204);
 }
-async function proxyStats(): Promise<{ seed: number; counts: Record<string, number>; forwarded: ForwardedRequest[] }> {
+async function setDeliveryFaults(on: boolean): Promise<void> {
+  const res = await fetch(`${control}/delivery-faults`, { method: "POST", body: on ? JSON.stringify(DELIVERIES) : "" });
+  expect(res.status).toBe(204);
+}
+async function proxyStats(): Promise<{ seed: number; counts: Record<string, number>; forwarded: ForwardedRequest[]; deliveryFaults: Record<string, number> }> {
   return (await fetch(`${control}/stats`)).json() as never;
 }
 
@@ -120,10 +120,19 @@ function deadlines(): Record<string, number> {
   }));
 }
 
+/** The running container of the ApiServerSource's receive adapter, while there is one adapter with one pod. */
+async function adapterContainer(admin: KubeClient): Promise<RunningContainer | undefined> {
+  const adapters = (await admin.list<{ metadata: { name: string }; spec: { selector: { matchLabels: Record<string, string> } } }>("apps/v1", "Deployment", PRODUCT_NAMESPACE))
+    .filter((d) => d.metadata.name.startsWith("apiserversource-"));
+  if (adapters.length !== 1) return undefined;
+  const selector = Object.entries(adapters[0]!.spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`).join(",");
+  return runningContainer(admin, PRODUCT_NAMESPACE, selector, "receive-adapter");
+}
+
 let stopSampler = () => {};
 afterAll(async () => {
   stopSampler();
-  setDeliveryFaults(false);
+  await setDeliveryFaults(false);
   await setFaults({});
 });
 
@@ -228,18 +237,19 @@ describe("under API faults, hostile timing and canaries", () => {
 
     // Faults on from the first publish.
     await setFaults(RATES);
-    setDeliveryFaults(true);
+    await setDeliveryFaults(true);
     for (const p of pairs) {
       await createDgd(p);
       await admin.apply(dprObject(p.ns, p.name), TEST_MANAGER, { force: true });
     }
     const outages = (async () => {
       await sleep(8_000);
-      // Source events dropped: the ApiServerSource adapter dies and restarts; what changed meanwhile is never sent.
-      const adapter = workloadStates(inject("controlPlaneDir")).find((w) => w.workload.startsWith(`Deployment ${PRODUCT_NAMESPACE}/apiserversource-`) && w.state === "running");
-      expect(adapter?.pid).toBeGreaterThan(0);
-      process.kill(adapter!.pid!, "SIGKILL");
-      await sleep(7_000);
+      // Source events dropped: the ApiServerSource adapter's container is killed and the kubelet
+      // restarts it; what changed meanwhile is never sent.
+      const adapter = await eventually("the ApiServerSource adapter runs", () => adapterContainer(admin));
+      crash(adapter);
+      await eventually("the kubelet restarts the ApiServerSource adapter", async () => ((await adapterContainer(admin))?.restartCount ?? -1) > adapter.restartCount);
+      await sleep(2_000);
       await setFaults(RATES, "unavailable");
       await sleep(5_000);
       await setFaults(RATES);
@@ -257,7 +267,7 @@ describe("under API faults, hostile timing and canaries", () => {
     }
     await outages;
     await setFaults({});
-    setDeliveryFaults(false);
+    await setDeliveryFaults(false);
     const faultsOff = Date.now();
 
     // The resync: one tick for every slot, so every DynamoPoolRelay gets a full reconcile; again
@@ -303,7 +313,7 @@ describe("under API faults, hostile timing and canaries", () => {
       apiRequests: stats.counts["requests"],
       faults: Object.fromEntries(FAULTS.map((f) => [f, stats.counts[f]])),
       outageRequests: stats.counts["outage"],
-      deliveryFaults: deliveryFaultCounts(),
+      deliveryFaults: stats.deliveryFaults,
       invocations: Object.fromEntries(["eligibility", "apply", "status", "dead-letter"].map((fn) => [fn, ours.filter((i) => i.fn === fn).length])),
       answered5xx: ours.filter((i) => i.status >= 500).length,
       deadLettered: ours.filter((i) => i.fn === "dead-letter").length,
@@ -326,9 +336,11 @@ describe("under API faults, hostile timing and canaries", () => {
 
     // Presence first: every fault kind and both outages happened, the product wrote, the sampler saw objects.
     for (const f of FAULTS) expect(stats.counts[f], `injected ${f}`).toBeGreaterThan(0);
-    for (const [f, n] of Object.entries(summary.deliveryFaults)) expect(n, `injected delivery fault ${f}`).toBeGreaterThan(0);
+    for (const f of Object.keys(DELIVERIES.rates)) expect(summary.deliveryFaults[f], `injected delivery fault ${f}`).toBeGreaterThan(0);
     expect(summary.outageRequests).toBeGreaterThan(0);
     expect(summary.writes).toBeGreaterThan(0);
+    // The deadline check below reads the functions' logs: they must be there.
+    for (const fn of ["eligibility", "apply", "status"]) expect(summary.invocations[fn], `invocations of ${fn} logged`).toBeGreaterThan(0);
     expect(samples).toBeGreaterThan(pairs.length);
     expect(after.every((f) => f !== undefined)).toBe(true);
     // Then the outcome.
