@@ -42,7 +42,7 @@ async function clusterCommand(args: string[]): Promise<void> {
   const out = (s: string) => process.stdout.write(s);
   const err = (s: string) => process.stderr.write(s);
   if (positionals[0] === "up" && positionals.length === 1) {
-    if (values.profile !== "api" && values.profile !== "full" && values.profile !== "knative" && values.profile !== "node") throw new UsageError(`--profile must be api, full, knative or node, got "${values.profile}"`);
+    if (values.profile !== "api" && values.profile !== "full" && values.profile !== "node") throw new UsageError(`--profile must be api, full or node, got "${values.profile}"`);
     const { clusterUp } = await import("./cluster.ts");
     return clusterUp(values.profile, out, err);
   }

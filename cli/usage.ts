@@ -31,14 +31,14 @@ DynamoGraphDeployment, the Service withdrawal and the status), without a cluster
   },
   cluster: {
     brief: "a local control plane in the background, for kubectl",
-    synopsis: `poolrelay cluster up [--profile api|full|knative]
+    synopsis: `poolrelay cluster up [--profile api|full|node]
 poolrelay cluster down`,
-    summary: `Start (up) or stop (down) a local control plane on 127.0.0.1 that keeps running in the
-background: etcd and kube-apiserver (profile api), plus controller-manager, scheduler and a kwok
-fake node (profile full), plus the real Knative Eventing (profile knative). Prints the kubeconfig
-to use with kubectl.`,
-    options: `      --profile api|full|knative   what to run (default full)
-  -h, --help                       print this help`,
+    summary: `Start (up) or stop (down) a local control plane that keeps running in the background:
+etcd and kube-apiserver (profile api), plus controller-manager, scheduler and a kwok fake node
+(profile full), plus a real node with Knative Serving and Eventing as pods (profile node, as root).
+Prints the kubeconfig to use with kubectl.`,
+    options: `      --profile api|full|node   what to run (default full)
+  -h, --help                    print this help`,
   },
   start: {
     brief: "the whole product on this machine (npm start)",

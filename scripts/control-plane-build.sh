@@ -7,9 +7,9 @@
 #            kube-scheduler, kubectl, kwok, and kwok-stages.yaml (kwok's own "fast" node and pod
 #            stages, which kwok needs to make nodes and pods Ready).
 #            KUBEBUILDER_ASSETS naming a folder that holds all of these wins: nothing is built.
-#   knative  tools/knative/: Knative Eventing v0.50.0's broker ingress and filter, InMemoryChannel
-#            dispatcher, PingSource adapter and ApiServerSource receive adapter (unmodified
-#            upstream commands), eventing-controllers (Knative's own reconcilers in one process)
+#   knative  tools/knative/: Knative Eventing v0.50.0's controller, webhook, Broker and
+#            InMemoryChannel controllers, broker ingress and filter, InMemoryChannel dispatcher,
+#            PingSource adapter and ApiServerSource receive adapter (unmodified upstream commands),
 #            and knative-check (Knative's defaulting and validation); Knative Serving v0.50.0's
 #            activator, autoscaler, controller, queue and webhook, and Traefik v3.6.12 (its
 #            Knative provider is the KIngress; built as the main module, since its go.mod has
@@ -110,7 +110,7 @@ kube)
   ;;
 knative)
   tools="$root/tools/knative"
-  binaries=(eventing-controllers knative-check apiserver_receive_adapter filter ingress channel_dispatcher mtping activator autoscaler controller queue webhook traefik
+  binaries=(knative-check apiserver_receive_adapter filter ingress channel_dispatcher mtping activator autoscaler controller queue webhook traefik
     eventing/controller eventing/webhook eventing/mtchannel_broker eventing/channel_controller)
   complete() { local b; for b in "${binaries[@]}"; do [ -x "$1/$b" ] || return 1; done; [ -s "$1/config/eventing/core/resources/broker.yaml" ]; }
   if [ -n "${KNATIVE_ASSETS:-}" ] && complete "$KNATIVE_ASSETS"; then
@@ -126,8 +126,8 @@ knative)
   upstream=(knative.dev/eventing/cmd/apiserver_receive_adapter knative.dev/eventing/cmd/broker/filter knative.dev/eventing/cmd/broker/ingress
     knative.dev/eventing/cmd/in_memory/channel_dispatcher knative.dev/eventing/cmd/mtping)
   serving=(knative.dev/serving/cmd/activator knative.dev/serving/cmd/autoscaler knative.dev/serving/cmd/controller knative.dev/serving/cmd/queue knative.dev/serving/cmd/webhook)
-  timed "$tools" knative go build -trimpath -ldflags "-s -w" -o "$staged/" ./cmd/eventing-controllers ./cmd/knative-check "${upstream[@]}" "${serving[@]}"
-  # Eventing's control plane, for the real node: its controller and webhook share their names with Serving's.
+  timed "$tools" knative go build -trimpath -ldflags "-s -w" -o "$staged/" ./cmd/knative-check "${upstream[@]}" "${serving[@]}"
+  # Eventing's control plane: its controller and webhook share their names with Serving's.
   mkdir -p "$staged/eventing"
   timed "$tools" "Knative Eventing's controllers" go build -trimpath -ldflags "-s -w" -o "$staged/eventing/" knative.dev/eventing/cmd/controller \
     knative.dev/eventing/cmd/webhook knative.dev/eventing/cmd/mtchannel_broker knative.dev/eventing/cmd/in_memory/channel_controller

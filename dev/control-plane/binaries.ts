@@ -27,7 +27,7 @@ export function ensureBinaries(): Record<Binary | "kwokStages", string> {
 }
 
 export interface KnativeAssets {
-  /** The folder of the Knative programs (eventing-controllers, knative-check, the data plane). */
+  /** The folder of the Knative programs (Serving, Eventing, Traefik, knative-check) and their config/. */
   bin: string;
   /** Knative's config/ folders: `eventing/...` and `serving/...`. */
   config: string;

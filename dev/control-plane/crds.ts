@@ -1,6 +1,6 @@
 /**
  * The CRDs every local control plane gets: the product's own (crds/) and the Dynamo fixtures the
- * project wrote (test/fixtures/crds/). Profile `knative` adds Knative's (dev/knative/install.ts).
+ * project wrote (test/fixtures/crds/). Profile `node` installs Knative's with Knative (dev/node/knative.ts).
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";

@@ -4,11 +4,10 @@
  * Profile `api`: etcd and a secure kube-apiserver with RBAC authorization.
  * Profile `full`: also kube-controller-manager (Deployments, ReplicaSets, EndpointSlices, garbage
  * collection), kube-scheduler and kwok with one fake node, so Relay pods actually become Ready.
- * Profile `knative`: `full` plus the real Knative Eventing (see dev/knative/).
  * Profile `node`: `full` with a real node (dev/node/: kubelet, containerd, runc, kube-proxy, and
- * CoreDNS as a pod) in place of kwok, and Knative Serving (Traefik its ingress) and Eventing as pods; the
- * API server then listens on the host's end of the node's link instead of loopback, so that pods
- * reach it.
+ * CoreDNS as a pod) beside kwok's (tainted), and Knative Serving (Traefik its ingress) and Eventing
+ * as pods; the API server then listens on the host's end of the node's link instead of loopback,
+ * so that pods reach it.
  *
  * Every port is free-picked on 127.0.0.1; every process runs in its own group and is killed on
  * stop, on process exit, and by a watchdog if the owner dies without stopping.
@@ -20,8 +19,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { KubeClient, connect, type KubeObject } from "../../shared/kube/client.ts";
-import { FatalStartError, startKnative } from "../knative/index.ts";
-import { knativeCrds } from "../knative/install.ts";
 import { NODE_NAME } from "../node/config.ts";
 import { coreDnsObjects } from "../node/dns.ts";
 import { claimSlot, cleanupScript, startNode } from "../node/index.ts";
@@ -31,7 +28,7 @@ import { crdsToInstall } from "./crds.ts";
 import { freePort } from "./ports.ts";
 import { alive, killGroupsNow, startComponent, startWatchdog, stopGroups, tail, type Component } from "./processes.ts";
 
-export type Profile = "api" | "full" | "knative" | "node";
+export type Profile = "api" | "full" | "node";
 export const FAKE_NODE = "kwok-node-0";
 const FIELD_MANAGER = "dynamo-pool-relay/control-plane";
 
@@ -75,11 +72,6 @@ export interface StartOptions {
   ownerPid?: number;
   log?: (line: string) => void;
   timeoutMs?: number;
-  /**
-   * Profile knative: the address the product's functions reach the API server at, given the
-   * API server's address and serving certificate (the fault suite puts its proxy there).
-   */
-  productApiServer?: (api: { server: string; certFile: string; keyFile: string; caFile: string }) => Promise<string>;
 }
 
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, check: () => void): Promise<T> {
@@ -91,7 +83,6 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
       const v = await probe();
       if (v !== undefined) return v;
     } catch (err) {
-      if (err instanceof FatalStartError) throw err;
       last = err;
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -139,14 +130,14 @@ const START_ATTEMPTS = 3;
 
 export async function startControlPlane(options: StartOptions): Promise<ControlPlane> {
   const bin = ensureBinaries();
-  const knative = options.profile === "knative" || options.profile === "node" ? ensureKnative() : undefined;
+  const knative = options.profile === "node" ? ensureKnative() : undefined;
   const nodeAssets = options.profile === "node" ? ensureNode() : undefined;
   const node = nodeAssets ? { bin: nodeAssets, images: ensureImages(nodeAssets, knative?.bin) } : undefined;
   for (let attempt = 1; ; attempt++) {
     try {
       return await startOnce(options, bin, knative, node);
     } catch (err) {
-      if (attempt >= START_ATTEMPTS || err instanceof FatalStartError) throw err;
+      if (attempt >= START_ATTEMPTS) throw err;
       options.log?.(`start failed (${(err as Error).message.split("\n")[0]}); retrying (${attempt + 1} of ${START_ATTEMPTS})`);
     }
   }
@@ -250,7 +241,7 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
 
     // 3. CRDs
     // The node profile installs Knative as Knative ships it, CRDs included (dev/node/knative.ts).
-    const crds = [...crdsToInstall(), ...(knative && !plan ? knativeCrds(knative.config) : [])];
+    const crds = crdsToInstall();
     for (const crd of crds) await client.apply(crd, FIELD_MANAGER, { force: true });
     for (const crd of crds) {
       await until(`CRD ${crd.metadata.name} Established`, timeoutMs, async () => {
@@ -300,14 +291,6 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
       await until("the controller manager", timeoutMs, async () =>
         (await client.get({ apiVersion: "v1", kind: "ServiceAccount", namespace: "default", name: "default" })) ? true : undefined, failIfDead);
       log(`controller-manager, scheduler and ${plan ? "the node" : "kwok"} ready (${Date.now() - started} ms)`);
-    }
-    if (knative && !plan) {
-      const keyFile = join(certDir, "apiserver.key");
-      const productServer = await options.productApiServer?.({ server, certFile: ca, keyFile, caFile: ca });
-      await startKnative({
-        client, assets: knative, dir, kubeconfig, server, caFile: ca, record, log, ...(productServer ? { productServer } : {}),
-        until: (what, probe) => until(what, timeoutMs, probe, failIfDead),
-      });
     }
     return { profile: options.profile, dir, etcdData, kubeconfig, server, pids: pids(), client, stop };
   } catch (err) {
