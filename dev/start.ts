@@ -17,7 +17,7 @@ import { onParentGone } from "./parent-watch.ts";
 import { ensureBinaries } from "./control-plane/binaries.ts";
 import { startControlPlane, type ControlPlane } from "./control-plane/index.ts";
 import { followPodLogs, type ContainerLog } from "./node/pod-logs.ts";
-import { clusterUrlFromHost, productOnNode } from "./node/product-services.ts";
+import { clusterUrlFromHost, productOnNode, relayOnNode } from "./node/product-services.ts";
 import { installProduct, PRODUCT_NAMESPACE, productReadiness } from "./product.ts";
 import { startTap, tapTrigger } from "./tap.ts";
 import { readObjects } from "./yaml.ts";
@@ -41,7 +41,8 @@ async function installSamples(admin: KubeClient, out: (l: string) => void): Prom
   const objects = readdirSync(join(root, "samples")).filter((f) => f.endsWith(".yaml")).sort().flatMap((f) => readObjects(join(root, "samples", f)));
   const namespaces = [...new Set(objects.map((o) => o.metadata.namespace ?? "default"))];
   for (const name of namespaces) await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name } }, MANAGER);
-  const ordered = [...objects.filter((o) => o.kind === "DynamoPoolRelay"), ...objects.filter((o) => o.kind !== "DynamoPoolRelay")];
+  // Each DynamoPoolRelay runs the real Relay, built here, in place of a runtime image not to be had here.
+  const ordered = [...objects.filter((o) => o.kind === "DynamoPoolRelay").map(relayOnNode), ...objects.filter((o) => o.kind !== "DynamoPoolRelay")];
   for (const obj of ordered) {
     const { status, ...rest } = obj as KubeObject & { status?: unknown };
     const applied = await admin.apply<KubeObject>(rest as KubeObject, MANAGER, { force: true });
@@ -182,14 +183,12 @@ export async function start(options: StartOptions): Promise<void> {
       out("installing samples/");
       const keys = await installSamples(admin, out);
       const [namespace, name] = keys.find((k) => k.endsWith("/llama"))!.split("/") as [string, string];
-      out(`waiting for ${namespace}/${name} to publish its Service`);
-      const dpr = await until(`${namespace}/${name} publishing its Service`, 180_000, async () => {
+      out(`waiting for ${namespace}/${name} to be Ready: its Service published, its Relay pods Ready by their gRPC health`);
+      const dpr = await until(`${namespace}/${name} Ready`, 240_000, async () => {
         const got = await admin.get<Dpr>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace, name });
-        return got?.status?.["conditions"]?.some((c: { type: string; status: string }) => c.type === "ServicePublished" && c.status === "True") ? got : undefined;
+        return got?.status?.["conditions"]?.some((c: { type: string; status: string }) => c.type === "Ready" && c.status === "True") ? got : undefined;
       });
-      out(`PUBLISHED ${summary(dpr)}`);
-      // The Relay runs the image the DynamoPoolRelay names (a Dynamo runtime), which is not to be had here.
-      out(`  its Relay pods run ${(dpr as { spec?: { image?: string } }).spec?.image}, which this machine cannot pull: Ready waits on them`);
+      out(`READY ${summary(dpr)}`);
       for (const p of await admin.list<Pod>("v1", "Pod", namespace, `app.kubernetes.io/instance=${name}`)) out(`  pod ${podLine(p)}`);
       for (const key of keys) {
         const [ns, n] = key.split("/") as [string, string];

@@ -9,6 +9,18 @@ import { knativeImage } from "./knative.ts";
 import { TRAEFIK_NAMESPACE } from "./traefik.ts";
 
 export const PRODUCT_IMAGE = "dev.local/dynamo-pool-relay:local";
+/** NVIDIA Dynamo's Relay, built here from PyPI (scripts/images-build.sh). */
+export const RELAY_IMAGE = "dev.local/dynamo-relay:1.6.1";
+/** The Relay's default requests (1 CPU, 1 GiB a replica) do not fit a few of them beside Knative on this 2-core node. */
+export const RELAY_RESOURCES = { requests: { cpu: "50m", memory: "128Mi" }, limits: { memory: "1Gi" } };
+
+/**
+ * A DynamoPoolRelay as a user of this small cluster sets it: the Relay image built here in place of
+ * a Dynamo runtime image (which cannot be pulled here), and requests that fit.
+ */
+export function relayOnNode<T extends KubeObject>(dpr: T): T {
+  return { ...dpr, spec: { ...(dpr["spec"] as object), image: RELAY_IMAGE, resources: RELAY_RESOURCES } };
+}
 /** The images knative/kustomization.yaml names, and the images built here in their place. */
 const IMAGES: Record<string, string> = {
   "dynamo-pool-relay": PRODUCT_IMAGE,

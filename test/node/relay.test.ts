@@ -6,16 +6,13 @@
 import { describe, expect, it } from "vitest";
 import { ensureBinaries } from "../../dev/control-plane/binaries.ts";
 import { NODE_NAME } from "../../dev/node/config.ts";
-import { productOnNode } from "../../dev/node/product-services.ts";
+import { productOnNode, RELAY_IMAGE, RELAY_RESOURCES } from "../../dev/node/product-services.ts";
 import { installProduct, productReadiness } from "../../dev/product.ts";
 import { selectorLabels, SOURCES_KEY } from "../../shared/names.ts";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { adminClient, eventually, freshNamespace, TEST_MANAGER } from "../integration/helpers.ts";
 import { children, condition, published, rollout, settledDpr } from "../integration/pipeline-helpers.ts";
 
-const RELAY_IMAGE = "dev.local/dynamo-relay:1.6.1";
-// The default requests (1 CPU, 1 GiB each) do not fit two replicas beside Knative on a 2-core node.
-const RESOURCES = { requests: { cpu: "50m", memory: "128Mi" }, limits: { memory: "1Gi" } };
 const MISMATCH = "sources connection revision does not match the running Relay";
 
 interface Pod {
@@ -54,7 +51,7 @@ describe("the real Relay in the product's pods", () => {
     await eventually("every Knative object of the product Ready", async () => (await productReadiness(client, objects)).every((r) => r.ready), 240_000);
     const ns = await freshNamespace("relay");
     // On the real node, not kwok's, where the test's DynamoPoolRelays go by default.
-    await published(ns, "g1", {}, { image: RELAY_IMAGE, resources: RESOURCES, nodeSelector: { "kubernetes.io/hostname": NODE_NAME } });
+    await published(ns, "g1", {}, { image: RELAY_IMAGE, resources: RELAY_RESOURCES, nodeSelector: { "kubernetes.io/hostname": NODE_NAME } });
 
     // Ready comes from the Relay's own gRPC health: the kubelet's probes, then the Service's endpoints.
     const ready = await settledDpr(ns, "g1", "Ready", (d) => condition(d, "Ready")?.status === "True", 300_000);
