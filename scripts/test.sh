@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# npm test: type-check, then every test (unit, and integration on a real local control plane with
-# the real Knative Eventing, which the test run builds from Go modules if needed and starts), then
-# the fault suite on a control plane of its own, then the signal tests of `npm start` (each starts
-# its own), then the real-node suite (a real kubelet, containerd and runc running the product's
-# image built with buildah; root). With arguments, one vitest run with them (npm run test:faults passes the fault suite's
+# npm test: type-check, then every test (unit, and integration on a local control plane with a
+# real node, Knative Serving and Eventing as pods and the product's image built with buildah, all
+# built from Go modules and Debian packages if needed and started by the run; root), then the fault
+# suite on a control plane of its own, then the tests of `npm start` (each starts its own), then
+# the real-node suite (the image, scale to zero, the real Relay). With arguments, one vitest run with them (npm run test:faults passes the fault suite's
 # config). VITEST_REPORT_DIR=DIR adds a JSON report per run (DIR/main.json, DIR/faults.json,
 # DIR/start.json, DIR/node.json), which CI counts.
 set -euo pipefail
@@ -17,12 +17,11 @@ if [ $# -gt 0 ]; then
 fi
 status=0
 # shellcheck disable=SC2046
-npx vitest run $(report main) || status=$?
+{ bash scripts/host-packages.sh && npx vitest run $(report main); } || status=$?
 # shellcheck disable=SC2046
 npx vitest run --config vitest.faults.config.ts $(report faults) || status=$?
 # shellcheck disable=SC2046
 npx vitest run --config vitest.start.config.ts $(report start) || status=$?
-# The real node: Debian packages when missing, then its programs and images (built on first use).
 # shellcheck disable=SC2046
-{ bash scripts/host-packages.sh && npx vitest run --config vitest.node.config.ts $(report node); } || status=$?
+npx vitest run --config vitest.node.config.ts $(report node) || status=$?
 exit $status
