@@ -12,6 +12,7 @@ import { fakeNode } from "../dev/control-plane/index.ts";
 import { allInvocationsByPod, PRODUCT_FUNCTIONS, type Invocation } from "../dev/node/product-observed.ts";
 import { startProductCluster } from "../dev/node/product-cluster.ts";
 import { settleBounded } from "../shared/concurrency.ts";
+import { ApiError } from "../shared/kube/errors.ts";
 import { sampleFunctionMemory } from "./function-memory.ts";
 import { serviceMemoryLimit } from "./memory-limit.ts";
 import { ALONE_SELECTOR, childrenAlone, dgd, dpr, namespaceWatched, readyAlone, since, until } from "./pipeline-support.ts";
@@ -54,7 +55,13 @@ try {
   const waitMs = Number(process.env["PIPELINE_WAIT_S"] ?? 600) * 1000;
   let listed: Listed[] = [];
   await until(`all ${PAIRS} DynamoPoolRelays Ready`, async () => {
-    listed = await admin.list<Listed>("nvidia.com/v1alpha1", "DynamoPoolRelay", ns);
+    try {
+      listed = await admin.list<Listed>("nvidia.com/v1alpha1", "DynamoPoolRelay", ns);
+    } catch (err) {
+      // The API server, busy with the burst, did not answer the list in time: the next poll asks again.
+      if (err instanceof ApiError && err.reason === "Timeout") return false;
+      throw err;
+    }
     return (listed.length === PAIRS && listed.every((d) => condition(d, "Ready"))) || performance.now() - started > waitMs;
   }, waitMs + 60_000, 1000);
   const first = Math.min(...listed.map((d) => Date.parse(d.metadata.creationTimestamp!)));
