@@ -15,8 +15,6 @@ export interface MemoryCgroup {
   how: string;
   /** The command and arguments that run `argv` inside the cgroup, as the same process. */
   wrap(argv: readonly string[]): { command: string; args: string[] };
-  /** How many processes the kernel killed in it for going over the limit. */
-  oomKills(): number;
   /** Removes the cgroup once its processes have exited; false if it could not. */
   remove(): boolean;
 }
@@ -49,9 +47,9 @@ export function memoryLimitBytes(container: { resources?: { limits?: { memory?: 
 export function memoryCgroup(bytes: number, membership: string | null = ownCgroups(), root = "/sys/fs/cgroup"): MemoryCgroup | { why: string } {
   if (membership === null) return { why: "this system has no /proc/self/cgroup" };
   const { v1, v2 } = memoryCgroupLines(membership);
-  const [parent, limitFile, swapFile, eventsFile, version] = v1
-    ? [join(root, "memory", v1.path), "memory.limit_in_bytes", "memory.memsw.limit_in_bytes", "memory.oom_control", "v1"]
-    : [join(root, v2?.path ?? ""), "memory.max", "memory.swap.max", "memory.events", "v2"];
+  const [parent, limitFile, swapFile, version] = v1
+    ? [join(root, "memory", v1.path), "memory.limit_in_bytes", "memory.memsw.limit_in_bytes", "v1"]
+    : [join(root, v2?.path ?? ""), "memory.max", "memory.swap.max", "v2"];
   // A folder that is not a cgroup (a tmpfs where no hierarchy is mounted) would take any file.
   if (!existsSync(join(parent, "cgroup.procs"))) return { why: `${parent} is not a cgroup` };
   if (version === "v2" && !controllersOfChildren(parent).includes("memory")) {
@@ -77,13 +75,6 @@ export function memoryCgroup(bytes: number, membership: string | null = ownCgrou
     // The shell puts itself in the cgroup and becomes the command: one process, one pid. It exits
     // 2 if it cannot join the cgroup, 127 if the command is missing.
     wrap: (argv) => ({ command: "/bin/sh", args: ["-c", 'echo $$ > "$0" && exec "$@"', join(dir, "cgroup.procs"), ...argv] }),
-    oomKills: () => {
-      try {
-        return Number(/^oom_kill (\d+)/m.exec(readFileSync(join(dir, eventsFile), "utf8"))?.[1] ?? 0);
-      } catch {
-        return 0;
-      }
-    },
     remove: () => {
       try {
         rmdirSync(dir);
@@ -99,7 +90,7 @@ export function memoryCgroup(bytes: number, membership: string | null = ownCgrou
  * The lines of a /proc/<pid>/cgroup that place it for memory: cgroup v1's memory controller, and
  * the unified (v2) hierarchy. Each is hierarchy-id:controllers:path, and a path may hold colons.
  */
-export function memoryCgroupLines(membership: string): { v1?: { path: string }; v2?: { path: string } } {
+function memoryCgroupLines(membership: string): { v1?: { path: string }; v2?: { path: string } } {
   const lines = membership.split("\n").map((l) => {
     const [id, controllers, ...path] = l.split(":");
     return { id, controllers: controllers?.split(",") ?? [], path: path.join(":") };
