@@ -4,6 +4,7 @@
  * objects Ready, and a log agent keeping every container's log after its pod goes: what the benches
  * run on, and the test suites alike.
  */
+import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeObject } from "../../shared/kube/client.ts";
 import { ensureBinaries } from "../control-plane/binaries.ts";
@@ -13,12 +14,19 @@ import { followPodLogs, type PodLogs } from "./pod-logs.ts";
 import { clusterUrlFromHost, productOnNode } from "./product-services.ts";
 
 export const BROKER = "dynamo-pool-relay";
+/** The functions' container in their Knative Services (knative/services.yaml). */
+const FUNCTION_CONTAINER = "function";
 
 export interface ProductCluster extends ControlPlane {
   /** The Broker's ingress as this host reaches it (its Service's ClusterIP, routed through the node). */
   brokerIngress: string;
   /** Where the log agent keeps each container's log: `<logs>/<namespace>/<pod>/<container>.log`. */
   logs: string;
+  /**
+   * Every line of every function pod, in the order the log agent found them: append-only across
+   * pods, so a count taken before an action marks where what it caused begins.
+   */
+  functionsLog: string;
   /** The log agent: `sweep()` copies what is new now, for a reader that cannot wait for its next poll. */
   podLogs: PodLogs;
   /** Where pods reach this host: the host's end of the node's link, where the API server listens. */
@@ -35,7 +43,11 @@ export interface ProductClusterOptions {
 export async function startProductCluster(o: ProductClusterOptions): Promise<ProductCluster> {
   const controlPlane = await startControlPlane({ profile: "node", ownerPid: process.pid, timeoutMs: 180_000, ...(o.log ? { log: o.log } : {}) });
   const logs = join(controlPlane.dir, "logs");
-  const podLogs = followPodLogs(join(controlPlane.dir, "node", "pod-logs"), logs);
+  const functionsLog = join(controlPlane.dir, "functions.log");
+  writeFileSync(functionsLog, "");
+  const podLogs = followPodLogs(join(controlPlane.dir, "node", "pod-logs"), logs, (c, text) => {
+    if (c.namespace === PRODUCT_NAMESPACE && c.container === FUNCTION_CONTAINER) appendFileSync(functionsLog, `${text}\n`);
+  });
   const stop = async () => {
     podLogs.stop();
     await controlPlane.stop();
@@ -56,7 +68,7 @@ export async function startProductCluster(o: ProductClusterOptions): Promise<Pro
     }
     const broker = await controlPlane.client.get<{ status?: { address?: { url?: string } } }>({ apiVersion: "eventing.knative.dev/v1", kind: "Broker", namespace: PRODUCT_NAMESPACE, name: BROKER });
     const brokerIngress = await clusterUrlFromHost(controlPlane.client, broker!.status!.address!.url!);
-    return { ...controlPlane, stop, brokerIngress, logs, podLogs, hostAddress: new URL(controlPlane.server).hostname };
+    return { ...controlPlane, stop, brokerIngress, logs, functionsLog, podLogs, hostAddress: new URL(controlPlane.server).hostname };
   } catch (err) {
     await stop();
     throw err;

@@ -4,29 +4,16 @@
 // on a cluster), as the log agent keeps it after the pod is gone.
 import { readFileSync } from "node:fs";
 import { inject } from "vitest";
+import { BROKER } from "../../dev/node/product-cluster.ts";
+import { sourceWatchesAlone, type Invocation } from "../../dev/node/product-observed.ts";
 import { PRODUCT_NAMESPACE } from "../../dev/product.ts";
 import { startTap, tapTrigger, type Delivery } from "../../dev/tap.ts";
 import { toBinary, toStructured, type CloudEvent } from "../../shared/cloudevent.ts";
 import { TEST_MANAGER, adminClient, eventually } from "./helpers.ts";
 
-export const BROKER = "dynamo-pool-relay";
+export { BROKER };
 
-/** One function invocation, as the function logged it. */
-export interface Invocation {
-  function: string;
-  event: { id: string; type: string; source: string; subject?: string };
-  decision?: string;
-  /** With the reply's own extensions: `statuswritten` routes a report nowhere (knative/triggers.yaml). */
-  reply?: { id: string; type: string; statuswritten?: string };
-  status: number;
-  error?: string;
-  reads: number;
-  writes: number;
-  key?: { namespace: string; name: string };
-  ms: number;
-  deadlineExceeded?: boolean;
-  [field: string]: unknown;
-}
+export type { Invocation };
 
 /** The Broker's address as its clients outside the cluster reach it: its ingress Service's ClusterIP, by path. */
 export function brokerIngress(): string {
@@ -140,24 +127,7 @@ export async function tapBroker(name: string): Promise<TestTap> {
  */
 export async function sourcesSettled(namespace: string): Promise<void> {
   const admin = await adminClient();
-  await eventually(`the ApiServerSource adapter watches ${namespace} and runs alone`, async () => {
-    const adapters = (await admin.list<Adapter>("apps/v1", "Deployment", PRODUCT_NAMESPACE)).filter((d) => d.metadata.name.startsWith("apiserversource-"));
-    if (adapters.length !== 1) return false;
-    const [adapter] = adapters as [Adapter];
-    const config = adapter.spec.template.spec.containers[0]?.env?.find((e) => e.name === "K_SOURCE_CONFIG")?.value ?? "{}";
-    if ((JSON.parse(config) as { namespaces?: string[] }).namespaces?.includes(namespace) !== true) return false;
-    // Alone: one pod, of the current template, Ready; none of an earlier one still stopping.
-    const selector = Object.entries(adapter.spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`).join(",");
-    const pods = await admin.list<{ metadata: { deletionTimestamp?: string } }>("v1", "Pod", PRODUCT_NAMESPACE, selector);
-    const s = adapter.status ?? {};
-    return s.observedGeneration === adapter.metadata.generation && s.updatedReplicas === 1 && s.readyReplicas === 1 && pods.length === 1 && !pods[0]!.metadata.deletionTimestamp;
-  });
-}
-
-interface Adapter {
-  metadata: { name: string; generation: number };
-  spec: { selector: { matchLabels: Record<string, string> }; template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } } };
-  status?: { observedGeneration?: number; updatedReplicas?: number; readyReplicas?: number };
+  await eventually(`the ApiServerSource adapter watches ${namespace} and runs alone`, () => sourceWatchesAlone(admin, namespace));
 }
 
 /**
