@@ -26,8 +26,22 @@ const PODS_PER_NODE = 200;
 const NODES = Math.ceil((2 * PAIRS) / PODS_PER_NODE);
 const names = Array.from({ length: PAIRS }, (_, i) => `g${i}`);
 
+/** Writes the API server did not answer within the client's timeout, sent again (each write here is an apply: the same again is harmless). */
+let resent = 0;
+const ATTEMPTS = 3;
+
 async function all<T>(what: string, items: readonly T[], write: (item: T) => Promise<unknown>): Promise<void> {
-  const { failures } = await settleBounded(items, AT_ONCE, write);
+  const again = async (item: T): Promise<unknown> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await write(item);
+      } catch (err) {
+        if (!(err instanceof ApiError && err.reason === "Timeout") || attempt >= ATTEMPTS) throw err;
+        resent++;
+      }
+    }
+  };
+  const { failures } = await settleBounded(items, AT_ONCE, again);
   if (failures.length) throw new Error(`${failures.length} of ${items.length} ${what} failed; the first: ${String(failures[0]!.error)}`);
 }
 
@@ -47,6 +61,7 @@ try {
   await all("DynamoPoolRelays", names, (name) => admin.apply(dpr(ns, name), MANAGER));
   await all("DGDs", names, (name) => admin.apply(dgd(ns, name), MANAGER));
   const createdS = (performance.now() - started) / 1000;
+  const pipelineResent = resent;
   // Times from the conditions' transitions, as the API server recorded them; the wait ends when
   // every DynamoPoolRelay is Ready or after PIPELINE_WAIT_S, and what is not Ready by then is named.
   type Condition = { type: string; status: string; reason?: string; lastTransitionTime?: string };
@@ -84,6 +99,7 @@ try {
   const ssaStarted = performance.now();
   await all("server-side applies", children, (child) => admin.apply(child, MANAGER));
   const ssaS = (performance.now() - ssaStarted) / 1000;
+  const ssaResent = resent - pipelineResent;
   const aloneReadyAt = [...(await alone.ready).values()].map((t) => (t - ssaStarted) / 1000).sort((a, b) => a - b);
 
   const per = (fn: string) => invocations.filter((i) => i.function === fn);
@@ -92,6 +108,7 @@ try {
   console.log("| | |\n|---|---|");
   const at = (xs: number[], q: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!.toFixed(0) : "-");
   console.log(`| the pairs created (DynamoPoolRelays, then DGDs) | ${createdS.toFixed(1)} s |`);
+  console.log(`| writes the API server did not answer within the client's 10 s, sent again: the pairs' creates / the children alone | ${pipelineResent} / ${ssaResent} |`);
   console.log(`| Services published, from the first create (API server times) | ${publishedAt.length} of ${PAIRS}; median ${at(publishedAt, 0.5)} s, last ${at(publishedAt, 1)} s |`);
   console.log(`| DynamoPoolRelays Ready (Relay pods Ready), from the first create | ${readyAt.length} of ${PAIRS}; median ${at(readyAt, 0.5)} s, last ${at(readyAt, 1)} s |`);
   console.log(`| not Ready when the wait ended (all Ready, or ${waitMs / 1000} s) | ${notReady.length ? notReady.join(", ") : "none"} |`);
