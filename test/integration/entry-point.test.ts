@@ -1,4 +1,4 @@
-// The built entry point as the image runs it (npm run build, which this suite's set-up ran): the
+// The built entry point as the image runs it (npm run build, which this file runs first): the
 // product's bundles import the one Functions Framework bundled beside them, so dist/functions
 // alone serves them, with no node_modules anywhere above it (the image has none); a source that
 // registered with the installed framework package instead is served by that package. The code
@@ -8,7 +8,7 @@ import { cpSync, existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { toBinary } from "../../shared/cloudevent.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
 
@@ -45,6 +45,11 @@ async function served(main: string, target: string, source: string, env: Record<
     child.kill();
   }
 }
+
+beforeAll(() => {
+  const build = spawnSync(process.execPath, ["scripts/build-functions.ts"], { cwd: root, encoding: "utf8" });
+  if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}${build.stderr}`);
+}, 120_000);
 
 describe("the built entry point", () => {
   it("serves a product bundle from a copy of dist/functions with no node_modules above it, as in the image", async () => {
