@@ -176,4 +176,18 @@ if [ ! -d "$set_dir" ]; then
   for archive in "${archives[@]}"; do ln -s "$archive" "$work/set/$(basename "$archive")"; done
   mkdir -p "$cache/sets" && mv -T "$work/set" "$set_dir" 2>/dev/null || true
 fi
+touch "$set_dir"
+
+# Every change to the work tree makes a new product archive (about 300 MB): keep the archives of
+# the four sets used last and this run's inputs. What is younger than an hour stays too: a
+# concurrent run may have built it and not yet made its set.
+mapfile -t sets < <(ls -1dt "$cache/sets"/*/)
+for old in "${sets[@]:4}"; do rm -rf "$old"; done
+declare -A keep=()
+for archive in "$base" "$static" "$node_archive"; do keep[$(readlink -f "$archive")]=1; done
+for set in "${sets[@]:0:4}"; do for link in "$set"*.tar; do keep[$(readlink -f "$link")]=1; done; done
+while IFS= read -r -d '' archive; do
+  [ -n "${keep[$(readlink -f "$archive")]:-}" ] || rm -f "$archive"
+done < <(find "$cache/archives" -name '*.tar' -mmin +60 -print0)
+bah rmi --prune >/dev/null 2>&1 || true
 echo "$set_dir"
