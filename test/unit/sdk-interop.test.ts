@@ -251,7 +251,8 @@ describe("why the functions keep their own parser: the SDK's readers are lenient
   });
 });
 
-describe("cold start", () => {
+// A whole bundle: seconds on a machine the integration suite's node keeps busy beside this project.
+describe("cold start", { timeout: 60_000 }, () => {
   const bundle = () =>
     build({
       entryPoints: ["apply", "dead-letter", "eligibility", "status"].map((f) => new URL(`../../functions/${f}/index.ts`, import.meta.url).pathname),
