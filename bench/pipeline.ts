@@ -26,7 +26,12 @@ const PODS_PER_NODE = 200;
 const NODES = Math.ceil((2 * PAIRS) / PODS_PER_NODE);
 const names = Array.from({ length: PAIRS }, (_, i) => `g${i}`);
 
-/** Writes the API server did not answer within the client's timeout, sent again (each write here is an apply: the same again is harmless). */
+/**
+ * Whether the API server, busy with the burst, left a request unanswered: no answer within the
+ * client's 10 s, or its HTTP/2 stream ended with the session the client then dropped.
+ */
+const unanswered = (err: unknown) => err instanceof ApiError && (err.reason === "Timeout" || err.reason === "NetworkError");
+/** Writes left unanswered, sent again (each write here is an apply: the same again is harmless). */
 let resent = 0;
 const ATTEMPTS = 3;
 
@@ -36,7 +41,7 @@ async function all<T>(what: string, items: readonly T[], write: (item: T) => Pro
       try {
         return await write(item);
       } catch (err) {
-        if (!(err instanceof ApiError && err.reason === "Timeout") || attempt >= ATTEMPTS) throw err;
+        if (!unanswered(err) || attempt >= ATTEMPTS) throw err;
         resent++;
       }
     }
@@ -73,8 +78,8 @@ try {
     try {
       listed = await admin.list<Listed>("nvidia.com/v1alpha1", "DynamoPoolRelay", ns);
     } catch (err) {
-      // The API server, busy with the burst, did not answer the list in time: the next poll asks again.
-      if (err instanceof ApiError && err.reason === "Timeout") return false;
+      // Unanswered: the next poll asks again.
+      if (unanswered(err)) return false;
       throw err;
     }
     return (listed.length === PAIRS && listed.every((d) => condition(d, "Ready"))) || performance.now() - started > waitMs;
@@ -108,7 +113,7 @@ try {
   console.log("| | |\n|---|---|");
   const at = (xs: number[], q: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!.toFixed(0) : "-");
   console.log(`| the pairs created (DynamoPoolRelays, then DGDs) | ${createdS.toFixed(1)} s |`);
-  console.log(`| writes the API server did not answer within the client's 10 s, sent again: the pairs' creates / the children alone | ${pipelineResent} / ${ssaResent} |`);
+  console.log(`| writes the API server left unanswered (no answer in 10 s, or the stream ended), sent again: the pairs' creates / the children alone | ${pipelineResent} / ${ssaResent} |`);
   console.log(`| Services published, from the first create (API server times) | ${publishedAt.length} of ${PAIRS}; median ${at(publishedAt, 0.5)} s, last ${at(publishedAt, 1)} s |`);
   console.log(`| DynamoPoolRelays Ready (Relay pods Ready), from the first create | ${readyAt.length} of ${PAIRS}; median ${at(readyAt, 0.5)} s, last ${at(readyAt, 1)} s |`);
   console.log(`| not Ready when the wait ended (all Ready, or ${waitMs / 1000} s) | ${notReady.length ? notReady.join(", ") : "none"} |`);
