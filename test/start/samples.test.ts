@@ -42,7 +42,8 @@ describe("npm start", () => {
   it("installs the samples: llama and qwen go Ready on the real Relay, mixtral is reported not eligible; the function's log outlives its pod", async () => {
     const admin = await reconciling([]);
     const { state } = started!;
-    expect(started!.output()).toMatch(/\nREADY inference\/llama: Ready=True \(Ready\) replicas 2\/2 endpoint llama-pool-relay\.inference\.svc:5561\n/);
+    // Ready needs one Relay replica listening, not both: the second may still be starting.
+    expect(started!.output()).toMatch(/\nREADY inference\/llama: Ready=True \(Ready\) replicas [12]\/2 endpoint llama-pool-relay\.inference\.svc:5561\n/);
     // READY speaks for llama alone: qwen and mixtral are reconciled on their own events, maybe later.
     const expected = (d: Dpr) => (d.metadata.name === "mixtral" ? condition(d, "Eligible")?.status === "False" : condition(d, "Ready")?.status === "True");
     let list = await admin.list<Dpr>("nvidia.com/v1alpha1", "DynamoPoolRelay", undefined);
