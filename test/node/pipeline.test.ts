@@ -3,18 +3,14 @@
 // ingress, the InMemoryChannel dispatcher and the filter, all pods; the functions, woken from zero
 // by the activator, write the children and the status.
 import { describe, expect, it } from "vitest";
-import { ensureBinaries } from "../../dev/control-plane/binaries.ts";
-import { productOnNode } from "../../dev/node/product-services.ts";
-import { installProduct, productReadiness } from "../../dev/product.ts";
-import { adminClient, eventually, freshNamespace, TEST_MANAGER } from "../integration/helpers.ts";
+import { adminClient, freshNamespace } from "../integration/helpers.ts";
+import { installedProduct } from "./installed.ts";
 import { children, CHILD_REFS, condition, published } from "../integration/pipeline-helpers.ts";
 
 describe("the product on the real node", () => {
   it("reconciles a new DynamoPoolRelay through Eventing's and Serving's pods", { timeout: 420_000 }, async () => {
     const client = await adminClient();
-    const objects = productOnNode(ensureBinaries().kubectl);
-    await installProduct(client, ensureBinaries().kubectl, TEST_MANAGER, objects);
-    await eventually("every Knative object of the product Ready", async () => (await productReadiness(client, objects)).every((r) => r.ready), 240_000);
+    await installedProduct(client);
     const ns = await freshNamespace("real-node");
     const dpr = await published(ns);
     expect(dpr.status?.["serviceEndpoint"]).toBe(`g1-pool-relay.${ns}.svc:5561`);

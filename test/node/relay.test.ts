@@ -4,13 +4,12 @@
 // ConfigMap without a restart (the revision it applies is the status's), and the Relay refuses a
 // document of another connection revision. Each Relay reports what it runs at GET /engine/state.
 import { describe, expect, it } from "vitest";
-import { ensureBinaries } from "../../dev/control-plane/binaries.ts";
 import { NODE_NAME } from "../../dev/node/config.ts";
-import { productOnNode, RELAY_IMAGE, RELAY_RESOURCES } from "../../dev/node/product-services.ts";
-import { installProduct, productReadiness } from "../../dev/product.ts";
+import { RELAY_IMAGE, RELAY_RESOURCES } from "../../dev/node/product-services.ts";
 import { selectorLabels, SOURCES_KEY } from "../../shared/names.ts";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { adminClient, eventually, freshNamespace, TEST_MANAGER } from "../integration/helpers.ts";
+import { installedProduct } from "./installed.ts";
 import { children, condition, published, rollout, settledDpr } from "../integration/pipeline-helpers.ts";
 
 const MISMATCH = "sources connection revision does not match the running Relay";
@@ -46,9 +45,7 @@ const podReady = (p: Pod) => p.status?.conditions?.some((c) => c.type === "Ready
 describe("the real Relay in the product's pods", () => {
   it("goes Ready by its gRPC health, applies a rollout's sources without a restart and refuses another connection revision", { timeout: 900_000 }, async () => {
     const client = await adminClient();
-    const objects = productOnNode(ensureBinaries().kubectl);
-    await installProduct(client, ensureBinaries().kubectl, TEST_MANAGER, objects);
-    await eventually("every Knative object of the product Ready", async () => (await productReadiness(client, objects)).every((r) => r.ready), 240_000);
+    await installedProduct(client);
     const ns = await freshNamespace("relay");
     // On the real node, not kwok's, where the test's DynamoPoolRelays go by default.
     await published(ns, "g1", {}, { image: RELAY_IMAGE, resources: RELAY_RESOURCES, nodeSelector: { "kubernetes.io/hostname": NODE_NAME } });

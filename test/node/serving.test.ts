@@ -3,12 +3,11 @@
 // its controllers make them Ready, the autoscaler takes each function to zero pods when idle, and
 // an event sent to a function at zero is answered through Traefik and the activator by a new pod.
 import { describe, expect, it } from "vitest";
-import { ensureBinaries } from "../../dev/control-plane/binaries.ts";
-import { postToService, productOnNode } from "../../dev/node/product-services.ts";
-import { installProduct, productReadiness } from "../../dev/product.ts";
+import { postToService } from "../../dev/node/product-services.ts";
 import { toBinary } from "../../shared/cloudevent.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
-import { adminClient, eventually, TEST_MANAGER } from "../integration/helpers.ts";
+import { adminClient, eventually } from "../integration/helpers.ts";
+import { installedProduct } from "./installed.ts";
 
 interface Pods {
   items: { metadata: { name: string; deletionTimestamp?: string }; status?: { phase?: string } }[];
@@ -17,12 +16,10 @@ interface Pods {
 describe("the product's functions on Knative Serving", () => {
   it("are admitted and go Ready, scale to zero when idle, and answer an event from zero through the activator", { timeout: 720_000 }, async () => {
     const client = await adminClient();
-    const objects = productOnNode(ensureBinaries().kubectl);
+    // Everything in knative/, admitted by Knative's own webhooks, Ready under its own controllers.
+    const objects = await installedProduct(client);
     const services = objects.filter((o) => o.apiVersion === "serving.knative.dev/v1" && o.kind === "Service");
     expect(services.map((s) => s.metadata.name).sort()).toEqual(["poolrelay-apply", "poolrelay-dead-letter", "poolrelay-eligibility", "poolrelay-status"]);
-    // Everything in knative/, admitted by Knative's own webhooks, Ready under its own controllers.
-    await installProduct(client, ensureBinaries().kubectl, TEST_MANAGER, objects);
-    await eventually("every Knative object of the product Ready", async () => (await productReadiness(client, objects)).every((r) => r.ready), 240_000);
 
     const namespace = services[0]!.metadata.namespace!;
     const podsOf = async (service: string) =>
