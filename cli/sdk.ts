@@ -2,7 +2,7 @@
  * The CloudEvents SDK, for the work it does well: the wire forms. It makes the HTTP messages
  * replay sends (binary and structured) and the JSON record writes. It never parses input here:
  * its readers invent an id and a time and take a missing source, a bad time or specversion 0.9
- * (see the README), so events reach it only after the strict parser of shared/cloudevent.ts, and
+ * (see docs/cli.md), so events reach it only after the strict parser of shared/cloudevent.ts, and
  * then through its own strict constructor. Only the CLI loads it; the functions never do.
  */
 import { CloudEvent as SdkEvent, HTTP, ValidationError } from "cloudevents";

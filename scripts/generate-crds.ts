@@ -1,13 +1,13 @@
-// Writes crds/nvidia.com_dynamopoolrelays.yaml and the README's API reference from the zod schema.
+// Writes crds/nvidia.com_dynamopoolrelays.yaml and docs/api.md from the zod schema.
 // `--check` writes nothing and exits 1 when either checked-in file differs.
 import { readFileSync, writeFileSync } from "node:fs";
-import { crdYaml, readmeWithApiReference, CRD_PATH, README_PATH } from "./generated.ts";
+import { crdYaml, withApiReference, CRD_PATH, API_DOC_PATH } from "./generated.ts";
 
 const check = process.argv.includes("--check");
 let stale = 0;
 for (const [path, next] of [
   [CRD_PATH, crdYaml()],
-  [README_PATH, readmeWithApiReference(readFileSync(README_PATH, "utf8"))],
+  [API_DOC_PATH, withApiReference(readFileSync(API_DOC_PATH, "utf8"))],
 ] as const) {
   const current = readFileSync(path, { encoding: "utf8", flag: "a+" });
   if (current === next) continue;

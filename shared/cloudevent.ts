@@ -1,7 +1,7 @@
 /**
  * CloudEvents 1.0 over HTTP, parsed from the raw request: binary mode (ce-* headers), structured
- * JSON mode, and a batch of one. Strict where the CloudEvents SDK is lenient (measured, see the
- * README's `poolrelay` section: it invents an id and a time, and takes a missing source, a bad
+ * JSON mode, and a batch of one. Strict where the CloudEvents SDK is lenient (measured, see
+ * docs/cli.md: it invents an id and a time, and takes a missing source, a bad
  * time and specversion 0.9): each of those is an error naming the attribute, never a silently
  * filled-in default. The functions parse with this, not the SDK, which also keeps the SDK out of
  * their bundles and cold start.

@@ -23,7 +23,7 @@ export interface Config {
   /**
    * How long status lets the child changes of one burst gather before it reads (apply's reports do
    * not wait); 0, the default, reads at once. A delivery held for the period holds the event
-   * source that sent it wherever the Broker delivers within the sender's request (see README).
+   * source that sent it wherever the Broker delivers within the sender's request (see docs/limits.md).
    */
   statusBatchMs: number;
 }
@@ -65,6 +65,9 @@ const Env = z.object({
   RELAY_COMMAND: z.optional(RelayCommand),
   STATUS_BATCH_MS: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(10000)), 0),
 });
+
+/** The variables parseConfig reads: the README's Configuration table must document each. */
+export const CONFIG_VARIABLES = Object.keys(Env.shape);
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const r = Env.safeParse(env);

@@ -1,6 +1,6 @@
 /**
  * Traefik v3.6 as Knative Serving's KIngress, with its experimental Knative provider (the one
- * ingress that runs without Envoy; see the README's limits). The provider routes each KIngress of
+ * ingress that runs without Envoy; see docs/limits.md). The provider routes each KIngress of
  * class traefik.ingress.networking.knative.dev to the backend Service's ClusterIP with the split's
  * Knative headers, and writes the KIngress status: Knative then points a Route's Service
  * (ExternalName) at `traefik-internal`, port 80. Only cluster-local visibility is served (the

@@ -1,5 +1,5 @@
-// The README's API reference tables, generated for small hand-written zod schemas. Each expected
-// line is written out as the README shows a field: path, type, notes, description.
+// The API reference tables of docs/api.md, generated for small hand-written zod schemas. Each expected
+// line is written out as docs/api.md shows a field: path, type, notes, description.
 import { describe, expect, it } from "vitest";
 import * as z from "../zod.ts";
 import { referenceTable } from "./docs.ts";
@@ -32,7 +32,7 @@ describe("referenceTable", () => {
     ]);
   });
 
-  it("names lists, maps, int-or-strings and untyped fields as the README does", () => {
+  it("names lists, maps, int-or-strings and untyped fields as docs/api.md does", () => {
     const schema = z.object({
       tags: z.optional(z.array(z.string())),
       matrix: z.optional(z.array(z.array(z.int()))),

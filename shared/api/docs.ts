@@ -1,4 +1,4 @@
-/** The API reference (Markdown) the README carries, generated from the same schema as the CRD. */
+/** The API reference (Markdown) docs/api.md carries, generated from the same schema as the CRD. */
 import type * as z from "../zod.ts";
 import { DynamoPoolRelaySpec, DynamoPoolRelayStatus } from "./dynamo-pool-relay.ts";
 import { toOpenApi, type Schema } from "./openapi.ts";

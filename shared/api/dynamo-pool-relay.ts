@@ -1,6 +1,6 @@
 /**
  * The DynamoPoolRelay API: the single source of truth for the CRD (crds/), the API reference in
- * the README and the validation the core applies. Every admission rule written as CEL here is also
+ * docs/api.md and the validation the core applies. Every admission rule written as CEL here is also
  * checked by the zod refinements below, so `poolrelay render` rejects what the API server rejects.
  */
 import * as z from "../zod.ts";

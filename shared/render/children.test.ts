@@ -1,4 +1,4 @@
-// The children other than the Deployment, whole, against what the README ("The rules, in plain
+// The children other than the Deployment, whole, against what docs/design.md ("The rules, in plain
 // words") promises: the Service, the ServiceAccount, Role and RoleBinding, and the sources
 // ConfigMap. Every expected value is written out here, not read back from the renderer.
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
-// The Relay Deployment field by field, against what the README ("The rules, in plain words", "API
-// reference") promises. Every expected value is written out here: none is read back from the
+// The Relay Deployment field by field, against what docs/design.md ("The rules, in plain words") and
+// docs/api.md promise. Every expected value is written out here: none is read back from the
 // renderer or the constants it is built from, so a changed port, probe, label or default fails.
 import { describe, expect, it } from "vitest";
 import { dgd } from "../../test/builders.ts";

@@ -1,14 +1,14 @@
 // The DynamoPoolRelay CRD on a real kube-apiserver, seen through the built kubectl: it installs
 // with the README's command, prints the promised columns, explains every field, scales through
 // its scale subresource (kubectl scale, a HorizontalPodAutoscaler) and rejects invalid objects at
-// admission with the messages the README documents.
+// admission with the messages docs/design.md documents.
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { parse } from "yaml";
 import { ensureBinaries } from "../../dev/control-plane/binaries.ts";
-import { CRD_PATH, README_PATH } from "../../scripts/generated.ts";
+import { CRD_PATH } from "../../scripts/generated.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { candidatesOf, type ResyncCandidate, type TablePage } from "../../shared/resync.ts";
@@ -125,7 +125,7 @@ describe("the DynamoPoolRelay CRD", () => {
   });
 
   it("installs with exactly the command the README documents, kubectl apply -k crds/ (server dry-run); -f would fail on crds/kustomization.yaml", () => {
-    const readme = readFileSync(README_PATH, "utf8");
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
     expect(readme).not.toMatch(/kubectl apply -f crds/);
     const documented = /`(kubectl apply -k crds\/)`/.exec(readme)?.[1];
     expect(documented).toBe("kubectl apply -k crds/");

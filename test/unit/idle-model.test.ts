@@ -1,4 +1,4 @@
-// The idle-cost model behind `npm run bench:idle` and the README's "Idle cost" table.
+// The idle-cost model behind `npm run bench:idle` and the "Idle cost" table of docs/performance.md.
 import { describe, expect, it } from "vitest";
 import { idleCost, periodicWakeChance, scaling, seconds, ticksPerHour } from "../../bench/idle-model.ts";
 

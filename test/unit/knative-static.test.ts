@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { parseConfig } from "../../shared/config.ts";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import { claim, configurationTable } from "../docs-text.ts";
 
 /** ISO-8601 durations as Knative writes them (PT0.5S, PT60S, PT1M), in milliseconds. */
 function durationMs(iso: string): number {
@@ -60,17 +61,10 @@ describe("knative/ and the Dockerfile", () => {
   });
 });
 
-// The README's "Install on a Knative cluster" and "Answers" paragraphs, literally: what they say
-// of the Knative Services, the Triggers and the resync PingSource, read from README.md and checked
+// What docs/install.md, docs/design.md ("Answers") and the README's Configuration table say
+// of the Knative Services, the Triggers and the resync PingSource, read from those files and checked
 // on the manifests as parsed YAML.
-describe("knative/ as the README describes it", () => {
-  /** The README as one line per paragraph: its sentences wrap. */
-  const README = read("README.md").replace(/\s*\n\s*/g, " ");
-  const claim = (re: RegExp) => {
-    const m = re.exec(README);
-    if (!m) throw new Error(`the README no longer says ${re}`);
-    return m;
-  };
+describe("knative/ as the docs describe it", () => {
   type Container = { env: { name: string; value: string }[]; readinessProbe?: Record<string, unknown>; livenessProbe?: unknown; securityContext: Record<string, unknown> };
   const service = (fn: string) => {
     const s = services.find((x) => x.metadata.name === `poolrelay-${fn}`);
@@ -93,7 +87,7 @@ describe("knative/ as the README describes it", () => {
     expect(s.metadata.labels["networking.knative.dev/visibility"]).toBe("cluster-local");
   });
 
-  it.each(FUNCTIONS)("%s takes several requests per pod, within the README's containerConcurrency range", (fn) => {
+  it.each(FUNCTIONS)("%s takes several requests per pod, within the docs' containerConcurrency range", (fn) => {
     const [, low, high] = claim(/take several requests per pod \(`containerConcurrency` (\d+)-(\d+) for eligibility, apply and status/);
     const concurrency = service(fn).spec.template.spec.containerConcurrency;
     expect(concurrency).toBeGreaterThanOrEqual(Number(low));
@@ -109,7 +103,7 @@ describe("knative/ as the README describes it", () => {
   it.each([...FUNCTIONS, "dead-letter"])("%s: INVOCATION_DEADLINE_SECONDS is the README's, below the Service's timeout and the Trigger's", (fn) => {
     const [, deadlines] = claim(/set below its Knative Service's timeout and its Trigger's per-attempt timeout \(([^)]*)\)/);
     const documented = new RegExp(`\\b${fn} (\\d+) s\\b`).exec(deadlines!);
-    expect(documented, `the README names ${fn}'s deadline`).not.toBeNull();
+    expect(documented, `the docs name ${fn}'s deadline`).not.toBeNull();
     const deadline = Number(envOf(service(fn))["INVOCATION_DEADLINE_SECONDS"]);
     expect(deadline).toBe(Number(documented![1]));
     expect(deadline).toBeLessThan(service(fn).spec.template.spec.timeoutSeconds);
@@ -117,13 +111,14 @@ describe("knative/ as the README describes it", () => {
     if (t) expect(deadline * 1000).toBeLessThan(durationMs(t.spec.delivery.timeout));
   });
 
-  it("the dead-letter logger takes the README's containerConcurrency", () => {
+  it("the dead-letter logger takes the docs' containerConcurrency", () => {
     const [, documented] = claim(/(\d+) for the dead-letter logger/);
     expect(service("dead-letter").spec.template.spec.containerConcurrency).toBe(Number(documented));
   });
 
-  it("the README's defaults of RESYNC_PERIOD_SECONDS and RESYNC_SLOTS are the code's", () => {
-    const [, period, slots] = claim(/`RESYNC_PERIOD_SECONDS` \(default (\d+);.*?`RESYNC_SLOTS` \(default (\d+);/);
+  it("the docs' defaults of RESYNC_PERIOD_SECONDS and RESYNC_SLOTS are the code's", () => {
+    const documented = (v: string) => /^`(\d+)`/.exec(configurationTable().find((r) => r.variable === v)!.default)![1];
+    const [period, slots] = [documented("RESYNC_PERIOD_SECONDS"), documented("RESYNC_SLOTS")];
     expect(parseConfig({})).toMatchObject({ resyncPeriodSeconds: Number(period), resyncSlots: Number(slots) });
   });
 
@@ -139,9 +134,11 @@ describe("knative/ as the README describes it", () => {
     });
   });
 
-  it("ticks the resync every RESYNC_PERIOD_SECONDS: the PingSource schedule, the eligibility Service's env and the README agree", () => {
+  it("ticks the resync every RESYNC_PERIOD_SECONDS: the PingSource schedule, the eligibility Service's env and the docs agree", () => {
     const [, minutes] = claim(/a PingSource tick every (\d+) minutes/);
-    const [, documentedPeriod] = claim(/`RESYNC_PERIOD_SECONDS` \(default \d+; `knative\/` sets (\d+), which must match the PingSource schedule\)/);
+    const periodRow = configurationTable().find((r) => r.variable === "RESYNC_PERIOD_SECONDS")!;
+    const [, documentedPeriod] = /`knative\/` sets (\d+)/.exec(periodRow.default)!;
+    expect(periodRow.range).toContain("must match the PingSource schedule");
     const [, documentedSlots] = claim(/`RESYNC_SLOTS=(\d+)`/);
     const ping = docs("knative/pingsource.yaml").find((d) => d.kind === "PingSource");
     const every = /^\*\/(\d+) \* \* \* \*$/.exec(ping.spec.schedule);

@@ -222,7 +222,7 @@ describe("every event a function sends, the SDK reads and validates strictly", (
   });
 });
 
-describe("why the functions keep their own parser: the SDK's readers are lenient (the README's measurements)", () => {
+describe("why the functions keep their own parser: the SDK's readers are lenient (the measurements in docs/cli.md)", () => {
   const structured = (event: Record<string, unknown>) => HTTP.toEvent({ headers: { "content-type": CONSTANTS.MIME_CE_JSON }, body: JSON.stringify(event) }) as CloudEvent<unknown>;
   const binary = (headers: Record<string, string>) => HTTP.toEvent({ headers: { "content-type": "application/json", ...headers }, body: "{}" }) as CloudEvent<unknown>;
   const base = { "ce-specversion": "1.0", "ce-id": "1", "ce-type": "t", "ce-source": "/s" };

@@ -1,5 +1,5 @@
-// README claims checked against the behaviour, with the expectations read from the README and the
-// CRD YAML themselves (never from the code's own constants): the reserved env names, the
+// Claims of the README and docs/ checked against the behaviour, with the expectations read from the
+// documentation and the CRD YAML themselves (never from the code's own constants): the reserved env names, the
 // DGD_API_VERSION setting, the admission messages `poolrelay render` reports, and the column
 // `-o wide` adds.
 import { readFileSync } from "node:fs";
@@ -15,24 +15,18 @@ import { parseConfig, type Config } from "../../shared/config.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
 import { KubeClient, type KubeObject } from "../../shared/kube/client.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
+import { claim, configurationTable } from "../docs-text.ts";
 import { FakeKube } from "./fake-kube.ts";
 
 const read = (f: string) => readFileSync(new URL(`../../${f}`, import.meta.url), "utf8");
-/** The README as one line of prose per paragraph: claims wrap across lines. */
-const README = read("README.md").replace(/\s*\n\s*/g, " ");
 const NOW = "2026-03-01T00:00:00Z";
 
-function claim(re: RegExp): RegExpExecArray {
-  const m = re.exec(README);
-  if (!m) throw new Error(`the README no longer says ${re}`);
-  return m;
-}
 
 const reconcile = (namespace: string, name: string): CloudEvent =>
   productEvent(EventType.Reconcile, { namespace, name, cause: "DGDChanged" }, { source: "/test", cause: "r1", time: NOW });
 const context = (kube: KubeClient, config: Config): Context => ({ kube, config, now: () => NOW, emit: async () => {}, sleep: async () => {} });
 
-describe("the reserved env names, as the README lists them", () => {
+describe("the reserved env names, as docs/design.md lists them", () => {
   // "Names the product sets are rejected in `spec.env`: DYN_DC_ID, ..., POD_UID."
   const listed = claim(/Names the product sets are rejected in `spec\.env`: ([A-Z_]+(?:, [A-Z_]+)*)\./)[1]!.split(", ");
   const config = parseConfig({});
@@ -43,7 +37,7 @@ describe("the reserved env names, as the README lists them", () => {
   });
   const dgd = { apiVersion: config.dgdApiVersion, kind: "DynamoGraphDeployment", metadata: { name: "g1", namespace: "team-a" }, spec: { components: [{ name: "w", type: "worker" }] } };
 
-  it("is the list the README documents", () => {
+  it("is the list docs/design.md documents", () => {
     expect(listed).toHaveLength(13);
     expect(listed).toContain("DYN_DC_ID");
   });
@@ -75,8 +69,10 @@ describe("the reserved env names, as the README lists them", () => {
 });
 
 describe("DGD_API_VERSION=nvidia.com/v1alpha1", () => {
-  // "`DGD_API_VERSION` (`nvidia.com/v1beta1`; `nvidia.com/v1alpha1` for older Dynamo operators)"
-  const [, fallback, older] = claim(/`DGD_API_VERSION` \(`([^`]+)`; `([^`]+)` for older Dynamo operators\)/);
+  // The Configuration table: default `nvidia.com/v1beta1`; `nvidia.com/v1alpha1` for older Dynamo operators.
+  const documented = configurationTable().find((r) => r.variable === "DGD_API_VERSION")!;
+  const fallback = /^`([^`]+)`/.exec(documented.default)![1];
+  const older = /`([^`]+)` \(older Dynamo operators/.exec(documented.range)![1];
 
   // The deprecated v1alpha1 shape (spec.services), as an older operator serves it.
   const sample = parseAllDocuments(read("samples/rollout.yaml")).map((d) => d.toJS() as KubeObject);
@@ -100,7 +96,7 @@ describe("DGD_API_VERSION=nvidia.com/v1alpha1", () => {
     }
   }
 
-  it("is the README's older version, the one samples/rollout.yaml's DGD has", () => {
+  it("is the Configuration table's older version, the one samples/rollout.yaml's DGD has", () => {
     expect({ fallback, older }).toEqual({ fallback: "nvidia.com/v1beta1", older: "nvidia.com/v1alpha1" });
     expect(dgd.apiVersion).toBe(older);
   });
@@ -154,8 +150,8 @@ describe("admission messages: `poolrelay render` reports what the CRD's rules sa
     throw new Error("render accepted it");
   }
 
-  it("the CRD carries the rules the README quotes", () => {
-    const quoted = claim(/\*\*Admission messages\*\* \(the CRD's schema and CEL rules; `poolrelay render` reports the same field messages[^)]*\): (.*?) ## `poolrelay`/)[1]!;
+  it("the CRD carries the rules docs/design.md quotes", () => {
+    const quoted = claim(/\*\*Admission messages\*\* \(the CRD's schema and CEL rules; `poolrelay render` reports the same field messages[^)]*\): (.*?) #/)[1]!;
     expect(quoted).toContain(`a name that cannot form the Service name: \`${nameRule.message}\``);
     expect(quoted).toContain(`a reserved env name: \`spec.env[0]: Invalid value: ${envMessage("DYN_DC_ID")}\``);
     expect(spec.required).toContain("image");
@@ -182,7 +178,7 @@ describe("admission messages: `poolrelay render` reports what the CRD's rules sa
   });
 
   it("negative replicas: render says `should be greater than or equal to <minimum>`, as the CRD's `minimum` makes the API server say", () => {
-    // The README: `spec.replicas … should be greater than or equal to 0`.
+    // docs/design.md: `spec.replicas … should be greater than or equal to 0`.
     expect(renderError({ spec: { image: "relay:1", clusterID: "c", replicas: -1 } })).toMatch(new RegExp(`spec\\.replicas\\b.* should be greater than or equal to ${spec.properties.replicas.minimum}`));
   });
 });
@@ -190,7 +186,7 @@ describe("admission messages: `poolrelay render` reports what the CRD's rules sa
 describe("kubectl get dpr, and -o wide", () => {
   const columns = parse(read("crds/nvidia.com_dynamopoolrelays.yaml")).spec.versions[0].additionalPrinterColumns as { name: string; jsonPath: string; priority?: number }[];
 
-  it("shows Ready, Replicas, Endpoint and Age by default, as the README says", () => {
+  it("shows Ready, Replicas, Endpoint and Age by default, as docs/design.md says", () => {
     const [, shown] = claim(/`kubectl get dpr` shows (Ready, Replicas \(ready\/desired, as `kubectl get deploy` shows READY\), Endpoint and Age)/);
     const named = shown!.replace(/ \([^)]*\)/g, "").split(/, | and /);
     expect(columns.filter((c) => (c.priority ?? 0) === 0).map((c) => c.name)).toEqual(named);
@@ -208,10 +204,10 @@ describe("kubectl get dpr, and -o wide", () => {
   });
 });
 
-describe("the status function's batch period, as the README states it", () => {
-  it("is the default of STATUS_BATCH_MS, in both places the README gives it", () => {
+describe("the status function's batch period, as the docs state it", () => {
+  it("is the default of STATUS_BATCH_MS, in docs/design.md and the Configuration table", () => {
     const inPrinciples = Number(claim(/\(`STATUS_BATCH_MS`, default (\d+): none/)[1]);
-    const inConfiguration = Number(claim(/`STATUS_BATCH_MS` \((\d+), up to 10000/)[1]);
+    const inConfiguration = Number(/^`(\d+)`/.exec(configurationTable().find((r) => r.variable === "STATUS_BATCH_MS")!.default)![1]);
     expect([inPrinciples, inConfiguration]).toEqual([parseConfig({}).statusBatchMs, parseConfig({}).statusBatchMs]);
     expect(() => parseConfig({ STATUS_BATCH_MS: "10001" })).toThrow(/STATUS_BATCH_MS/);
     expect(parseConfig({ STATUS_BATCH_MS: "0" }).statusBatchMs).toBe(0);
