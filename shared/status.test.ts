@@ -53,6 +53,13 @@ describe("computeStatus", () => {
     expect(cond(s, "ListenerAvailable")?.message).toBe("2 ready Relay endpoints behind the Service");
   });
 
+  it("takes each count from the Deployment's own field, when its four counts all differ (a rollout under minReadySeconds)", () => {
+    // 4 pods, 2 of the new template; 3 are Ready, only 1 has been Ready for minReadySeconds (available).
+    const counting = { metadata: { generation: 4 }, status: { observedGeneration: 4, replicas: 4, updatedReplicas: 2, readyReplicas: 3, availableReplicas: 1 } };
+    const s = status({ deployment: counting, service: ours, endpointSlices: slices(true, true, true) }, { replicas: 2 });
+    expect(s).toMatchObject({ replicas: 4, readyReplicas: 3, readyOfDesired: "3/2" });
+  });
+
   it.each([
     { name: "all desired pods Ready", observed: { deployment: rolledOut, service: ours, endpointSlices: slices(true, true) }, replicas: 2, expected: "2/2" },
     { name: "no Deployment yet", observed: { endpointSlices: [] }, replicas: 2, expected: "0/2" },
