@@ -3,6 +3,7 @@
  * about. Input a function cannot handle is a permanent failure, with the HTTP status to answer.
  */
 import type { CloudEvent } from "./cloudevent.ts";
+import { Reason } from "./conditions.ts";
 import { MAX_DGD_NAME_LENGTH, canPair } from "./names.ts";
 import { APISERVER_TYPES, ApiServerObject, AppliedData, EventType, ReconcileData, RejectedData, SourceEventType, WithdrawnData, childOwnerKey, parseData, type DprKey } from "./events.ts";
 import { lastWrittenByApply } from "./last-write.ts";
@@ -118,7 +119,7 @@ export function classifyForStatus(event: CloudEvent): Classified<StatusInput> {
     const report = data(event, (e) => parseData(e, RejectedData));
     if (!report.ok) return report;
     const { namespace, name, reason, uid, generation, message } = report.value;
-    const failure = reason === "ApplyFailed" ? { failure: { uid, generation, message } } : {};
+    const failure = reason === Reason.ApplyFailed ? { failure: { uid, generation, message } } : {};
     return { ok: true, value: { key: { namespace, name }, changed: [], report: true, ...failure } };
   }
   if (event.type === EventType.Applied || event.type === EventType.Withdrawn) {

@@ -4,6 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import type { CloudEvent, Parsed } from "./cloudevent.ts";
+import { REJECTED_REASONS } from "./conditions.ts";
 import { formatIssues } from "./issues.ts";
 import { DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_INSTANCE, LABEL_MANAGED_BY, MAX_DGD_NAME_LENGTH, PRODUCT, canPair } from "./names.ts";
 import * as z from "./zod.ts";
@@ -70,7 +71,7 @@ export const WithdrawnData = z.extend(Outcome, {
 export type WithdrawnData = z.infer<typeof WithdrawnData>;
 
 /** InvalidSpec: the core rejected the spec. ApplyFailed: the API server refused a child (e.g. an invalid toleration). */
-export const RejectedData = z.extend(Outcome, { reason: z.enum(["InvalidSpec", "ApplyFailed"]), message: z.string() });
+export const RejectedData = z.extend(Outcome, { reason: z.enum(REJECTED_REASONS), message: z.string() });
 export type RejectedData = z.infer<typeof RejectedData>;
 
 /** The object an ApiServerSource (Resource mode) sends: only its identity is used, as a hint. */

@@ -12,7 +12,7 @@
 import { createHash } from "node:crypto";
 import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
 import { APPLIED_HASH, absentWhenPlanned } from "./apply-plan.ts";
-import { ConditionType } from "./conditions.ts";
+import { ConditionType, type RejectedReason } from "./conditions.ts";
 import { API_VERSION, KIND, PRODUCT } from "./names.ts";
 
 /** What happened, before it is addressed to a DynamoPoolRelay. */
@@ -132,7 +132,7 @@ export function withdrawn(serviceName: string, serviceUid: string, why: string):
 }
 
 /** The spec rejected, by the core or by the API server: reported once per generation. */
-export function rejected(reason: "InvalidSpec" | "ApplyFailed", message: string): Occurrence {
+export function rejected(reason: RejectedReason, message: string): Occurrence {
   return { type: "Warning", reason, message, identity: [reason] };
 }
 

@@ -13,7 +13,7 @@
  * version the status found it at, without reading any child (sourcesOnly): the decision there is
  * made from the DGD apply read, never from a payload.
  */
-import { ConditionType, Reason } from "./conditions.ts";
+import { ConditionType, Reason, readyReason } from "./conditions.ts";
 import { decide, decideFor, type Decision, type DecisionSettings } from "./decide.ts";
 import type { ReconcileCause } from "./events.ts";
 import { DynamoPoolRelay, type DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
@@ -25,9 +25,6 @@ export interface ObservedDpr {
 
 const conditionOf = (status: DynamoPoolRelayStatus, type: ConditionType) => status.conditions?.find((c) => c.type === type);
 
-/** Ready reasons that say the children do not carry the decision (yet), or cannot. */
-const UNSETTLED: readonly string[] = [Reason.Reconciling, Reason.ApplyFailed, Reason.ForeignChild];
-
 /**
  * The stored status, when it vouches for the children: computed for the current generation from
  * children that carried its decision, with Eligible and Ready shown and nothing pending.
@@ -36,7 +33,7 @@ function settledStatus(dpr: ObservedDpr): DynamoPoolRelayStatus | undefined {
   const status = dpr.status;
   if (status?.observedGeneration === undefined || status.observedGeneration !== (dpr.metadata.generation ?? 1)) return undefined;
   const ready = conditionOf(status, ConditionType.Ready);
-  if (!conditionOf(status, ConditionType.Eligible) || !ready || UNSETTLED.includes(ready.reason)) return undefined;
+  if (!conditionOf(status, ConditionType.Eligible) || !ready || readyReason(ready.reason)?.vouches === false) return undefined;
   return status;
 }
 

@@ -13,7 +13,7 @@
  */
 import { createHash } from "node:crypto";
 import { ResyncColumn } from "./api/columns.ts";
-import { ConditionType, Reason } from "./conditions.ts";
+import { ConditionType, Reason, readyReason } from "./conditions.ts";
 import { keyString, type DprKey } from "./events.ts";
 
 export interface ResyncCandidate {
@@ -68,9 +68,6 @@ export function candidatesOf(table: TablePage): ResyncCandidate[] {
 }
 
 export type ResyncReason = "Unobserved" | "Blocked" | "Settling" | "Periodic";
-
-/** Ready reasons that only the children's own changes end (shared/status.ts, readiness). */
-const SETTLING: readonly string[] = [Reason.Reconciling, Reason.ServiceNotPublished, Reason.RolloutPending, Reason.ListenerUnavailable];
 
 export interface ResyncDue {
   key: DprKey;
@@ -128,8 +125,10 @@ export function observedInEvent(observed: unknown, deleted: boolean): boolean {
 export function resyncReason(dpr: ResyncCandidate, tick: number, slots: number): ResyncReason | undefined {
   if (unobserved(dpr)) return "Unobserved";
   const ready = readyOf(dpr);
-  if (ready?.reason === Reason.ForeignChild) return "Blocked";
-  if (ready?.status === "False" && SETTLING.includes(ready.reason ?? "")) return "Settling";
+  // Reasons that events may never end are retried every tick (shared/conditions.ts, READY_REASONS).
+  const wait = readyReason(ready?.reason)?.resync;
+  if (wait === "Blocked") return "Blocked";
+  if (wait === "Settling" && ready?.status === "False") return "Settling";
   if (slotOf(keyString(keyOf(dpr)), slots) === tick % slots) return "Periodic";
   return undefined;
 }

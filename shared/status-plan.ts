@@ -8,7 +8,7 @@ import { desiredChildren, foreignChildren, reflectsDecision, type LiveObject } f
 import { controlledBy } from "./ownership.ts";
 import { stableJson } from "./connection-revision.ts";
 import type { ReportedFailure } from "./classify.ts";
-import { ConditionType, Reason } from "./conditions.ts";
+import { ConditionType, Reason, readyReason } from "./conditions.ts";
 import type { Decision, DecisionSettings } from "./decide.ts";
 import { recordedDecision } from "./no-op.ts";
 import { AS_STORED, computeStatus, rolledOut, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
@@ -133,20 +133,6 @@ export function readsService(status: DynamoPoolRelayStatus | undefined, changed:
 }
 
 /**
- * Whether the Relay Deployment is shown in the stored status already: at the status's Ready
- * reason, whether a replica of its current template is available (shared/status.ts, rolledOut)
- * counts only from `RolloutPending` on; before it in the order, only the replica counts show.
- * Any other reason (one this product does not write with a decision the status vouches for): no.
- */
-const ROLLOUT_SHOWN: ReadonlyMap<string, boolean | "either"> = new Map<string, boolean | "either">([
-  [Reason.NotEligible, "either"],
-  [Reason.ServiceNotPublished, "either"],
-  [Reason.RolloutPending, false],
-  [Reason.ListenerUnavailable, true],
-  [Reason.Ready, true],
-]);
-
-/**
  * Whether a change of the Relay Deployment alone, as its event carries it, changes nothing the
  * stored status shows, under the decision that status vouches for (shownOnly): the status's
  * replica counts, whether a replica of the current template is available (as its Ready reason
@@ -162,7 +148,8 @@ export function deploymentShown(dpr: StatusPlanInput["dpr"], decision: Decision,
   const counts = deployment.status ?? {};
   if ((counts.replicas ?? 0) !== status.replicas || (counts.readyReplicas ?? 0) !== status.readyReplicas) return false;
   if (decision.action === "apply" && !reflectsDecision(decision, desiredChildren(decision), new Map([["Deployment", deployment]]), dpr.metadata.uid)) return false;
-  const shown = ROLLOUT_SHOWN.get(status.conditions?.find((c) => c.type === ConditionType.Ready)?.reason ?? "");
+  // What the status's Ready reason shows of the rollout (shared/conditions.ts, READY_REASONS).
+  const shown = readyReason(status.conditions?.find((c) => c.type === ConditionType.Ready)?.reason)?.rolledOut;
   return shown === "either" || shown === rolledOut(deployment);
 }
 
