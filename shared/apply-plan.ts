@@ -8,7 +8,7 @@ import { stableJson } from "./connection-revision.ts";
 import { controlledBy } from "./ownership.ts";
 import { sameQuantity } from "./quantity.ts";
 import type { Decision } from "./decide.ts";
-import type { VouchedSources } from "./no-op.ts";
+import type { VouchedSources } from "./vouched-status.ts";
 import { renderChildren, type KubeObject } from "./render/index.ts";
 import { sha256Hex } from "./sources-document.ts";
 
@@ -166,7 +166,7 @@ export function planAbsent(dpr: { status?: { sourcesRevision?: string; replicas?
 }
 
 /**
- * The plan of a rollout that reads no child (shared/no-op.ts, sourcesOnly): every child but the
+ * The plan of a rollout that reads no child (shared/vouched-status.ts, sourcesOnly): every child but the
  * ConfigMap is as the stored status vouched; the ConfigMap is written, over the version the status
  * found it at and so forced as a child this DynamoPoolRelay controls, only when the decision's
  * sources document is not the one it carries.

@@ -26,7 +26,7 @@ function data<T>(event: CloudEvent, parse: (e: CloudEvent) => { ok: true; value:
 /**
  * `unpairable`: a DGD whose name no DynamoPoolRelay can have, so there is nothing to read. A DGD or
  * DynamoPoolRelay event carries the object as the source saw it (`observed`, absent for a delete):
- * a hint that may only ever skip work (shared/no-op.ts, observedInEvent), never feed a write.
+ * a hint that may only ever skip work (shared/vouched-status.ts, changesNothing; shared/resync.ts, observedInEvent), never feed a write.
  */
 export type EligibilityInput =
   | { kind: "dgd"; key: DprKey; observed: unknown }

@@ -59,7 +59,7 @@ export type Reason = (typeof Reason)[keyof typeof Reason];
 export interface ReadyReasonRule {
   /**
    * A stored status with this reason vouches that the children carry its decision, so a run may
-   * take that decision from it instead of reading them (shared/no-op.ts). Not while the
+   * take that decision from it instead of reading them (shared/vouched-status.ts). Not while the
    * children do not carry it yet, cannot (refused), or someone else's child blocks them.
    */
   vouches: boolean;

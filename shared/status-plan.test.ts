@@ -71,7 +71,7 @@ describe("planStatus", () => {
     expect(caughtUp.status.conditions!.find((c) => c.type === "Ready")?.reason).toBe("RolloutPending");
   });
 
-  it("records the version of the ConfigMap it found carrying the sources, a rollout's precondition (shared/no-op.ts)", () => {
+  it("records the version of the ConfigMap it found carrying the sources, a rollout's precondition (shared/vouched-status.ts)", () => {
     expect(live.ConfigMap.metadata["resourceVersion"]).toBe("104");
     expect(plan().status.sourcesResourceVersion).toBe("104");
     // Not read (the stored status vouched for it): as stored.

@@ -10,7 +10,7 @@ import { stableJson } from "./connection-revision.ts";
 import type { ReportedFailure } from "./classify.ts";
 import { ConditionType, Reason, readyReason } from "./conditions.ts";
 import type { Decision, DecisionSettings } from "./decide.ts";
-import { recordedDecision } from "./no-op.ts";
+import { recordedDecision } from "./vouched-status.ts";
 import { AS_STORED, computeStatus, rolledOut, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
 
 export interface StatusPlanInput {
@@ -100,7 +100,7 @@ const SHOWN_KINDS: readonly string[] = ["Deployment", "Service", "EndpointSlice"
  * comes when apply did not show what its writes make: shared/classify.ts, StatusInput.report),
  * on a change of only the children status shows (the Deployment's counts
  * as pods start, the EndpointSlices, the Service) under a stored status that vouches for the
- * decision and the other children (shared/no-op.ts, recordedDecision). The Deployment, and the
+ * decision and the other children (shared/vouched-status.ts, recordedDecision). The Deployment, and the
  * Service on its own change (readsService), are still judged against that decision (a hand edit is
  * drift), and rendered from the DynamoPoolRelay and its connection revision alone, as they always are. Undefined: read the DGD
  * and every child. Their own events (the ConfigMap's) read them all; kinds that send none
@@ -154,7 +154,7 @@ export function deploymentShown(dpr: StatusPlanInput["dpr"], decision: Decision,
 }
 
 /**
- * The status once apply wrote the sources document alone (shared/no-op.ts, sourcesOnly): the
+ * The status once apply wrote the sources document alone (shared/vouched-status.ts, sourcesOnly): the
  * stored one, which vouched for every other child, with the worker namespaces, the sources
  * revision and the version of the ConfigMap as its write returned it.
  */
@@ -163,7 +163,7 @@ export function sourcesStatus(dpr: StatusPlanInput["dpr"], decision: Extract<Dec
   return { status, write: stableJson(status) !== stableJson(dpr.status ?? {}), reflects: true, drift: false };
 }
 
-/** The version a ConfigMap that is this DynamoPoolRelay's was read at: what a rollout writes over (shared/no-op.ts). */
+/** The version a ConfigMap that is this DynamoPoolRelay's was read at: what a rollout writes over (shared/vouched-status.ts). */
 function sourcesVersion(configMap: LiveObject | undefined, dprUid: string | undefined): { sourcesResourceVersion?: string } {
   const version = configMap?.metadata["resourceVersion"];
   return configMap && controlledBy(configMap, dprUid) && typeof version === "string" ? { sourcesResourceVersion: version } : {};

@@ -7,7 +7,7 @@
  * Kubernetes Event when something happened; when it wrote nothing and the status already shows
  * these children, it replies nothing. A DGD change the stored status vouches can have changed
  * only the sources document (a rollout) reads no child and writes only the ConfigMap
- * (shared/no-op.ts, sourcesOnly); children a status never showed are created unread, each only if
+ * (shared/vouched-status.ts, sourcesOnly); children a status never showed are created unread, each only if
  * absent (shared/apply-plan.ts, planAbsent).
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
@@ -19,7 +19,7 @@ import { EventType, productEvent, type EmitContext, type ReconcileCause, type Re
 import { Reporter, applied, foreignChildren, rejected, renderEvent, withdrawn, type Occurrence } from "../../shared/k8s-events.ts";
 import { ApiError, isConflict } from "../../shared/kube/errors.ts";
 import { APPLY_FIELD_MANAGER, API_VERSION, KIND, childName } from "../../shared/names.ts";
-import { sourcesOnly, type VouchedSources } from "../../shared/no-op.ts";
+import { sourcesOnly, type VouchedSources } from "../../shared/vouched-status.ts";
 import { ownership } from "../../shared/ownership.ts";
 import type { KubeObject } from "../../shared/render/index.ts";
 import { changeObserved, unobserved } from "../../shared/resync.ts";
@@ -173,7 +173,7 @@ async function writeChildren(ctx: Context, plan: ApplyPlan): Promise<Map<string,
 }
 
 /**
- * A rollout (shared/no-op.ts, sourcesOnly): the stored status vouches for every child, and for the
+ * A rollout (shared/vouched-status.ts, sourcesOnly): the stored status vouches for every child, and for the
  * ConfigMap at the version it found it at. The next sources document is written over that very
  * version (or creates the ConfigMap if it went: the API server's apply does, whatever the
  * version), and the status shown with it; undefined when the ConfigMap changed since (409) or the

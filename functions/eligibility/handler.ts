@@ -11,7 +11,7 @@
  */
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForEligibility, type EligibilityInput } from "../../shared/classify.ts";
-import { changesNothing, type ObservedDpr } from "../../shared/no-op.ts";
+import { changesNothing, type ObservedDpr } from "../../shared/vouched-status.ts";
 import { API_VERSION, KIND } from "../../shared/names.ts";
 import { EventType, productEvent, type DprKey, type ReconcileCause } from "../../shared/events.ts";
 import { settleBounded } from "../../shared/concurrency.ts";

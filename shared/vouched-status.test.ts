@@ -4,7 +4,7 @@ import { appliedHashes, liveChildren } from "../test/live-children.ts";
 import { desiredChildren } from "./apply-plan.ts";
 import { decide, type Decision, type DecisionSettings } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
-import { changesNothing, sourcesOnly, type ObservedDpr } from "./no-op.ts";
+import { changesNothing, sourcesOnly, type ObservedDpr } from "./vouched-status.ts";
 import { planStatus } from "./status-plan.ts";
 
 const NOW = "2026-02-01T00:00:00Z";

@@ -1,17 +1,7 @@
 /**
- * Whether a DynamoGraphDeployment event can change nothing for its DynamoPoolRelay, decided
- * without reading the DGD: the decision made from the DGD the event carries is the one the status
- * says the children already carry, for the DynamoPoolRelay's current generation. The Dynamo
- * operator rewrites a DGD's status on every replica or condition change; each rewrite is an
- * update event, and this is what lets eligibility answer it with its one read.
- *
- * The payload only ever skips work, never writes: a payload that differs from what the status
- * records (stale, or newer) leads to a full reconcile, which reads the truth. A payload that
- * matches while the live DGD has moved on is followed by the event of that move.
- *
- * The same word of the status lets apply, for a DGD change, write only the ConfigMap, over the
- * version the status found it at, without reading any child (sourcesOnly): the decision there is
- * made from the DGD apply read, never from a payload.
+ * What a DynamoPoolRelay's stored status vouches for: the children carry its decision. On that word
+ * eligibility skips a DGD event that changes nothing (changesNothing), apply writes a rollout's
+ * ConfigMap alone (sourcesOnly), and status takes the decision without the DGD (recordedDecision).
  */
 import { ConditionType, Reason, readyReason } from "./conditions.ts";
 import { decide, decideFor, type Decision, type DecisionSettings } from "./decide.ts";
@@ -91,6 +81,11 @@ export function recordedDecision(rawDpr: unknown, settings: DecisionSettings): E
 }
 
 /**
+ * Whether a DGD event changes nothing, decided from the DGD it carries without reading it: the
+ * Dynamo operator rewrites a DGD's status on every replica change, and each rewrite is an event.
+ * The payload only ever skips work: one that differs from what the status records leads to a full
+ * reconcile, and a live DGD that moved on since sends the event of that move.
+ *
  * @param dgd the DGD as the event carries it; undefined for a delete event (the DGD is gone)
  */
 export function changesNothing(dpr: ObservedDpr, dgd: unknown, settings: DecisionSettings): boolean {
