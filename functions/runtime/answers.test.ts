@@ -3,6 +3,8 @@
 // failures (a 409 conflict on an apply, a reset connection, a request that never completes, an
 // invocation past its deadline) and a fake sink for the resync's emits (refused, unreachable,
 // unset). No wall clock: the request timeout runs on fake timers, the deadline on a fake clock.
+// The fake sink honours the abort signal as sinkPost does (a post whose signal aborts is cut, one
+// begun with an aborted signal sends nothing), so a post the emitter makes past the deadline shows.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -12,7 +14,7 @@ import { EventType, productEvent } from "../../shared/events.ts";
 import { KubeClient, REQUEST_TIMEOUT_MS, type Clock } from "../../shared/kube/client.ts";
 import { FakeKube } from "../../test/unit/fake-kube.ts";
 import { apply } from "../apply/handler.ts";
-import { eligibility } from "../eligibility/handler.ts";
+import { EMIT_CONCURRENCY, eligibility, PAGE } from "../eligibility/handler.ts";
 import type { Handler } from "./handler.ts";
 import { serve, type Environment } from "./serve.ts";
 import { sinkPost, type SinkPost } from "./sink.ts";
@@ -120,6 +122,36 @@ describe("transient API failures are answered 503, through the shell", () => {
   });
 });
 
+/**
+ * A sink as sinkPost is one: each post is answered by `answer` (by the code it resolves with, or
+ * by its failure), unless the post's signal aborts first, which cuts it; a post begun with its
+ * signal aborted already is refused at once, as node:http refuses it. `begun` records every post
+ * by subject and whether its signal had aborted when it began; `taken`, the posts the sink answered.
+ */
+function fakeSink(answer: (subject: string) => Promise<number>) {
+  const begun: { subject: string; aborted: boolean }[] = [];
+  const taken: string[] = [];
+  const post: SinkPost = (_url, headers, _body, signal) => {
+    const subject = headers["ce-subject"]!;
+    begun.push({ subject, aborted: signal.aborted });
+    if (signal.aborted) return Promise.reject(new DOMException("This operation was aborted", "AbortError"));
+    return new Promise<number>((resolve, reject) => {
+      const cut = () => reject(new DOMException("This operation was aborted", "AbortError"));
+      signal.addEventListener("abort", cut, { once: true });
+      answer(subject).then(
+        (code) => {
+          signal.removeEventListener("abort", cut);
+          if (signal.aborted) return;
+          taken.push(subject);
+          resolve(code);
+        },
+        (err: unknown) => (signal.removeEventListener("abort", cut), reject(err)),
+      );
+    });
+  };
+  return { post, begun, taken };
+}
+
 describe("a resync tick whose requests the sink does not take is answered 503, so the Broker redelivers it", () => {
   const tick: CloudEvent = { specversion: "1.0", id: "p1", type: "dev.knative.sources.ping", source: "/apis/v1/namespaces/dynamo-system/pingsources/poolrelay-resync", time: NOW, datacontenttype: "application/json", extensions: {}, data: {} };
   /** Two DynamoPoolRelays whose generations are not yet observed: both due. */
@@ -131,37 +163,80 @@ describe("a resync tick whose requests the sink does not take is answered 503, s
     { name: "refuses them (503)", answer: 503 },
     { name: "accepts none (404, no such Broker)", answer: 404 },
   ])("the sink $name: 503", async ({ answer: code }) => {
-    const sent: string[] = [];
-    const post: SinkPost = async (_url, headers) => (sent.push(headers["ce-subject"]!), code);
+    const { post, taken } = fakeSink(async () => code);
     const { answer, log } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({ K_SINK: SINK }), post }, tick);
-    expect(sent.sort()).toEqual(["team-a/g1", "team-a/g2"]);
+    expect(taken.sort()).toEqual(["team-a/g1", "team-a/g2"]);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body).error).toMatch(new RegExp(`2 of 2 reconcile requests failed, 0 sent .*: the sink answered ${code} to event`));
     expect(log).toMatchObject({ function: "eligibility", status: 503 });
   });
 
   it("the sink is unreachable: 503", async () => {
-    const post: SinkPost = async () => {
+    const { post } = fakeSink(async () => {
       throw new Error("connect ECONNREFUSED 10.96.0.10:80");
-    };
+    });
     const { answer } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({ K_SINK: SINK }), post }, tick);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body).error).toMatch(/2 of 2 reconcile requests failed.*the sink .* is unreachable: connect ECONNREFUSED/);
   });
 
   it("K_SINK is not set (no SinkBinding): 503, naming the variable, and nothing is sent", async () => {
-    const post: SinkPost = async () => {
-      throw new Error("no sink: nothing may be sent");
-    };
+    const { post, begun } = fakeSink(async () => 202);
     const { answer } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({}), post }, tick);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body).error).toMatch(/2 of 2 reconcile requests failed.*K_SINK is not set/);
+    expect(begun).toEqual([]);
   });
 
   it("all taken: 204, no reply", async () => {
-    const post: SinkPost = async () => 202;
+    const { post, taken } = fakeSink(async () => 202);
     const { answer, log } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({ K_SINK: SINK }), post }, tick);
     expect(answer.status).toBe(204);
     expect(log).toMatchObject({ decision: "Resync", emitted: 2, failed: 0 });
+    expect(taken.sort()).toEqual(["team-a/g1", "team-a/g2"]);
+  });
+});
+
+describe("a resync tick that outlasts its deadline emits nothing after it", () => {
+  const tick: CloudEvent = { specversion: "1.0", id: "p2", type: "dev.knative.sources.ping", source: "/apis/v1/namespaces/dynamo-system/pingsources/poolrelay-resync", time: NOW, datacontenttype: "application/json", extensions: {}, data: {} };
+  const SINK = "http://broker-ingress.knative-eventing.svc.cluster.local/dynamo-system/dynamo-pool-relay";
+  /** `n` DynamoPoolRelays whose generations are not yet observed: all due. */
+  const listed = (n: number) => new FakeKube(Array.from({ length: n }, (_, i) => ({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name: `g${i}`, namespace: "team-a", uid: `u${i}`, generation: 1 } })));
+  /** A deadline of 100 ms (the least allowed), on the wall clock: the timer serve() arms is what aborts the posts. */
+  const config = parseConfig({ K_SINK: SINK, INVOCATION_DEADLINE_SECONDS: "0.1" });
+
+  it("cuts the posts in flight at the deadline: a sink slower than the deadline takes none, and the answer is 503", async () => {
+    // Answers after 1 s: past the deadline, within the test's time.
+    const sink = fakeSink(() => new Promise((r) => setTimeout(() => r(202), 1_000)));
+    const { answer, log } = await invoke("eligibility", eligibility, { kube: async () => listed(2).client, config, post: sink.post }, tick);
+    expect(sink.begun.map((b) => b.subject).sort()).toEqual(["team-a/g0", "team-a/g1"]);
+    expect(sink.taken).toEqual([]);
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body).error).toMatch(/2 of 2 reconcile requests failed, 0 sent/);
+    expect(log).toMatchObject({ status: 503, deadlineExceeded: true });
+  });
+
+  it("begins no post once the deadline has passed: the requests still queued fail unsent", async () => {
+    // More due than EMIT_CONCURRENCY: the first EMIT_CONCURRENCY wait on the sink, which answers
+    // none before the deadline; the rest come after it.
+    const due = EMIT_CONCURRENCY + 3;
+    const sink = fakeSink(() => new Promise(() => {}));
+    const { answer, log } = await invoke("eligibility", eligibility, { kube: async () => listed(due).client, config, post: sink.post }, tick);
+    expect(sink.begun).toHaveLength(EMIT_CONCURRENCY);
+    expect(sink.begun.filter((b) => b.aborted)).toEqual([]);
+    expect(sink.taken).toEqual([]);
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body).error).toMatch(new RegExp(`${due} of ${due} reconcile requests failed, 0 sent`));
+    expect(log).toMatchObject({ status: 503, deadlineExceeded: true });
+  });
+
+  it("reads no page of the listing after the deadline: the tick ends with the deadline's error", async () => {
+    // The first page's requests wait on the sink past the deadline; the second page comes after it.
+    const sink = fakeSink(() => new Promise(() => {}));
+    const { answer, log } = await invoke("eligibility", eligibility, { kube: async () => listed(PAGE + 1).client, config, post: sink.post }, tick);
+    expect(sink.begun).toHaveLength(EMIT_CONCURRENCY);
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body).error).toMatch(/^listTablePages: not sent, the invocation's deadline has passed/);
+    expect(log).toMatchObject({ status: 503, deadlineExceeded: true, reads: 1, writes: 0 });
   });
 });

@@ -40,15 +40,30 @@ export class FakeKube {
     return this as unknown as KubeClient;
   }
 
-  fork(): KubeClient {
-    return this.client;
+  /**
+   * As the adapter's fork for one invocation: once `signal` aborts (its deadline has passed) every
+   * call fails unsent, a page of a LIST being read included, and is not recorded. Calls and
+   * objects are shared with this fake.
+   */
+  fork(invocation: { signal?: AbortSignal } = {}): KubeClient {
+    const { signal } = invocation;
+    if (!signal) return this.client;
+    const view = Object.create(this) as FakeKube;
+    view.unsent = (what) => {
+      if (signal.aborted) throw new ApiError(0, "DeadlineExceeded", `${what}: not sent, the invocation's deadline has passed`);
+    };
+    return view.client;
   }
+
+  /** Throws for a call that is not to be sent (a fork's, past its deadline). */
+  private unsent(_what: string): void {}
 
   /** Kinds read (get, list) before any read of a DynamoPoolRelay had been answered. */
   readonly readBeforeDpr: string[] = [];
   private dprAnswered = false;
 
   private record(call: Call): void {
+    this.unsent(call.op);
     this.calls.push(call);
     if (!this.dprAnswered && (call.op === "get" || call.op === "list")) {
       const kind = call.op === "get" ? call.ref.kind : call.kind;
@@ -80,7 +95,11 @@ export class FakeKube {
   async *listTablePages<T = unknown>(apiVersion: string, kind: string, limit: number): AsyncGenerator<T> {
     this.record({ op: "listTablePages", apiVersion, kind, limit });
     const all = [...this.objects.values()].filter((o) => o.apiVersion === apiVersion && o.kind === kind);
-    for (let i = 0; i < all.length; i += limit) yield dprTable(all.slice(i, i + limit) as Parameters<typeof dprTable>[0]) as Awaited<T>;
+    for (let i = 0; i < all.length; i += limit) {
+      // Each page after the first is a request of its own.
+      if (i > 0) this.unsent("listTablePages");
+      yield dprTable(all.slice(i, i + limit) as Parameters<typeof dprTable>[0]) as Awaited<T>;
+    }
   }
 
   async apply<T = KubeObject>(object: KubeObject, fieldManager: string, options: { force?: boolean; dryRun?: boolean } = {}): Promise<T> {
