@@ -155,12 +155,15 @@ export const absentWhenPlanned = (child: { metadata: { resourceVersion?: string 
   child.metadata.resourceVersion === undefined || child.metadata.resourceVersion === NO_STORED_VERSION;
 
 /**
- * The plan for children the stored status never showed (no sources revision, no Relay replica: a
- * new DynamoPoolRelay, or one only ever withdrawn): most likely all absent, so each is created
- * without being read, and only if absent. One that exists refuses, and every child is read.
+ * No status showed these children (no sources revision, no Relay replica: a new DynamoPoolRelay,
+ * or one only ever withdrawn): most likely all absent, so apply creates them unread (planAbsent).
  */
-export function planAbsent(dpr: { status?: { sourcesRevision?: string; replicas?: number } }, desired: readonly KubeObject[]): ApplyPlan | undefined {
-  if (dpr.status?.sourcesRevision !== undefined || (dpr.status?.replicas ?? 0) > 0) return undefined;
+export function childrenNeverShown(dpr: { status?: { sourcesRevision?: string; replicas?: number } }): boolean {
+  return dpr.status?.sourcesRevision === undefined && (dpr.status?.replicas ?? 0) === 0;
+}
+
+/** Every child created without being read, and only if absent: one that exists refuses (409), and every child is read. */
+export function planAbsent(desired: readonly KubeObject[]): ApplyPlan {
   const apply = desired.map((d) => ({ object: { ...d, metadata: { ...d.metadata, resourceVersion: NO_STORED_VERSION } } as KubeObject, force: false }));
   return { apply, unchanged: [], skipped: [] };
 }

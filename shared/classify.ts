@@ -87,7 +87,7 @@ export interface StatusInput {
   /**
    * The Relay Deployment as its add or update event carries it, or as the newest of the events a
    * run answers carry it (all of them Deployment events): what status compares with the stored
-   * status before reading any child (shared/status-plan.ts, deploymentShown). A hint that may only
+   * status before reading any child (shared/read-plan.ts, deploymentShown). A hint that may only
    * skip work, never feed a write.
    */
   deployment?: LiveObject & ObservedDeployment;
@@ -96,7 +96,7 @@ export interface StatusInput {
    * make (its status write lost to a concurrent one, or it did not try), so the stored status may
    * record a decision its children no longer carry, and the run reads the DGD and every child.
    * Kept when inputs merge: a report sharing a run with the Deployment's changes as its pods start
-   * must not make it a run of the shown children only (shared/status-plan.ts, shownOnly).
+   * must not make it a run of the shown children only (shared/read-plan.ts, shownOnly).
    */
   report?: true;
   /** An apply the API server refused, as reported; status shows it only while the world agrees. */

@@ -73,7 +73,7 @@ export interface ReadyReasonRule {
    * Whether the status shows a replica of the current Deployment template available
    * (shared/status.ts, rolledOut): from `RolloutPending` on in readiness order, yes or no; before
    * it, either. Undefined: a status with this reason is not compared with a Deployment event
-   * (shared/status-plan.ts, deploymentShown).
+   * (shared/read-plan.ts, deploymentShown).
    */
   rolledOut?: boolean | "either";
   /** Apply reports it to status in a rejected.v1 event, with a Warning Event (shared/events.ts, RejectedData). */

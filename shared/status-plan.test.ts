@@ -5,7 +5,8 @@ import { desiredChildren } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
 import type { LiveObject } from "./apply-plan.ts";
-import { deploymentShown, endpointsBehind, observedChildren, planStatus, readsService, shownOnly, sourcesStatus } from "./status-plan.ts";
+import { deploymentShown, readsService, shownOnly } from "./read-plan.ts";
+import { endpointsBehind, observedChildren, planStatus, sourcesStatus } from "./status-plan.ts";
 import type { ObservedDeployment } from "./status.ts";
 
 const NOW = "2026-02-01T00:00:00Z";

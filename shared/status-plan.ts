@@ -8,10 +8,9 @@ import { desiredChildren, foreignChildren, reflectsDecision, type LiveObject } f
 import { controlledBy } from "./ownership.ts";
 import { stableJson } from "./connection-revision.ts";
 import type { ReportedFailure } from "./classify.ts";
-import { ConditionType, Reason, readyReason } from "./conditions.ts";
-import type { Decision, DecisionSettings } from "./decide.ts";
-import { recordedDecision } from "./vouched-status.ts";
-import { AS_STORED, computeStatus, rolledOut, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
+import { ConditionType, Reason } from "./conditions.ts";
+import type { Decision } from "./decide.ts";
+import { AS_STORED, computeStatus, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
 
 export interface StatusPlanInput {
   dpr: { metadata: { name: string; namespace?: string; uid?: string; generation?: number }; status?: DynamoPoolRelayStatus };
@@ -19,8 +18,8 @@ export interface StatusPlanInput {
   /**
    * What was read: undefined for a child that does not exist. The ServiceAccount, Role,
    * RoleBinding and ConfigMap, which status shows nothing of but whether they carry the decision,
-   * are absent (not read) when the stored status vouches for them (`shownOnly`), and so is the
-   * Service when it is not what changed (`readsService`).
+   * are absent (not read) when the stored status vouches for them, and so is the Service when it
+   * is not what changed (shared/read-plan.ts).
    */
   observed: {
     serviceAccount?: LiveObject | undefined;
@@ -90,67 +89,6 @@ export function observedChildren(
  */
 export function endpointsBehind(service: LiveObject | undefined): boolean {
   return service !== undefined;
-}
-
-const SHOWN_KINDS: readonly string[] = ["Deployment", "Service", "EndpointSlice"];
-
-/**
- * The decision a status run takes from the stored status, reading neither the DGD nor the children
- * status shows nothing of: with no report from apply among the events the run answers (a report
- * comes when apply did not show what its writes make: shared/classify.ts, StatusInput.report),
- * on a change of only the children status shows (the Deployment's counts
- * as pods start, the EndpointSlices, the Service) under a stored status that vouches for the
- * decision and the other children (shared/vouched-status.ts, recordedDecision). The Deployment, and the
- * Service on its own change (readsService), are still judged against that decision (a hand edit is
- * drift), and rendered from the DynamoPoolRelay and its connection revision alone, as they always are. Undefined: read the DGD
- * and every child. Their own events (the ConfigMap's) read them all; kinds that send none
- * (ServiceAccount, Role, RoleBinding) are put back by the next reconcile. A DGD changed meanwhile
- * is apply's to act on: its event asks for that reconcile, which shows the status it makes.
- * Sound because the DynamoPoolRelay is read first: a status written after that read, from newer
- * children, makes this run's write fail (409), and its retry reads again.
- */
-export function shownOnly(
-  dpr: unknown,
-  settings: DecisionSettings,
-  input: { changed: readonly string[]; report?: true },
-): Decision | undefined {
-  const shown = input.changed.length > 0 && input.changed.every((k) => SHOWN_KINDS.includes(k));
-  return shown && !input.report ? recordedDecision(dpr, settings) : undefined;
-}
-
-/**
- * Whether a run under a recorded decision (shownOnly) reads the Service: for its own change, or
- * when the stored status does not show it. Otherwise the Service is as that status shows it (its
- * ServicePublished verdict: shared/status.ts, AS_STORED): a status written after this run read
- * the DynamoPoolRelay fails its write (409), and the Service's own change brings a run that reads
- * it (a lost one, the resync's apply run, which reads every child). The Deployment and the EndpointSlices are read
- * together whichever changed: both follow the Relay pods' readiness, so one's change comes with
- * the other's, and a run that reads both shows them in one write (the other's event then finds
- * its version read: shared/seen-versions.ts).
- */
-export function readsService(status: DynamoPoolRelayStatus | undefined, changed: readonly string[]): boolean {
-  return changed.includes("Service") || !status?.conditions?.some((c) => c.type === ConditionType.ServicePublished);
-}
-
-/**
- * Whether a change of the Relay Deployment alone, as its event carries it, changes nothing the
- * stored status shows, under the decision that status vouches for (shownOnly): the status's
- * replica counts, whether a replica of the current template is available (as its Ready reason
- * tells), and the Deployment carrying that decision under this DynamoPoolRelay's control (a hand
- * edit is drift). What the Deployment controller writes as pods are created and scheduled
- * (its revision annotation, its conditions, unavailable counts) then costs no read but the
- * DynamoPoolRelay's. A hint that may only skip work: the event's Deployment feeds no write, and one
- * that shows anything else is read.
- */
-export function deploymentShown(dpr: StatusPlanInput["dpr"], decision: Decision, deployment: LiveObject & ObservedDeployment): boolean {
-  const status = dpr.status;
-  if (!status || decision.action === "reject" || !controlledBy(deployment, dpr.metadata.uid)) return false;
-  const counts = deployment.status ?? {};
-  if ((counts.replicas ?? 0) !== status.replicas || (counts.readyReplicas ?? 0) !== status.readyReplicas) return false;
-  if (decision.action === "apply" && !reflectsDecision(decision, desiredChildren(decision), new Map([["Deployment", deployment]]), dpr.metadata.uid)) return false;
-  // What the status's Ready reason shows of the rollout (shared/conditions.ts, READY_REASONS).
-  const shown = readyReason(status.conditions?.find((c) => c.type === ConditionType.Ready)?.reason)?.rolledOut;
-  return shown === "either" || shown === rolledOut(deployment);
 }
 
 /**

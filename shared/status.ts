@@ -24,7 +24,7 @@ export interface ObservedEndpointSlice {
 
 /**
  * A Service a status run did not read, under the decision the stored status records: it is as that
- * status shows it (shared/status-plan.ts, readsService).
+ * status shows it (shared/read-plan.ts, readsService).
  */
 export const AS_STORED = "asStored";
 

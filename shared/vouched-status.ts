@@ -60,7 +60,7 @@ export function sourcesOnly(dpr: ObservedDpr, decision: Decision, causes: readon
 /**
  * The decision the stored status records, made again without the DGD: when the status vouches for
  * the children, what the DGD decided is in it (the worker namespaces, or the reason the DGD was not
- * eligible). What makes a status run need no DGD (shared/status-plan.ts, shownOnly). Undefined
+ * eligible). What makes a status run need no DGD (shared/read-plan.ts, shownOnly). Undefined
  * when the status does not vouch, when the DynamoPoolRelay's spec is invalid, and when this
  * DynamoPoolRelay and the operator's settings would not make the revisions the status records.
  */

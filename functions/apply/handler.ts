@@ -1,14 +1,7 @@
 /**
- * apply: converges one DynamoPoolRelay's children on a reconcile request. It re-reads the
- * DynamoPoolRelay and its DGD (only the DynamoPoolRelay when asked only because it changed, and
- * that change is observed by now), decides with the core, then either server-side applies the
- * children that differ (and shows the status they make), withdraws a Service it controls, or
- * (invalid spec) leaves everything as it is. It replies with what it did, and reports it as a
- * Kubernetes Event when something happened; when it wrote nothing and the status already shows
- * these children, it replies nothing. A DGD change the stored status vouches can have changed
- * only the sources document (a rollout) reads no child and writes only the ConfigMap
- * (shared/vouched-status.ts, sourcesOnly); children a status never showed are created unread, each only if
- * absent (shared/apply-plan.ts, planAbsent).
+ * apply: converges one DynamoPoolRelay's children on a reconcile request: decides from the
+ * DynamoPoolRelay and its DGD, applies the children that differ or withdraws the Service, and
+ * writes the status those writes make. What it reads: shared/read-plan.ts.
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import { desiredChildren, planAbsent, planApply, planSources, type ApplyPlan, type LiveObject } from "../../shared/apply-plan.ts";
@@ -19,10 +12,11 @@ import { EventType, productEvent, type EmitContext, type ReconcileCause, type Re
 import { Reporter, applied, foreignChildren, rejected, renderEvent, withdrawn, type Occurrence } from "../../shared/k8s-events.ts";
 import { ApiError, isConflict } from "../../shared/kube/errors.ts";
 import { APPLY_FIELD_MANAGER, API_VERSION, KIND, childName } from "../../shared/names.ts";
-import { sourcesOnly, type VouchedSources } from "../../shared/vouched-status.ts";
+import type { VouchedSources } from "../../shared/vouched-status.ts";
 import { ownership } from "../../shared/ownership.ts";
+import { planReads, type ReadPlan, type StoredDpr } from "../../shared/read-plan.ts";
 import type { KubeObject } from "../../shared/render/index.ts";
-import { changeObserved, unobserved } from "../../shared/resync.ts";
+import { unobserved } from "../../shared/resync.ts";
 import { endpointsBehind, observedChildren, planStatus, sourcesStatus, type StatusPlan } from "../../shared/status-plan.ts";
 import type { ObservedDeployment, ObservedEndpointSlice } from "../../shared/status.ts";
 import { coalescing, eventFields, mustClassify, recordEvent, relayEndpointSlices, writeStatus, type Context, type EventOutcome, type Handler, type Result } from "../runtime/handler.ts";
@@ -54,9 +48,8 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
 
   // 2. Read the truth.
   const truth = await readPair(ctx, key, asked);
-  if (truth === "observed") return { decision: "Observed", fields: { key } };
+  if (truth === "Observed" || truth === "Gone") return { decision: truth, fields: { key } };
   const { dpr, dgd } = truth;
-  if (!dpr || dpr.metadata.deletionTimestamp) return { decision: "Gone", fields: { key } };
   const outcome = { namespace: key.namespace, name: key.name, uid: dpr.metadata.uid ?? "", generation: dpr.metadata.generation ?? 1 };
   const report = (occurrence: Occurrence, lookFirst = false) => recordEvent(ctx.kube, renderEvent(dpr, occurrence, Reporter.Apply, ctx.now()), lookFirst);
 
@@ -69,16 +62,19 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
   }
 
   const run: Run = { outcome, emit, report };
-  if (decision.action === "withdraw") return withdraw(ctx, dpr, decision, key, run);
+  if (decision.action === "withdraw") return withdraw(ctx, dpr, decision, key, asked, run);
 
   // 4b. A rollout the stored status vouches for writes the sources document alone, reading no child.
   const desired = desiredChildren(decision);
-  const vouched = sourcesOnly(dpr, decision, asked);
+  const reads = planReads({ fn: "apply", causes: asked, dpr, decision });
+  const vouched = typeof reads.unread === "object" ? reads.unread.sources : undefined;
   const rolled = vouched && (await rollout(ctx, dpr, decision, desired, vouched, key, run));
   if (rolled) return rolled;
 
-  // 4c. Apply the children that are missing or differ, in order.
-  const applied = await applyChildren(ctx, key, dpr, desired);
+  // 4c. Apply the children that are missing or differ, in order. An unread write refused (the
+  // rollout's ConfigMap changed since, a child to create exists): the status's word is out of date.
+  const refused = () => planReads({ fn: "apply", causes: asked, dpr, decision, unreadRefused: true });
+  const applied = await applyChildren(ctx, key, dpr, desired, vouched ? refused() : reads, refused);
   if ("refused" in applied) {
     const message = applied.refused.message;
     const data = { ...outcome, reason: "ApplyFailed", message } as const;
@@ -97,21 +93,16 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
   return answer(ctx, dpr, run, key, { desired, plan, serviceUid: written.get("Service")?.metadata["uid"] as string | undefined, status, childReads });
 }
 
-/**
- * The DynamoPoolRelay and its DGD, read together. Asked only because the DynamoPoolRelay changed
- * (eligibility asks unread), the DynamoPoolRelay first, and nothing more when that change is
- * observed by now (shared/resync.ts, changeObserved): the request came late or twice.
- */
-async function readPair(ctx: Context, key: ReconcileData, asked: readonly ReconcileCause[]): Promise<{ dpr: DynamoPoolRelay | undefined; dgd?: unknown } | "observed"> {
+/** The DynamoPoolRelay and its DGD, as the request's causes ask (shared/read-plan.ts); the DynamoPoolRelay first when only its change was asked about. */
+async function readPair(ctx: Context, key: ReconcileData, asked: readonly ReconcileCause[]): Promise<{ dpr: DynamoPoolRelay & StoredDpr; dgd: unknown } | "Gone" | "Observed"> {
   const readDpr = () => ctx.kube.get<DynamoPoolRelay>({ apiVersion: API_VERSION, kind: KIND, namespace: key.namespace, name: key.name });
   const readDgd = () => ctx.kube.get({ apiVersion: ctx.config.dgdApiVersion, kind: "DynamoGraphDeployment", namespace: key.namespace, name: key.name });
-  if (!asked.every((cause) => cause === "DPRChanged")) {
-    const [dpr, dgd] = await Promise.all([readDpr(), readDgd()]);
-    return { dpr, dgd };
-  }
-  const dpr = await readDpr();
-  if (!dpr || dpr.metadata.deletionTimestamp) return { dpr };
-  return changeObserved(dpr) ? "observed" : { dpr, dgd: await readDgd() };
+  const first = planReads({ fn: "apply", causes: asked });
+  const [dpr, dgd] = await Promise.all([readDpr(), first.reads.includes("DynamoGraphDeployment") ? readDgd() : undefined]);
+  const live = !dpr || dpr.metadata.deletionTimestamp ? undefined : dpr;
+  const then = planReads({ fn: "apply", causes: asked, dpr: live ?? "gone" });
+  if (then.answer || !live) return then.answer === "Observed" ? "Observed" : "Gone";
+  return { dpr: live, dgd: then.reads.includes("DynamoGraphDeployment") ? await readDgd() : dgd };
 }
 
 /**
@@ -127,26 +118,33 @@ interface Applied {
 }
 
 /**
- * Children the status never showed are created unread, each only if absent (shared/apply-plan.ts,
- * planAbsent); when one exists, or the status showed them, every child is read and those that are
- * missing or differ are applied. A write the API server refuses for good is answered, not thrown.
+ * Applies the children as the read plan says: created unread, each only if absent, or every child
+ * read and those missing or differing applied; a creation that finds one existing (409) falls back
+ * to reading them (`refused`). A write the API server refuses for good is answered, not thrown.
  */
-async function applyChildren(ctx: Context, key: ReconcileData, dpr: DynamoPoolRelay, desired: readonly KubeObject[]): Promise<Applied | { refused: ApiError }> {
-  const absent = planAbsent(dpr, desired);
-  if (absent) {
-    // A child that exists refuses (409): the children must be read.
+async function applyChildren(
+  ctx: Context,
+  key: ReconcileData,
+  dpr: DynamoPoolRelay,
+  desired: readonly KubeObject[],
+  reads: ReadPlan,
+  refused: () => ReadPlan,
+): Promise<Applied | { refused: ApiError }> {
+  if (reads.unread === "createAbsent") {
+    const absent = planAbsent(desired);
     const created = await writeChildren(ctx, absent).catch((err: unknown) => {
       if (isConflict(err)) return undefined;
       throw err;
     });
     // A Service just created has no EndpointSlices yet (shared/status-plan.ts, endpointsBehind).
     if (created) return "refused" in created ? created : { plan: absent, live: desired.map(() => undefined), written: created, childReads: "none", endpointSlices: [] };
+    reads = refused();
   }
   // The EndpointSlices in the same round as the children: the Service is there on almost every
   // run that reads, and a cold process pays a round trip per round (npm run bench).
   const [live, slices] = await Promise.all([
-    Promise.all(desired.map((d) => ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name }))),
-    relayEndpointSlices(ctx.kube, key),
+    Promise.all(desired.map((d) => (reads.reads.includes(d.kind as never) ? ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name }) : undefined))),
+    reads.reads.includes("EndpointSlice") ? relayEndpointSlices(ctx.kube, key) : [],
   ]);
   const plan = planApply(desired, live, dpr.metadata.uid);
   const written = await writeChildren(ctx, plan);
@@ -229,7 +227,7 @@ async function answer(
  * and shows the withdrawal's status: the Relay pods that still run, and their endpoints behind a
  * Service that stays (someone else's).
  */
-async function withdraw(ctx: Context, dpr: DynamoPoolRelay, decision: Extract<Decision, { action: "withdraw" }>, key: ReconcileData, run: Run): Promise<Result> {
+async function withdraw(ctx: Context, dpr: DynamoPoolRelay & StoredDpr, decision: Extract<Decision, { action: "withdraw" }>, key: ReconcileData, causes: readonly ReconcileCause[], run: Run): Promise<Result> {
   const { outcome, emit, report } = run;
   const ref = { apiVersion: "v1", kind: "Service", namespace: key.namespace, name: childName(key.name) };
   const [live, deployment] = await Promise.all([
@@ -239,9 +237,9 @@ async function withdraw(ctx: Context, dpr: DynamoPoolRelay, decision: Extract<De
   const owner = ownership(live, dpr.metadata.uid);
   let service: "deleted" | "absent" | "notOwned" = owner === "foreign" ? "notOwned" : "absent";
   if (owner === "ours" && (await ctx.kube.deleteExact(ref, live!.metadata.uid)) === "deleted") service = "deleted";
-  // Only someone else's Service, which stays, can still have the Relay listening behind it.
   const kept = service === "deleted" ? undefined : live;
-  const observed = { deployment, service: kept, endpointSlices: endpointsBehind(kept) ? await relayEndpointSlices(ctx.kube, key) : [] };
+  const slices = planReads({ fn: "apply", causes, dpr, decision, serviceKept: endpointsBehind(kept) }).reads.includes("EndpointSlice");
+  const observed = { deployment, service: kept, endpointSlices: slices ? await relayEndpointSlices(ctx.kube, key) : [] };
   const status = planStatus({ dpr, decision, observed, changed: [], now: ctx.now() });
   // An absent or foreign Service is what the last withdrawal left: with the status showing it, nothing to report.
   if (service !== "deleted" && !status.write) return { decision: "Converged", fields: { key, reason: decision.reason, service } };

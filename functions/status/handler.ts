@@ -1,19 +1,7 @@
 /**
- * status: recomputes one DynamoPoolRelay's status from the observed world whenever the apply
- * function reports or one of its children changes, and writes it only when it differs, with
- * optimistic concurrency. When a changed child is off the decision, it asks for a reconcile. A
- * write that turns Ready True or False is reported as a Kubernetes Event. A child event carrying a
- * version the last run here already read, or an older one, costs nothing (shared/seen-versions.ts);
- * one equal to what it read at another version costs one read, of the DynamoPoolRelay, when no
- * one wrote the status since, and a run otherwise (after any run here in flight for the key, whose
- * reads it is then judged against). Nothing either: one that shows apply's own write, which
- * apply's report brings a run for (shared/last-write.ts), that report when apply wrote the status
- * itself, and an EndpointSlice added with no ready endpoint (shared/classify.ts, addsNoEndpoint).
- * A change of only what status shows, under a status that vouches for the rest, reads only that
- * and the DynamoPoolRelay, not the DGD (shared/status-plan.ts, shownOnly), and the Service only
- * for its own change (readsService), unless the children are off the decision that status
- * records; a change of the Deployment alone that its event shows changes nothing there reads only
- * the DynamoPoolRelay (deploymentShown).
+ * status: recomputes one DynamoPoolRelay's status when a child changes or apply reports, writes it
+ * only when it differs (over the version read, so a concurrent write fails), and asks for a
+ * reconcile when a changed child is off the decision. What it reads: shared/read-plan.ts.
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import type { LiveObject } from "../../shared/apply-plan.ts";
@@ -24,8 +12,9 @@ import { EventType, keyString, productEvent, type DprKey } from "../../shared/ev
 import { Reporter } from "../../shared/k8s-events.ts";
 import { isConflict } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
+import { planReads, type Read } from "../../shared/read-plan.ts";
 import { SeenVersions, childVersions } from "../../shared/seen-versions.ts";
-import { deploymentShown, planStatus, readsService, shownOnly, type StatusPlanInput } from "../../shared/status-plan.ts";
+import { planStatus, type StatusPlanInput } from "../../shared/status-plan.ts";
 import type { ObjectRef } from "../../shared/kube/client.ts";
 import type { ObservedDeployment } from "../../shared/status.ts";
 import { coalescing, eventFields, mustClassify, relayEndpointSlices, writeStatus, type Context, type Handler, type Result } from "../runtime/handler.ts";
@@ -40,51 +29,50 @@ const seen = new SeenVersions(SEEN_CAPACITY);
 
 const dprRef = (key: DprKey): ObjectRef => ({ apiVersion: API_VERSION, kind: KIND, namespace: key.namespace, name: key.name });
 
-async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInput, trustRecord = true): Promise<Result> {
+async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInput, offRecord = false): Promise<Result> {
   const { key } = input;
   const ref = (apiVersion: string, kind: string, name = childName(key.name)) => ({ apiVersion, kind, namespace: key.namespace, name });
 
-  // 2. Read the DynamoPoolRelay, then its DGD and the children status is made of: after the
-  // DynamoPoolRelay, so that a status written meanwhile from newer children fails this run's write.
+  // 2. Read the DynamoPoolRelay first, so that a status written after this read, from newer
+  // children, makes this run's write fail; then what the plan asks for.
   const dpr = await ctx.kube.get<DynamoPoolRelay>(dprRef(key));
   if (!dpr || dpr.metadata.deletionTimestamp) {
     seen.forget(keyString(key));
     return { decision: "Gone", fields: { key } };
   }
-  // A change of only what status shows, under a status that vouches for the rest: neither the DGD
-  // nor the other children (shared/status-plan.ts, shownOnly).
-  const recorded = trustRecord ? shownOnly(dpr, ctx.config.defaults, input) : undefined;
-  // The Deployment's change alone (an input carries one only when all its events are the
-  // Deployment's), shown already as its event carries it (shared/status-plan.ts, deploymentShown):
-  // nothing to read, nothing to write.
-  if (recorded && input.deployment && deploymentShown(dpr, recorded, input.deployment)) {
-    return { decision: "Unchanged", fields: { key, childReads: "none" } };
-  }
-  // Under a recorded decision, the Service only for its own change (shared/status-plan.ts, readsService).
-  const readService = !recorded || readsService(dpr.status, input.changed);
-  const [dgd, deployment, service, endpointSlices, others] = await Promise.all([
-    recorded ? undefined : ctx.kube.get(ref(ctx.config.dgdApiVersion, "DynamoGraphDeployment", key.name)),
-    ctx.kube.get<LiveObject & ObservedDeployment>(ref("apps/v1", "Deployment")),
-    readService ? ctx.kube.get<LiveObject>(ref("v1", "Service")) : undefined,
-    relayEndpointSlices(ctx.kube, key),
-    recorded ? {} : readUnshown(ctx, ref),
+  const reads = planReads({ fn: "status", input, dpr, settings: ctx.config.defaults, offRecord });
+  const { recorded } = reads;
+  if (reads.answer) return { decision: reads.answer, fields: { key, childReads: "none" } };
+  const wants = (kind: Read) => reads.reads.includes(kind);
+  const get = <T,>(kind: Read, apiVersion: string) => (wants(kind) ? ctx.kube.get<T>(ref(apiVersion, kind)) : undefined);
+  const [dgd, deployment, service, endpointSlices, serviceAccount, role, roleBinding, configMap] = await Promise.all([
+    wants("DynamoGraphDeployment") ? ctx.kube.get(ref(ctx.config.dgdApiVersion, "DynamoGraphDeployment", key.name)) : undefined,
+    get<LiveObject & ObservedDeployment>("Deployment", "apps/v1"),
+    get<LiveObject>("Service", "v1"),
+    wants("EndpointSlice") ? relayEndpointSlices(ctx.kube, key) : [],
+    get<LiveObject>("ServiceAccount", "v1"),
+    get<LiveObject>("Role", "rbac.authorization.k8s.io/v1"),
+    get<LiveObject>("RoleBinding", "rbac.authorization.k8s.io/v1"),
+    get<LiveObject>("ConfigMap", "v1"),
   ]);
 
   // 3. Decide.
   const decision = recorded ?? decide(dpr, dgd, ctx.config.defaults);
-  const observed = { ...others, deployment, ...(readService ? { service } : {}), endpointSlices };
+  // A child not read is absent from the observed world: as the stored status, which vouched for it, has it.
+  const unread = recorded ? {} : { serviceAccount, role, roleBinding, configMap };
+  const observed: StatusPlanInput["observed"] = { ...unread, deployment, ...(wants("Service") ? { service } : {}), endpointSlices };
   const plan = planStatus({ dpr, decision, observed, changed: input.changed, ...(input.failure ? { failure: input.failure } : {}), now: ctx.now() });
   // Children off the recorded decision may carry a newer one (a withdrawal that deleted the Service
-  // before its status was written, seen on the Service's event): only the DGD can tell, so read everything.
-  if (recorded && !plan.reflects) return reconcileStatus(event, ctx, input, false);
+  // before its status was written): only the DGD can tell, so read everything.
+  if (recorded && !plan.reflects) return reconcileStatus(event, ctx, input, true);
   const ready = plan.status.conditions?.find((c) => c.type === "Ready");
   const fields = { key, childReads: recorded ? "shown" : "all", reflects: plan.reflects, ready: ready?.status, reason: ready?.reason, observedGeneration: plan.status.observedGeneration };
   const reply = plan.drift ? { reply: productEvent(EventType.Reconcile, { ...key, cause: "Drift" }, { source: SOURCE, cause: event.id, time: ctx.now() }) } : {};
 
   const read = [
-    ...("configMap" in others ? [{ kind: "ConfigMap", objects: [others.configMap] }] : []),
+    ...(wants("ConfigMap") ? [{ kind: "ConfigMap", objects: [configMap] }] : []),
     { kind: "Deployment", objects: [deployment] },
-    ...(readService ? [{ kind: "Service", objects: [service] }] : []),
+    ...(wants("Service") ? [{ kind: "Service", objects: [service] }] : []),
     { kind: "EndpointSlice", objects: endpointSlices },
   ];
 
@@ -94,17 +82,6 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   seen.record(keyString(key), childVersions(read), read.map((r) => r.kind), statusAt);
   if (!written) return { decision: "Unchanged", fields, ...reply };
   return { decision: "StatusWritten", fields: { ...fields, ...eventFields(written.events) }, ...reply };
-}
-
-/** The children status shows nothing of but whether they carry the decision (shared/status-plan.ts, shownOnly). */
-async function readUnshown(ctx: Context, ref: (apiVersion: string, kind: string) => ObjectRef): Promise<Partial<StatusPlanInput["observed"]>> {
-  const [serviceAccount, role, roleBinding, configMap] = await Promise.all([
-    ctx.kube.get<LiveObject>(ref("v1", "ServiceAccount")),
-    ctx.kube.get<LiveObject>(ref("rbac.authorization.k8s.io/v1", "Role")),
-    ctx.kube.get<LiveObject>(ref("rbac.authorization.k8s.io/v1", "RoleBinding")),
-    ctx.kube.get<LiveObject>(ref("v1", "ConfigMap")),
-  ]);
-  return { serviceAccount, role, roleBinding, configMap };
 }
 
 async function withRetries(event: CloudEvent, ctx: Context, input: StatusInput): Promise<Result> {
@@ -129,26 +106,23 @@ export const status: Handler = async (event, ctx) => {
   // 1. Parse: an apply report or a child change, and the DynamoPoolRelay it is about.
   const input = mustClassify(classifyForStatus(event));
   const key = keyString(input.key);
-  if (input.shownByApply) return { decision: "ShownByApply", fields: { key: input.key } };
-  if (input.addsNoEndpoint) return { decision: "NoEndpointAdded", fields: { key: input.key, version: input.version } };
-  if (input.awaitsReport) return { decision: "AwaitsReport", fields: { key: input.key, version: input.version } };
-  const judge = () => input.version && seen.seen(key, input.version);
-  let read = judge();
-  // Equal to what the last run here read, at another version: the same while the status is still
-  // the one that run left, which one read of the DynamoPoolRelay tells. A run here in flight may
-  // have read the child before this version: judged against what it leaves (its record, or, if it
-  // recorded nothing, the record before it, whose status version its write would have moved).
-  if (read === "equal") {
+  const judge = () => (input.version ? seen.seen(key, input.version) : undefined);
+  let reads = planReads({ fn: "status", input, seen: judge() });
+  // Equal to what the last run here read, at another version: a run here in flight may have read
+  // the child before this version, so the event is judged against what that run leaves.
+  if (reads.answer === "SeenIfUnwritten") {
     await runs.settled(input.key);
-    read = judge();
+    const known = judge();
+    reads = planReads({ fn: "status", input, seen: known });
+    if (reads.answer === "SeenIfUnwritten") {
+      const unwritten = seen.unwritten(key, (await ctx.kube.get<DynamoPoolRelay>(dprRef(input.key)))?.metadata.resourceVersion);
+      reads = planReads({ fn: "status", input, seen: known, unwritten });
+      if (reads.answer === "Seen") return { decision: "Seen", fields: { key: input.key, version: input.version, statusUnchanged: true } };
+    }
   }
-  if (read === "same" || read === "older") return { decision: read === "same" ? "Seen" : "Stale", fields: { key: input.key, version: input.version } };
-  if (read === "equal" && seen.unwritten(key, (await ctx.kube.get<DynamoPoolRelay>(dprRef(input.key)))?.metadata.resourceVersion)) {
-    return { decision: "Seen", fields: { key: input.key, version: input.version, statusUnchanged: true } };
-  }
+  if (reads.answer) return { decision: reads.answer, fields: { key: input.key, ...(reads.answer === "ShownByApply" ? {} : { version: input.version }) } };
   // With a batch period set (STATUS_BATCH_MS), a child change lets the rest of its burst gather;
-  // a report from apply (which comes after the writes whose events it would wait for) starts the
-  // run at once.
+  // a report from apply (which comes after the writes whose events it would wait for) starts at once.
   const batch = input.changed.length > 0 && ctx.config.statusBatchMs > 0 ? () => ctx.sleep(ctx.config.statusBatchMs) : undefined;
   return runs(input.key, input, (merged) => withRetries(event, ctx, merged), batch);
 };
