@@ -1,8 +1,7 @@
 /**
- * What the apply function must write: only children that are missing or differ from the desired
- * state, and never a child controlled by someone else. Each applied child carries the hash of the
- * product's intent, so a change of intent (including a field the product stops setting) is seen
- * without a server round trip, and a subset comparison catches edits by others.
+ * What the apply function writes: only children missing or differing from the desired state, never
+ * one someone else controls. Each carries the hash of the product's intent, so a change is seen
+ * without a server round trip.
  */
 import { stableJson } from "./connection-revision.ts";
 import { controlledBy } from "./ownership.ts";

@@ -1,13 +1,7 @@
 /**
- * Kubernetes Events about a DynamoPoolRelay, as `kubectl describe dpr` lists them: core/v1 Events
- * whose involvedObject is the DynamoPoolRelay (kubectl finds them by its name, namespace, kind and
- * UID), written as controller-runtime's recorder writes them (source.component, first and last
- * timestamp, count 1), by the function that decided.
- *
- * An Event reports something that happened, once. Its name is derived from the DynamoPoolRelay's
- * UID, its generation and the occurrence's identity (its kind of reason and what tells it from
- * another of that kind), so every invocation that decides the same thing (a redelivery, a
- * concurrent duplicate) creates the same name and all but the first get 409 AlreadyExists.
+ * Kubernetes Events about a DynamoPoolRelay, as `kubectl describe dpr` lists them, each written
+ * once: its name derives from the DynamoPoolRelay's UID, generation and what happened, so every
+ * invocation deciding the same thing (a redelivery, a duplicate) makes the same name and gets 409.
  */
 import { createHash } from "node:crypto";
 import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";

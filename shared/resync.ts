@@ -1,15 +1,7 @@
 /**
- * Which DynamoPoolRelays need a reconcile. On a change event, one whose generation is not yet
- * observed (a status write changes nothing the product decides from). On a resync tick, the
- * backstop for events the sources lost: any generation not yet observed, plus one slice of all
- * objects (by key), so that each one is fully reconciled every `slots` ticks without recording
- * anything: a steady-state resync writes nothing. One blocked by a foreign child is reconciled on
- * every tick: the foreign object's removal sends no event (it carries none of the product's labels).
- * So is one whose Ready waits on its children (settling): the events that would end the wait (the
- * Deployment's pods becoming available, the EndpointSlices, the Service) are what the sources lost
- * under load (`npm run bench:pipeline`, 1,000 pairs at once), and a status left waiting by a lost
- * one is then repaired within a period, not a whole sweep; while it is right, the reconcile ends
- * in apply (its reads, no status run).
+ * Which DynamoPoolRelays need a reconcile: on a change event, one whose generation is not yet
+ * observed; on a resync tick, also those whose Ready waits on events that may never come, and one
+ * slice of all objects by key, so each is fully reconciled every `slots` ticks with nothing recorded.
  */
 import { createHash } from "node:crypto";
 import { ResyncColumn } from "./api/columns.ts";
@@ -122,6 +114,12 @@ export function observedInEvent(observed: unknown, deleted: boolean): boolean {
   return Number.isSafeInteger(generation) && Number.isSafeInteger(seen) && (seen as number) >= (generation as number);
 }
 
+/**
+ * Why a DynamoPoolRelay is due on this tick. Blocked by a foreign child, every tick: its removal
+ * sends no event. Settling, every tick too: the events that end the wait (the pods becoming
+ * available, the EndpointSlices, the Service) are what the sources lose under load, and while the
+ * status is right the reconcile ends in apply's reads.
+ */
 export function resyncReason(dpr: ResyncCandidate, tick: number, slots: number): ResyncReason | undefined {
   if (unobserved(dpr)) return "Unobserved";
   const ready = readyOf(dpr);

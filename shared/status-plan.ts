@@ -1,7 +1,6 @@
 /**
- * What the status function writes and replies for one DynamoPoolRelay: the status computed from
- * the observed world, whether it differs from the stored one, the generation it may claim, and
- * whether the children drifted from the decision (then a reconcile is requested).
+ * What a status computation writes for one DynamoPoolRelay: the status the observed children make,
+ * whether it differs from the stored one, and whether a changed child drifted from the decision.
  */
 import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
 import { desiredChildren, foreignChildren, reflectsDecision, type LiveObject } from "./apply-plan.ts";

@@ -140,8 +140,8 @@ async function applyChildren(
     if (created) return "refused" in created ? created : { plan: absent, live: desired.map(() => undefined), written: created, childReads: "none", endpointSlices: [] };
     reads = refused();
   }
-  // The EndpointSlices in the same round as the children: the Service is there on almost every
-  // run that reads, and a cold process pays a round trip per round (npm run bench).
+  // The EndpointSlices listed together with the children: the Service is there on almost every run
+  // that reads, and a cold process pays a round trip for each wait (npm run bench).
   const [live, slices] = await Promise.all([
     Promise.all(desired.map((d) => (reads.reads.includes(d.kind as never) ? ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name }) : undefined))),
     reads.reads.includes("EndpointSlice") ? relayEndpointSlices(ctx.kube, key) : [],
@@ -171,11 +171,9 @@ async function writeChildren(ctx: Context, plan: ApplyPlan): Promise<Map<string,
 }
 
 /**
- * A rollout (shared/vouched-status.ts, sourcesOnly): the stored status vouches for every child, and for the
- * ConfigMap at the version it found it at. The next sources document is written over that very
- * version (or creates the ConfigMap if it went: the API server's apply does, whatever the
- * version), and the status shown with it; undefined when the ConfigMap changed since (409) or the
- * write was refused: the status's word is out of date, so every child is read.
+ * A rollout the stored status vouches for: the next sources document is written over the very
+ * ConfigMap version the status found, and the status shown with it. Undefined when that write is
+ * refused (409: the ConfigMap changed since): the status's word is out of date.
  */
 async function rollout(
   ctx: Context,
@@ -230,9 +228,10 @@ async function answer(
 async function withdraw(ctx: Context, dpr: DynamoPoolRelay & StoredDpr, decision: Extract<Decision, { action: "withdraw" }>, key: ReconcileData, causes: readonly ReconcileCause[], run: Run): Promise<Result> {
   const { outcome, emit, report } = run;
   const ref = { apiVersion: "v1", kind: "Service", namespace: key.namespace, name: childName(key.name) };
+  const reads = planReads({ fn: "apply", causes, dpr, decision }).reads;
   const [live, deployment] = await Promise.all([
-    ctx.kube.get<LiveObject & { metadata: { uid: string } }>(ref),
-    ctx.kube.get<LiveObject & ObservedDeployment>({ apiVersion: "apps/v1", kind: "Deployment", namespace: key.namespace, name: childName(key.name) }),
+    reads.includes("Service") ? ctx.kube.get<LiveObject & { metadata: { uid: string } }>(ref) : undefined,
+    reads.includes("Deployment") ? ctx.kube.get<LiveObject & ObservedDeployment>({ apiVersion: "apps/v1", kind: "Deployment", namespace: key.namespace, name: childName(key.name) }) : undefined,
   ]);
   const owner = ownership(live, dpr.metadata.uid);
   let service: "deleted" | "absent" | "notOwned" = owner === "foreign" ? "notOwned" : "absent";
@@ -250,12 +249,9 @@ async function withdraw(ctx: Context, dpr: DynamoPoolRelay & StoredDpr, decision
 }
 
 /**
- * Shows what this run wrote in the status at once, computed from the objects the writes returned,
- * so no status run reads them all again. The DynamoPoolRelay was read before every child, so its
- * resourceVersion makes the write fail if anyone wrote the status since. Then, on a transient
- * error, on a DynamoPoolRelay gone meanwhile, and when the status already looks right (it may
- * have been written meanwhile from children read before these writes), the report leaves the
- * status to the status function.
+ * Writes the status these writes make, so no status run reads the children again; over the
+ * DynamoPoolRelay version read before every child, so it fails if anyone wrote the status since.
+ * When it fails, or the status already looks right, apply's report brings a status run instead.
  */
 async function showStatus(ctx: Context, dpr: DynamoPoolRelay, plan: StatusPlan): Promise<{ written: boolean; outcome: string; events: EventOutcome[] }> {
   if (!plan.write) return { written: false, outcome: "left to status", events: [] };

@@ -1,13 +1,6 @@
 /**
  * eligibility: turns DynamoGraphDeployment and DynamoPoolRelay changes and resync ticks into
- * reconcile requests. A DGD event is answered with one request for the same-named
- * DynamoPoolRelay, if there is one and the event's DGD would decide anything other than what its
- * status says the children carry; a DynamoPoolRelay event, with no read, with one if the object
- * it carries has a generation not yet observed (its own status writes change nothing to
- * reconcile; apply reads the object and drops a request that came late). A resync tick lists
- * DynamoPoolRelays in pages, as Tables of the printer columns it decides from, and emits a request
- * for each that has an unobserved generation or whose periodic slot has come, with ids derived
- * from the tick and the key.
+ * reconcile requests for apply, leaving out those the event or the stored status shows need none.
  */
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForEligibility, type EligibilityInput } from "../../shared/classify.ts";
@@ -29,6 +22,11 @@ export const PAGE = 500;
  */
 export const EMIT_CONCURRENCY = 32;
 
+/**
+ * A DGD event asks for the same-named DynamoPoolRelay's reconcile unless the DGD it carries decides
+ * what the status says the children carry; a DynamoPoolRelay event, with no read, only when the
+ * object it carries has a generation not yet observed (its own status writes change nothing).
+ */
 async function onChange(event: CloudEvent, input: Extract<EligibilityInput, { kind: "dgd" | "dpr" }>, ctx: Context): Promise<Result> {
   const { key } = input;
   const reconcile = (cause: ReconcileCause, fields: Record<string, unknown> = {}): Result => {
@@ -51,6 +49,10 @@ async function onChange(event: CloudEvent, input: Extract<EligibilityInput, { ki
   return reconcile("DGDChanged");
 }
 
+/**
+ * A resync tick lists the DynamoPoolRelays in pages of the printer columns it decides from, and asks
+ * for the reconcile of each one due (shared/resync.ts), with ids derived from the tick and the key.
+ */
 async function onResync(event: CloudEvent, ctx: Context): Promise<Result> {
   const tick = tickOf(event.time ?? ctx.now(), ctx.config.resyncPeriodSeconds);
   const counts = { listed: 0, pages: 0, due: 0, unobserved: 0, settling: 0 };

@@ -1,12 +1,13 @@
 /**
  * The request body limit, decided before the Functions Framework reads a body: its parsers accept
- * up to 1 GB and hold several copies while parsing (a 13 MiB body added 277 MiB of memory), far
- * past a function's memory limit. The largest events the product receives are ApiServerSource
- * events carrying a whole object with its managedFields, such as a DynamoGraphDeployment; the
- * recorded ones (test/fixtures/knative/) are under 3 KiB with their headers.
+ * up to 1 GB and hold several copies while parsing, far past a function's memory limit.
  */
 
-/** 1 MiB: hundreds of times the largest recorded event, and a bounded cost per request. */
+/**
+ * 1 MiB: hundreds of times the largest recorded event (an ApiServerSource event carrying a whole
+ * DGD with its managedFields is under 3 KiB: test/fixtures/knative/), and a bounded cost per
+ * request (the framework's parsers took 277 MiB of memory for a 13 MiB body).
+ */
 export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
 
 export interface Refusal {

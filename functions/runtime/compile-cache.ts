@@ -1,16 +1,16 @@
 /**
- * The V8 code cache of a function's start, which the entry point turns on (main.ts): the framework
- * and each function's bundle, compiled here once as a start compiles them, and kept beside them.
- * Node keys the cache by the files' paths and keeps it per user (a directory whose name ends in
- * the uid), so it is filled where the bundles run and as the user they run as: by npm run build
- * for dist/functions, and in the image at its own paths as its own user (Dockerfile).
+ * The V8 code cache of a function's start (the framework and the bundle), filled where and as whom
+ * the bundles run: Node keys it by the files' paths and keeps it per user.
  */
 import { existsSync, readdirSync } from "node:fs";
 import { constants, enableCompileCache, flushCompileCache } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The cache's directory, relative to the entry point and the bundles. */
+/**
+ * The cache's directory, relative to the entry point and the bundles: filled by npm run build for
+ * dist/functions, and in the image at its own paths as its own user (Dockerfile).
+ */
 export const COMPILE_CACHE = "./.compile-cache/";
 
 /** Fills the cache of the bundles in `functions` (a directory's URL), and answers how many modules it compiled. */

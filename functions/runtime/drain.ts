@@ -1,12 +1,6 @@
 /**
- * How a function process stops when its pod is told to (SIGTERM from the kubelet when Knative
- * scales a revision down). In the image node is PID 1, and the kernel gives PID 1 no default
- * action for SIGTERM: without a handler the pod lives until SIGKILL at the end of its grace period.
- *
- * Draining: the listening socket closes (new connections are refused), idle keep-alive connections
- * close, a request that still arrives on an open connection is answered 503 with Connection: close
- * (retryable: never a success it has not earned), and each request in flight finishes within its
- * own invocation deadline, its answer saying Connection: close.
+ * How a function process stops on SIGTERM: stop listening, answer late requests 503 with
+ * Connection: close, and let each request in flight finish within its own deadline.
  */
 import type { RequestListener, Server, ServerResponse } from "node:http";
 

@@ -1,12 +1,7 @@
 /**
- * The functions' entry point, in place of the Functions Framework's main.js, whose server has no
- * body limit of ours: loads the bundle that registers the function, and serves it behind the limit
- * (server.ts) as main.js would, on every interface, with no connection timeout. Once it listens,
- * a bundle that reads the API server opens its connection (serve.ts, preconnect). SIGTERM drains
- * the server and exits (drain.ts).
- *
+ * The functions' entry point, in place of the Functions Framework's main.js: serves the bundle's
+ * function behind the body limit, preconnects to the API server, and drains on SIGTERM.
  * node dist/functions/main.mjs [--target NAME] [--source FILE] [--port PORT]
- * (else FUNCTION_TARGET, FUNCTION_SOURCE and PORT, default 8080; MAX_EVENT_BYTES, default 1 MiB)
  */
 import { existsSync } from "node:fs";
 import { createRequire, enableCompileCache } from "node:module";
@@ -30,6 +25,7 @@ function fail(message: string): never {
   process.exit(1);
 }
 
+// Else FUNCTION_TARGET, FUNCTION_SOURCE and PORT (default 8080), as main.js reads them.
 const { values } = parseArgs({ options: { target: { type: "string" }, source: { type: "string" }, port: { type: "string" } } });
 const target = values.target ?? process.env["FUNCTION_TARGET"];
 const source = values.source ?? process.env["FUNCTION_SOURCE"];

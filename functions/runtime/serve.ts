@@ -1,9 +1,6 @@
 /**
- * The HTTP shell around a handler, for the Functions Framework's `http` signature (its
- * `cloudEvent` signature can neither reply with an event nor choose a status). One boundary maps
- * every outcome: a reply is a binary CloudEvent with 200, no reply is 204, bad input 4xx, and any
- * other failure 5xx so the broker retries. Each invocation logs one JSON line. The W3C trace
- * context received goes on in the reply and every event emitted, and into the log line.
+ * The HTTP shell around a handler: maps every outcome to an answer (a reply event 200, none 204,
+ * bad input 4xx, anything else 5xx so the Broker retries), logs one line, and carries the trace.
  */
 import type { IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
