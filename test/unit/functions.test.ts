@@ -62,8 +62,10 @@ beforeAll(async () => {
   await start("ticking", eligibility, { K_SINK: `http://127.0.0.1:${(sink.address() as { port: number }).port}/` });
 });
 afterEach(() => {
-  expect(nock.pendingMocks()).toEqual([]);
+  // Cleared before the check, so a test that leaves a mock fails alone, not every test after it.
+  const pending = nock.pendingMocks();
   nock.cleanAll();
+  expect(pending).toEqual([]);
 });
 afterAll(async () => {
   nock.enableNetConnect();
