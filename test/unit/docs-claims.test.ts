@@ -15,7 +15,8 @@ import { parseConfig, type Config } from "../../shared/config.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
 import { KubeClient, type KubeObject } from "../../shared/kube/client.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
-import { claim, configurationTable } from "../docs-text.ts";
+import { usage } from "../../cli/usage.ts";
+import { claim, configurationTable, docFiles } from "../docs-text.ts";
 import { FakeKube } from "./fake-kube.ts";
 
 const read = (f: string) => readFileSync(new URL(`../../${f}`, import.meta.url), "utf8");
@@ -211,5 +212,22 @@ describe("the status function's batch period, as the docs state it", () => {
     expect([inPrinciples, inConfiguration]).toEqual([parseConfig({}).statusBatchMs, parseConfig({}).statusBatchMs]);
     expect(() => parseConfig({ STATUS_BATCH_MS: "10001" })).toThrow(/STATUS_BATCH_MS/);
     expect(parseConfig({ STATUS_BATCH_MS: "0" }).statusBatchMs).toBe(0);
+  });
+});
+
+describe("the poolrelay synopses the README and docs/cli.md show", () => {
+  /** `poolrelay --help`'s synopsis lines, whitespace collapsed. */
+  const synopses = /^Usage:\n([\s\S]*?)\n {2}poolrelay <command> --help/.exec(usage())![1]!.split("\n").map((l) => l.trim().replace(/\s+/g, " "));
+  const blocks = Object.entries(docFiles()).flatMap(([file, text]) =>
+    [...text.matchAll(/```\n(poolrelay [\s\S]*?)```/g)].map((m) => [file, m[1]!.replace(/\s+/g, " ")] as const),
+  );
+
+  it("are in a usage block of the README and of docs/cli.md", () => {
+    expect(synopses.length).toBeGreaterThanOrEqual(6);
+    expect(blocks.map(([file]) => file).sort()).toEqual(["README.md", "docs/cli.md"]);
+  });
+
+  it.each(blocks)("%s lists every synopsis poolrelay --help prints", (_file, block) => {
+    for (const line of synopses) expect(block).toContain(line);
   });
 });
