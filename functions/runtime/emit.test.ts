@@ -72,7 +72,7 @@ describe("ctx.emit", () => {
     expect(seen.caught).toBeInstanceOf(ApiError);
     expect(seen.caught).toMatchObject({ status, reason: "SinkRefused", message: `the sink answered ${code} to event ${emitted.id}`, transient: true });
     expect(answer.status).toBe(503);
-    expect(answer.headers).not.toHaveProperty("retry-after");
+    expect(answer.headers).toEqual({ "content-type": "application/json" });
     expect(log).toMatchObject({ status: 503, error: `the sink answered ${code} to event ${emitted.id}` });
   });
 
@@ -100,6 +100,28 @@ describe("ctx.emit", () => {
     const { handler } = emitting();
     await invoke(handler, async (url, headers, body, signal) => (posts.push({ url, headers, body, aborted: signal.aborted }), 202));
     expect(posts).toEqual([{ url: SINK, headers: toBinary(emitted).headers, body: toBinary(emitted).body, aborted: false }]);
+  });
+});
+
+describe("the invocation's log line and timer", () => {
+  it("logs how long the invocation took on the environment's clock, and leaves no timer behind", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const times = [1_000, 1_250.4];
+      const clock = { now: () => times.shift() ?? 9_999, sleep: async () => {} };
+      const lines: string[] = [];
+      const res = { status: () => res, set: () => res, send: () => undefined, end: () => undefined };
+      const { headers, body } = toBinary(trigger);
+      await serve("timed", async () => ({ decision: "Done" }), { kube: async () => new FakeKube().client, config: parseConfig({}), now: () => NOW, post: async () => 202, log: (l) => lines.push(l), clock })(
+        { method: "POST", headers, rawBody: Buffer.from(body) },
+        res,
+      );
+      expect(JSON.parse(lines[0]!)).toMatchObject({ function: "timed", decision: "Done", status: 204, ms: 250 });
+      expect(JSON.parse(lines[0]!)).not.toHaveProperty("deadlineExceeded");
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -3,7 +3,7 @@
 import { http } from "@google-cloud/functions-framework";
 import { getTestServer } from "@google-cloud/functions-framework/testing";
 import { readFileSync } from "node:fs";
-import { request, type Server } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import { connect } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
@@ -79,6 +79,7 @@ describe("a body over the limit", () => {
     const raw = await exchange([head({ ...ce, "content-length": String(LIMIT + 1) })]);
     expect(statusLines(raw)).toEqual(["HTTP/1.1 413 Payload Too Large"]);
     expect(raw).toMatch(/^connection: close$/im);
+    expect(raw).toMatch(/^content-type: application\/json$/im);
     expect(errorOf(raw)).toBe(`request body of ${LIMIT + 1} bytes is over the limit of ${LIMIT} bytes (MAX_EVENT_BYTES)`);
     expect(seen).toEqual([]);
   });
@@ -113,6 +114,26 @@ describe("a body within the limit", () => {
     expect(seen.map((e) => e.data)).toEqual([JSON.parse(body)]);
   });
 
+  it("with Expect: 100-continue is told to continue, and only then sends it", async () => {
+    const body = sized(100);
+    // Waits for 100 Continue before sending the body, as a client that honours it; gives up after 2 s.
+    const raw = await new Promise<string>((resolve) => {
+      const socket = connect(port, "127.0.0.1");
+      let received = "";
+      const done = () => (clearTimeout(timer), socket.destroy(), resolve(received));
+      const timer = setTimeout(done, 2_000);
+      socket.on("data", (c: Buffer) => {
+        const first = received === "";
+        received += c.toString("latin1");
+        if (first && received.startsWith("HTTP/1.1 100 Continue\r\n\r\n")) socket.write(body);
+        if (/HTTP\/1\.1 204 /.test(received)) done();
+      });
+      socket.write(head({ ...ce, "content-length": String(Buffer.byteLength(body)), expect: "100-continue" }));
+    });
+    expect(statusLines(raw)).toEqual(["HTTP/1.1 100 Continue", "HTTP/1.1 204 No Content"]);
+    expect(seen).toHaveLength(1);
+  });
+
   it("with Expect: 100-continue is told to send it and reaches the handler", async () => {
     expect(await post(sized(100), "content-length", { ...ce, expect: "100-continue" })).toEqual({ status: 204, text: "" });
     expect(seen).toHaveLength(1);
@@ -128,5 +149,14 @@ describe("a body within the limit", () => {
     const res = await fetch(`http://127.0.0.1:${port}/`);
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ error: "body-limit-unit accepts CloudEvents by POST, got GET" });
+  });
+});
+
+describe("functionServer", () => {
+  it("refuses a framework server that has other than its one app listening", () => {
+    const server = createServer();
+    server.on("request", () => {});
+    server.on("request", () => {});
+    expect(() => functionServer("two-apps", LIMIT, { getTestServer: () => server })).toThrow(new Error("the Functions Framework's server has 2 request listeners, expected its one app"));
   });
 });

@@ -14,6 +14,8 @@ const proxied: string[] = [];
 /** Connections the target accepted, and the request bodies it read. */
 let connections = 0;
 const bodies: string[] = [];
+/** The target's requests as `METHOD path?query`. */
+const requests: string[] = [];
 
 beforeAll(async () => {
   target = createServer((req, res) => {
@@ -21,6 +23,7 @@ beforeAll(async () => {
     req.on("data", (c: Buffer) => (body += c.toString("utf8")));
     req.on("end", () => {
       bodies.push(body);
+      requests.push(`${req.method} ${req.url}`);
       const status = Number(req.headers["x-answer"] ?? 202);
       res.writeHead(status, { "content-type": "text/plain" }).end(`answered ${status} to ${req.headers.host} ${req.url}`);
     });
@@ -62,6 +65,12 @@ describe("sinkPost", () => {
     expect(await post(`http://127.0.0.1:${targetPort}/ns/b`, { "ce-id": "1" }, '{"a":1}', never)).toBe(202);
     expect(await post(`http://127.0.0.1:${targetPort}/ns/b`, { "x-answer": "404" }, "{}", never)).toBe(404);
     expect(bodies.slice(before)).toEqual(['{"a":1}', "{}"]);
+  });
+
+  it("posts to the sink's own path and query", async () => {
+    const before = requests.length;
+    expect(await sinkPost({})(`http://127.0.0.1:${targetPort}/dynamo-system/dynamo-pool-relay?x=1`, {}, "{}", never)).toBe(202);
+    expect(requests.slice(before)).toEqual(["POST /dynamo-system/dynamo-pool-relay?x=1"]);
   });
 
   it("keeps one connection for events sent one after another", async () => {
