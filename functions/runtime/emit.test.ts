@@ -95,6 +95,25 @@ describe("ctx.emit", () => {
     expect(answer.status).toBe(500);
   });
 
+  it("sends nothing once the invocation's deadline has passed, and says so", async () => {
+    const posts: string[] = [];
+    const seen: { caught?: unknown } = {};
+    // Emits only after its deadline of 100 ms (the least allowed) has passed.
+    const late: Handler = async (_event, ctx) => {
+      await new Promise((r) => setTimeout(r, 150));
+      await ctx.emit(emitted).catch((err: unknown) => {
+        seen.caught = err;
+        throw err;
+      });
+      return { decision: "Emitted" };
+    };
+    const { answer, log } = await invoke(late, async (url) => (posts.push(url), 202), { K_SINK: SINK, INVOCATION_DEADLINE_SECONDS: "0.1" });
+    expect(posts).toEqual([]);
+    expect(seen.caught).toMatchObject({ reason: "DeadlineExceeded", message: `event ${emitted.id} not sent: the invocation's deadline has passed`, transient: true });
+    expect(answer.status).toBe(503);
+    expect(log).toMatchObject({ status: 503, deadlineExceeded: true });
+  });
+
   it("posts the event to K_SINK in binary mode, the signal not yet aborted", async () => {
     const posts: { url: string; headers: Record<string, string>; body: string; aborted: boolean }[] = [];
     const { handler } = emitting();

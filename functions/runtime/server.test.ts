@@ -92,6 +92,26 @@ describe("a body over the limit", () => {
     expect(seen).toEqual([]);
   });
 
+  it("chunked, that goes on after the refusal, is answered once and read no further, and the server serves on", async () => {
+    const socket = connect(port, "127.0.0.1");
+    let raw = "";
+    socket.on("data", (c: Buffer) => (raw += c.toString("latin1")));
+    socket.on("error", () => {});
+    const closed = new Promise<void>((r) => socket.on("close", () => r()));
+    socket.write(head({ ...ce, "transfer-encoding": "chunked" }));
+    socket.write(chunk(sized(LIMIT)) + chunk("x"));
+    // More of the body after the refusal, in later reads.
+    for (let i = 0; i < 5 && !socket.destroyed; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      socket.write(chunk("more".repeat(1_000)));
+    }
+    socket.end();
+    await closed;
+    expect(statusLines(raw)).toEqual(["HTTP/1.1 413 Payload Too Large"]);
+    expect(seen).toEqual([]);
+    expect(await post(sized(100), "content-length")).toEqual({ status: 204, text: "" });
+  });
+
   it("announced with Expect: 100-continue is refused before the client is told to send it", async () => {
     const raw = await exchange([head({ ...ce, "content-length": String(LIMIT + 1), expect: "100-continue" })]);
     expect(statusLines(raw)).toEqual(["HTTP/1.1 413 Payload Too Large"]);
