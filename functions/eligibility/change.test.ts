@@ -9,7 +9,10 @@ import { parseConfig } from "../../shared/config.ts";
 import { derivedId, EventType } from "../../shared/events.ts";
 import type { KubeObject } from "../../shared/kube/client.ts";
 import type { Context } from "../runtime/handler.ts";
-import { eligibility, SOURCE } from "./handler.ts";
+import { eligibility } from "./handler.ts";
+
+/** The source of eligibility's reconcile requests, as the events it emits name it (and their ids derive from it). */
+const SOURCE = "/dynamo-pool-relay/eligibility";
 
 const NOW = "2026-03-01T00:00:00Z";
 const config = parseConfig({});
