@@ -1,12 +1,13 @@
 // What a status run that read every child remembers of each kind it read: an event that then
 // carries the ConfigMap, or an EndpointSlice, at the very version the run read costs no request
-// (the Deployment's and the Service's cases are in handler.test.ts).
+// (the Deployment's and the Service's cases are in handler.test.ts). And the reconcile request a
+// run asks for when a child is off the decision, as it names itself.
 import { describe, expect, it } from "vitest";
 import { desiredChildren } from "../../shared/apply-plan.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { parseConfig } from "../../shared/config.ts";
 import { decide, type Decision } from "../../shared/decide.ts";
-import { EventType, productEvent } from "../../shared/events.ts";
+import { derivedId, EventType, productEvent } from "../../shared/events.ts";
 import type { KubeObject } from "../../shared/kube/client.ts";
 import { LABELS, appliedHashes, liveChildren } from "../../test/live-children.ts";
 import { FakeKube } from "../../test/unit/fake-kube.ts";
@@ -68,5 +69,22 @@ describe("after a run that read every child", () => {
     const result = await status(update(object(w), `${kind}-again`), context(w.kube));
     expect(result).toMatchObject({ decision: "Seen", fields: { version: { kind } } });
     expect(w.kube.calls).toEqual([]);
+  });
+});
+
+describe("a child off the decision", () => {
+  it("gets a reconcile request from status, with status's own source and an id derived from the event", async () => {
+    const w = world();
+    const deployment = w.kube.stored("Deployment")!;
+    await w.kube.deleteExact({ apiVersion: "apps/v1", kind: "Deployment", namespace: "team-a", name: "g1-pool-relay" }, "x");
+    const event: CloudEvent = {
+      specversion: "1.0", id: "deployment-gone", source: "https://10.96.0.1:443", type: "dev.knative.apiserver.resource.delete", time: NOW, datacontenttype: "application/json", extensions: {},
+      data: deployment,
+    };
+    const result = await status(event, context(w.kube));
+    expect(result.reply).toEqual({
+      specversion: "1.0", id: derivedId("/dynamo-pool-relay/status", "deployment-gone", EventType.Reconcile, "team-a", "g1"), type: EventType.Reconcile,
+      source: "/dynamo-pool-relay/status", subject: "team-a/g1", time: NOW, datacontenttype: "application/json", extensions: {}, data: { namespace: "team-a", name: "g1", cause: "Drift" },
+    });
   });
 });
