@@ -7,10 +7,9 @@ import { existsSync } from "node:fs";
 import { createRequire, enableCompileCache } from "node:module";
 import { resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
-import { maxEventBytes } from "./body-limit.ts";
 import { COMPILE_CACHE } from "./compile-cache.ts";
 import { Drain, stopOnSignals } from "./drain.ts";
+import { entrySettings } from "./entry-settings.ts";
 import { functionServer, type Framework } from "./server.ts";
 
 // The code cache the build (and the image) filled beside the bundles (compile-cache.ts), turned on
@@ -20,24 +19,12 @@ const cache = fileURLToPath(new URL(COMPILE_CACHE, import.meta.url));
 if (existsSync(cache)) enableCompileCache(cache);
 const { getFunction, getTestServer } = await import("@google-cloud/functions-framework/testing");
 
-function fail(message: string): never {
-  console.error(message);
+const settings = entrySettings(process.argv.slice(2), process.env);
+if ("error" in settings) {
+  console.error(settings.error);
   process.exit(1);
 }
-
-// Else FUNCTION_TARGET, FUNCTION_SOURCE and PORT (default 8080), as main.js reads them.
-const { values } = parseArgs({ options: { target: { type: "string" }, source: { type: "string" }, port: { type: "string" } } });
-const target = values.target ?? process.env["FUNCTION_TARGET"];
-const source = values.source ?? process.env["FUNCTION_SOURCE"];
-const port = values.port ?? process.env["PORT"] ?? "8080";
-if (!target || !source) fail("the function to serve is not set: give FUNCTION_TARGET and FUNCTION_SOURCE (or --target and --source)");
-if (!/^\d{1,5}$/.test(port) || Number(port) > 65535) fail(`the port must be a number from 0 to 65535, got ${JSON.stringify(port)}`);
-let limit: number;
-try {
-  limit = maxEventBytes(process.env);
-} catch (err) {
-  fail((err as Error).message);
-}
+const { target, source, port, limit } = settings;
 
 /**
  * The framework copy `name` was registered with: the product's bundles register with the one they
@@ -53,7 +40,7 @@ const bundle = (await import(pathToFileURL(resolve(source)).href)) as { preconne
 const drain = new Drain();
 const server = functionServer(target, limit, frameworkOf(target), drain);
 stopOnSignals(server, drain);
-server.listen(Number(port), () => {
+server.listen(port, () => {
   // While the first event is on its way (after the readiness probe), not before listening.
   void bundle.preconnect?.();
   if (process.env["NODE_ENV"] === "production") return;
