@@ -51,7 +51,8 @@ describe("the real Relay in the product's pods", () => {
     await published(ns, "g1", {}, { image: RELAY_IMAGE, resources: RELAY_RESOURCES, nodeSelector: { "kubernetes.io/hostname": NODE_NAME } });
 
     // Ready comes from the Relay's own gRPC health: the kubelet's probes, then the Service's endpoints.
-    const ready = await settledDpr(ns, "g1", "Ready", (d) => condition(d, "Ready")?.status === "True", 300_000);
+    // Ready needs one listener; both pods are looked at, so wait for the status to count both Ready.
+    const ready = await settledDpr(ns, "g1", "Ready with both Relay pods Ready", (d) => condition(d, "Ready")?.status === "True" && d.status?.["readyReplicas"] === 2, 300_000);
     const status = ready.status!;
     const before = await relayPods(client, ns);
     expect(before).toHaveLength(2);
