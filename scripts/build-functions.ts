@@ -1,6 +1,7 @@
 // Bundles each function (functions/<name>/index.ts) into one ESM file under dist/functions/<name>/,
 // with @kubernetes/client-node split into a chunk that loads on the first event, not at start, and
-// the entry point that serves them (functions/runtime/main.ts) into dist/functions/main.mjs, and
+// the entry point that serves them (functions/runtime/main.ts) into dist/functions/main.mjs, the
+// event source (functions/source/main.ts) into dist/functions/source.mjs, and
 // fills the V8 code cache the entry point starts them with (functions/runtime/compile-cache.ts).
 // The Functions Framework is bundled once, into dist/functions/framework.mjs, which the entry
 // point and every function import in its place (scripts/bundle.ts).
@@ -13,7 +14,8 @@ const root = fileURLToPath(new URL("../", import.meta.url));
 const FRAMEWORK = "@google-cloud/functions-framework";
 // Chunk names carry content hashes: an earlier build's chunks would otherwise stay and ship.
 rmSync(`${root}/dist/functions`, { recursive: true, force: true });
-const names = readdirSync(`${root}/functions`).filter((n) => n !== "runtime" && statSync(`${root}/functions/${n}`).isDirectory());
+// runtime serves the functions and source is the event source (a program of its own), not functions.
+const names = readdirSync(`${root}/functions`).filter((n) => n !== "runtime" && n !== "source" && statSync(`${root}/functions/${n}`).isDirectory());
 
 await bundle("framework", {
   // What the product's code imports of it: registering a function, and the server for one.
@@ -29,6 +31,7 @@ for (const name of names) {
   });
 }
 await bundle("entry point", { entryPoints: [`${root}/functions/runtime/main.ts`], outfile: `${root}/dist/functions/main.mjs` });
+await bundle("event source", { entryPoints: [`${root}/functions/source/main.ts`], outfile: `${root}/dist/functions/source.mjs` });
 await bundle("compile cache", { entryPoints: [`${root}/functions/runtime/fill-compile-cache.ts`], outfile: `${root}/dist/functions/fill-compile-cache.mjs` });
 // Filled here, where the bundles are: Node keys it by their paths (the image fills its own). A
 // compile cache of the developer's own (NODE_COMPILE_CACHE) or none at all is no concern of it.

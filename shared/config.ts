@@ -66,8 +66,33 @@ const Env = z.object({
   STATUS_BATCH_MS: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(10000)), 0),
 });
 
-/** The variables parseConfig reads: the README's Configuration table must document each. */
-export const CONFIG_VARIABLES = Object.keys(Env.shape);
+/** The event source's (functions/source): the functions do not read these. */
+const SourceEnv = z.object({
+  K_SINK: z.url({ error: "must be the URL to send events to (the ContainerSource's SinkBinding sets it)" }),
+  SOURCE_CONCURRENCY: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(256)), 32),
+  REQUEUE_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(10), z.maximum(3600)), 60),
+});
+
+export interface SourceConfig {
+  sink: string;
+  /** Events sent at once, each for a different object. */
+  concurrency: number;
+  /** A pair not converged is asked for again when it has been quiet this long (shared/resync.ts, requeueDue). */
+  requeueSeconds: number;
+}
+
+export function parseSourceConfig(env: Record<string, string | undefined>): SourceConfig {
+  const r = SourceEnv.safeParse(env);
+  if (!r.success) {
+    throw new Error(`invalid configuration: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  }
+  return { sink: r.data.K_SINK, concurrency: r.data.SOURCE_CONCURRENCY, requeueSeconds: r.data.REQUEUE_SECONDS };
+}
+
+/** The variables parseConfig and parseSourceConfig read: the README's Configuration table must document each. */
+export const CONFIG_VARIABLES = [...new Set([...Object.keys(Env.shape), ...Object.keys(SourceEnv.shape)])];
+/** Those only the event source reads. */
+export const SOURCE_VARIABLES = Object.keys(SourceEnv.shape).filter((v) => !Object.hasOwn(Env.shape, v));
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const r = Env.safeParse(env);

@@ -121,14 +121,34 @@ export function observedInEvent(observed: unknown, deleted: boolean): boolean {
  * status is right the reconcile ends in apply's reads.
  */
 export function resyncReason(dpr: ResyncCandidate, tick: number, slots: number): ResyncReason | undefined {
+  const reason = unconverged(dpr);
+  if (reason) return reason;
+  if (slotOf(keyString(keyOf(dpr)), slots) === tick % slots) return "Periodic";
+  return undefined;
+}
+
+/** Why a DynamoPoolRelay is not converged: its generation unobserved, or its Ready waiting (blocked or settling). */
+export function unconverged(dpr: ResyncCandidate): Exclude<ResyncReason, "Periodic"> | undefined {
   if (unobserved(dpr)) return "Unobserved";
   const ready = readyOf(dpr);
   // Reasons that events may never end are retried every tick (shared/conditions.ts, READY_REASONS).
   const wait = readyReason(ready?.reason)?.resync;
   if (wait === "Blocked") return "Blocked";
   if (wait === "Settling" && ready?.status === "False") return "Settling";
-  if (slotOf(keyString(keyOf(dpr)), slots) === tick % slots) return "Periodic";
   return undefined;
+}
+
+/**
+ * Whether the event source asks for a reconcile of a DynamoPoolRelay it watches (a requeue): one
+ * not converged, when neither a change of it nor a requeue of it came in the last `afterMs`. So a
+ * pair whose children's events were lost on the way is looked at again within `2 × afterMs` at
+ * most (the source checks every `afterMs`), and a converged pair costs nothing.
+ *
+ * @param since when the source last saw it change or last asked for it (ms)
+ */
+export function requeueDue(dpr: ResyncCandidate, since: number, now: number, afterMs: number): boolean {
+  if (dpr.metadata.deletionTimestamp) return false;
+  return unconverged(dpr) !== undefined && now - since >= afterMs;
 }
 
 /** The DynamoPoolRelays of one listed page that need a reconcile on this tick. */

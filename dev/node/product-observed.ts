@@ -65,7 +65,7 @@ interface Adapter {
  * caused: the whole chain runs in the adapter's request). A probe: callers poll it with their own wait.
  */
 export async function sourceWatchesAlone(client: KubeClient, namespace: string): Promise<boolean> {
-  // The ContainerSource's adapter (knative/dpr-source.yaml) watches every namespace and never rolls.
+  // The product's own source (knative/source.yaml) watches every namespace and never rolls.
   const adapters = (await client.list<Adapter>("apps/v1", "Deployment", PRODUCT_NAMESPACE)).filter((d) => d.metadata.name.startsWith("apiserversource-"));
   if (adapters.length !== 1) return false;
   const [adapter] = adapters as [Adapter];

@@ -329,6 +329,25 @@ export class KubeClient {
   }
 
   /**
+   * Every object of a kind in all namespaces, in pages of `limit`, with the resourceVersion of the
+   * list (one consistent snapshot across the pages), which a watch resumes from.
+   */
+  async listAll<T = KubeObject>(apiVersion: string, kind: string, labelSelector: string | undefined, limit = 500): Promise<{ items: T[]; resourceVersion: string }> {
+    const r = await this.resource(apiVersion, kind);
+    const items: T[] = [];
+    let token: string | undefined;
+    let resourceVersion = "";
+    do {
+      const query = new URLSearchParams({ limit: String(limit), ...(labelSelector ? { labelSelector } : {}), ...(token ? { continue: token } : {}) });
+      const page = (await this.request("GET", `${collectionPath(r, undefined)}?${query}`)) as { items?: T[]; metadata?: { continue?: string; resourceVersion?: string } };
+      items.push(...(page.items ?? []));
+      resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
+      token = page.metadata?.continue || undefined;
+    } while (token);
+    return { items, resourceVersion };
+  }
+
+  /**
    * Lists in pages of `limit` (the API server's `continue` token), so a large collection is never
    * one response held in memory at once, and as a Table without the objects (`includeObject=None`):
    * each row carries only the cells of the kind's printer columns, not the object with its
@@ -402,6 +421,8 @@ export class KubeClient {
           }
         });
         res.on("end", () => resolve(resourceVersion));
+        // A stream cut without an end (the connection reset) ends the watch too: resume from here.
+        res.on("close", () => resolve(resourceVersion));
         res.on("error", reject);
       });
       signal.addEventListener("abort", () => {

@@ -1,5 +1,5 @@
 // The deliveries the unit tests feed to the functions (test/fixtures/knative/*.json) are recorded
-// here from the real flow: the ApiServerSource and DynamoPoolRelay adapters, the PingSource, and a
+// here from the real flow: the ApiServerSource, the product's event source, the PingSource, and a
 // reply routed by the Broker, as a Trigger subscriber receives them. This test records them again
 // and fails when their shape changed (a header added or gone, an attribute in another form, the
 // body's structure); UPDATE_FIXTURES=1 writes the new recordings instead.
@@ -45,8 +45,8 @@ describe("recorded deliveries", () => {
     const wanted: Record<string, { about: string; match: (d: Delivery) => boolean }> = {
       "apiserversource-dgd-add": { about: "ApiServerSource (Resource mode): a DynamoGraphDeployment was added", match: (d) => h(d, "ce-type") === "dev.knative.apiserver.resource.add" && h(d, "ce-kind") === "DynamoGraphDeployment" && h(d, "ce-namespace") === ns },
       "apiserversource-dgd-update": { about: "ApiServerSource (Resource mode): a DynamoGraphDeployment's status changed", match: (d) => h(d, "ce-type") === "dev.knative.apiserver.resource.update" && h(d, "ce-kind") === "DynamoGraphDeployment" && h(d, "ce-namespace") === ns },
-      "containersource-dpr-add": { about: "the DynamoPoolRelay watch (receive adapter in a ContainerSource): a DynamoPoolRelay was added", match: (d) => h(d, "ce-type") === "dev.knative.apiserver.resource.add" && h(d, "ce-kind") === "DynamoPoolRelay" && h(d, "ce-namespace") === ns },
-      "apiserversource-endpointslice-add": { about: "ApiServerSource (Resource mode): the Relay Service's EndpointSlice was added", match: (d) => h(d, "ce-type") === "dev.knative.apiserver.resource.add" && h(d, "ce-kind") === "EndpointSlice" && h(d, "ce-namespace") === ns },
+      "source-dpr-add": { about: "the product's event source (a ContainerSource): a DynamoPoolRelay was added", match: (d) => h(d, "ce-type") === "dev.knative.apiserver.resource.add" && h(d, "ce-kind") === "DynamoPoolRelay" && h(d, "ce-namespace") === ns },
+      "source-endpointslice-add": { about: "the product's event source (a ContainerSource): the Relay Service's EndpointSlice was added", match: (d) => h(d, "ce-type") === "dev.knative.apiserver.resource.add" && h(d, "ce-kind") === "EndpointSlice" && h(d, "ce-namespace") === ns },
       "broker-reconcile": { about: "eligibility's reply, routed by the Broker to apply", match: (d) => h(d, "ce-type") === "com.nvidia.dynamo.poolrelay.reconcile.v1" && h(d, "ce-subject") === `${ns}/g1` && h(d, "ce-source") === "/dynamo-pool-relay/eligibility" },
       "pingsource-tick": { about: "PingSource poolrelay-resync: a resync tick", match: (d) => h(d, "ce-type") === "dev.knative.sources.ping" },
     };

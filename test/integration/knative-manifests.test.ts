@@ -42,12 +42,12 @@ describe("knative/", () => {
     const kinds = parseAllDocuments(r.stdout).map((d) => d.toJS()).map((o) => `${o.kind}/${o.metadata.name}`).sort();
     expect(kinds).toEqual([
       "ApiServerSource/poolrelay-watch", "Broker/dynamo-pool-relay", "ClusterRole/poolrelay-apiserversource", "ClusterRole/poolrelay-apply",
-      "ClusterRole/poolrelay-eligibility", "ClusterRole/poolrelay-status", "ClusterRoleBinding/poolrelay-apiserversource",
-      "ClusterRoleBinding/poolrelay-apply", "ClusterRoleBinding/poolrelay-eligibility", "ClusterRoleBinding/poolrelay-status",
-      "ContainerSource/poolrelay-dpr-watch", "CustomResourceDefinition/dynamopoolrelays.nvidia.com", "Namespace/dynamo-system",
+      "ClusterRole/poolrelay-eligibility", "ClusterRole/poolrelay-source", "ClusterRole/poolrelay-status", "ClusterRoleBinding/poolrelay-apiserversource",
+      "ClusterRoleBinding/poolrelay-apply", "ClusterRoleBinding/poolrelay-eligibility", "ClusterRoleBinding/poolrelay-source", "ClusterRoleBinding/poolrelay-status",
+      "ContainerSource/poolrelay-source", "CustomResourceDefinition/dynamopoolrelays.nvidia.com", "Namespace/dynamo-system",
       "PingSource/poolrelay-resync", "Service/poolrelay-apply", "Service/poolrelay-dead-letter", "Service/poolrelay-eligibility",
       "Service/poolrelay-status", "ServiceAccount/poolrelay-apiserversource", "ServiceAccount/poolrelay-apply", "ServiceAccount/poolrelay-eligibility",
-      "ServiceAccount/poolrelay-status", "SinkBinding/poolrelay-eligibility-sink", "Trigger/poolrelay-apply", "Trigger/poolrelay-eligibility",
+      "ServiceAccount/poolrelay-source", "ServiceAccount/poolrelay-status", "SinkBinding/poolrelay-eligibility-sink", "Trigger/poolrelay-apply", "Trigger/poolrelay-eligibility",
       "Trigger/poolrelay-status",
     ]);
   });

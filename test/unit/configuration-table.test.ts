@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { maxEventBytes } from "../../functions/runtime/body-limit.ts";
-import { CONFIG_VARIABLES, parseConfig } from "../../shared/config.ts";
+import { CONFIG_VARIABLES, SOURCE_VARIABLES, parseConfig, parseSourceConfig } from "../../shared/config.ts";
 import { configurationTable } from "../docs-text.ts";
 
 const rows = configurationTable();
@@ -13,18 +13,23 @@ const row = (variable: string) => {
   if (!r) throw new Error(`the Configuration table has no row for ${variable}`);
   return r;
 };
-const services = parseAllDocuments(readFileSync(new URL("../../knative/services.yaml", import.meta.url), "utf8"))
-  .map((d) => d.toJS())
-  .filter((d) => d?.kind === "Service") as { metadata: { name: string }; spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } } }[];
+const manifests = (file: string) => parseAllDocuments(readFileSync(new URL(`../../knative/${file}`, import.meta.url), "utf8")).map((d) => d.toJS());
+/** The Knative Services and the source's ContainerSource, by what the table calls them. */
+const services = [
+  ...manifests("services.yaml").filter((d) => d?.kind === "Service"),
+  ...manifests("source.yaml").filter((d) => d?.kind === "ContainerSource").map((d) => ({ ...d, metadata: { name: "source" } })),
+] as { metadata: { name: string }; spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } } }[];
 /** What knative/services.yaml sets the variable to, by function. */
 const setIn = (variable: string) =>
   Object.fromEntries(
     services.flatMap((s) => s.spec.template.spec.containers[0]!.env.filter((e) => e.name === variable).map((e) => [s.metadata.name.replace(/^poolrelay-/, ""), e.value])),
   );
 
-/** Parses one variable as its function does; throws as the function would at start-up. */
-const parse = (variable: string, value: string) => (variable === "MAX_EVENT_BYTES" ? maxEventBytes({ [variable]: value }) : parseConfig({ [variable]: value }));
-const parsed = (variable: string) => (variable === "MAX_EVENT_BYTES" ? maxEventBytes({}) : parseConfig({}));
+/** Parses one variable as its function (or the source) does; throws as it would at start-up. */
+const SINK = { K_SINK: "http://broker-ingress.knative-eventing.svc.cluster.local/dynamo-system/dynamo-pool-relay" };
+const parse = (variable: string, value: string) =>
+  variable === "MAX_EVENT_BYTES" ? maxEventBytes({ [variable]: value }) : SOURCE_VARIABLES.includes(variable) ? parseSourceConfig({ ...SINK, [variable]: value }) : parseConfig({ [variable]: value });
+const parsed = (variable: string) => (variable === "MAX_EVENT_BYTES" ? maxEventBytes({}) : SOURCE_VARIABLES.includes(variable) ? parseSourceConfig(SINK) : parseConfig({}));
 /** The default as the table gives it: the cell's first code span. */
 const documentedDefault = (variable: string) => /^`([^`]+)`/.exec(row(variable).default)?.[1];
 

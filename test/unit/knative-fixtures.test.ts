@@ -20,15 +20,15 @@ const parsed = (name: string) => {
 describe("recorded Knative deliveries", () => {
   it("are all here", () => {
     expect(readdirSync(dir).filter((f) => f.endsWith(".json")).sort()).toEqual([
-      "apiserversource-dgd-add.json", "apiserversource-dgd-update.json", "apiserversource-endpointslice-add.json",
-      "broker-reconcile.json", "containersource-dpr-add.json", "pingsource-tick.json",
+      "apiserversource-dgd-add.json", "apiserversource-dgd-update.json", "broker-reconcile.json",
+      "pingsource-tick.json", "source-dpr-add.json", "source-endpointslice-add.json",
     ]);
   });
 
   it.each([
     { name: "apiserversource-dgd-add", kind: "dgd" },
     { name: "apiserversource-dgd-update", kind: "dgd" },
-    { name: "containersource-dpr-add", kind: "dpr" },
+    { name: "source-dpr-add", kind: "dpr" },
   ])("eligibility takes $name as a $kind change of the object it names", ({ name, kind }) => {
     const event = parsed(name);
     const data = event.data as { metadata: { namespace: string; name: string; managedFields?: unknown[] } };
@@ -45,7 +45,7 @@ describe("recorded Knative deliveries", () => {
   });
 
   it("status takes the EndpointSlice event as a change of the DynamoPoolRelay's children, one that adds no ready endpoint (a new Service's slice: endpoints null)", () => {
-    const event = parsed("apiserversource-endpointslice-add");
+    const event = parsed("source-endpointslice-add");
     const labels = (event.data as { metadata: { labels: Record<string, string>; namespace: string; name: string } }).metadata;
     expect(classifyForStatus(event)).toEqual({ ok: true, value: { key: { namespace: labels.namespace, name: labels.labels["app.kubernetes.io/instance"] }, changed: ["EndpointSlice"], version: { kind: "EndpointSlice", name: labels.name, digest: statusDigest("EndpointSlice", event.data as Record<string, unknown>), resourceVersion: "805" }, addsNoEndpoint: true } });
   });

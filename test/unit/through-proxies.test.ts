@@ -5,7 +5,7 @@ import { parseAllDocuments } from "yaml";
 import type { KubeObject } from "../../shared/kube/client.ts";
 import { throughProxies } from "../faults/through-proxies.ts";
 
-const FILES = ["broker.yaml", "apiserversource.yaml", "pingsource.yaml", "dpr-source.yaml", "services.yaml", "triggers.yaml"];
+const FILES = ["broker.yaml", "apiserversource.yaml", "pingsource.yaml", "source.yaml", "services.yaml", "triggers.yaml"];
 const objects = FILES.flatMap((f) => parseAllDocuments(readFileSync(new URL(`../../knative/${f}`, import.meta.url), "utf8")).map((d) => d.toJS() as KubeObject).filter(Boolean));
 const edited = throughProxies(objects, {
   apiServer: new URL("https://198.51.100.1:4443"),

@@ -41,7 +41,7 @@ const recorded = (file: string): Attributes => {
   return Object.fromEntries(Object.entries(d.headers).filter(([k]) => k.startsWith("ce-")).map(([k, v]) => [k.slice(3), v]));
 };
 /** The recorded EndpointSlice add, as the same source sends it for another kind or change. */
-const child = (kind: string, change: "add" | "update" | "delete"): Attributes => ({ ...recorded("apiserversource-endpointslice-add.json"), kind, type: `dev.knative.apiserver.resource.${change}` });
+const child = (kind: string, change: "add" | "update" | "delete"): Attributes => ({ ...recorded("source-endpointslice-add.json"), kind, type: `dev.knative.apiserver.resource.${change}` });
 const reply = (type: (typeof EventType)[keyof typeof EventType], data: object): Attributes => {
   const e = productEvent(type as never, data as never, { source: "/dynamo-pool-relay/apply", cause: "c", time: "2026-12-01T00:00:00Z" });
   return { type: e.type, source: e.source, id: e.id, specversion: e.specversion, ...(e.extensions as Attributes) };
@@ -56,17 +56,17 @@ describe("the Triggers' filters", () => {
 
   it("have a recorded delivery of every source to check against", () => {
     expect(readdirSync(new URL("../fixtures/knative/", import.meta.url)).filter((f) => f.endsWith(".json")).sort()).toEqual([
-      "apiserversource-dgd-add.json", "apiserversource-dgd-update.json", "apiserversource-endpointslice-add.json", "broker-reconcile.json", "containersource-dpr-add.json", "pingsource-tick.json",
+      "apiserversource-dgd-add.json", "apiserversource-dgd-update.json", "broker-reconcile.json", "pingsource-tick.json", "source-dpr-add.json", "source-endpointslice-add.json",
     ]);
   });
 
   const cases: [string, Attributes, string[]][] = [
     ["a DGD add", recorded("apiserversource-dgd-add.json"), ["eligibility"]],
     ["a DGD update", recorded("apiserversource-dgd-update.json"), ["eligibility"]],
-    ["a DynamoPoolRelay add, from the DynamoPoolRelay watch", recorded("containersource-dpr-add.json"), ["eligibility"]],
+    ["a DynamoPoolRelay add, from the product's event source", recorded("source-dpr-add.json"), ["eligibility"]],
     ["the resync tick", recorded("pingsource-tick.json"), ["eligibility"]],
     ["a reconcile request", recorded("broker-reconcile.json"), ["apply"]],
-    ["an EndpointSlice add", recorded("apiserversource-endpointslice-add.json"), ["status"]],
+    ["an EndpointSlice add", recorded("source-endpointslice-add.json"), ["status"]],
     ["an EndpointSlice update", child("EndpointSlice", "update"), ["status"]],
     ["an EndpointSlice delete", child("EndpointSlice", "delete"), ["status"]],
     ...["ConfigMap", "Deployment", "Service"].flatMap((kind): [string, Attributes, string[]][] => [

@@ -1,0 +1,115 @@
+/**
+ * The product's event source, run by the ContainerSource in knative/source.yaml: the change events
+ * of the DynamoPoolRelays and of the product's labelled children, sent to K_SINK (the Broker) as
+ * the ApiServerSource sends them, without what Knative's adapter loses (changes while a watch
+ * expired; everything while one slow delivery holds a kind), and a reconcile request for each pair
+ * not converged that has been quiet for REQUEUE_SECONDS. It decides nothing else.
+ * node dist/functions/source.mjs
+ */
+import { toBinary } from "../../shared/cloudevent.ts";
+import { parseSourceConfig } from "../../shared/config.ts";
+import { EventType, productEvent } from "../../shared/events.ts";
+import { connect, KubeClient, type KubeObject } from "../../shared/kube/client.ts";
+import { LABEL_MANAGED_BY, PRODUCT } from "../../shared/names.ts";
+import { requeueDue, type ResyncCandidate } from "../../shared/resync.ts";
+import { changeEvent, objectKey, sent } from "../../shared/source-events.ts";
+import { sinkPost } from "../runtime/sink.ts";
+import { inform, type Watch } from "./informer.ts";
+import { SendQueue } from "./send-queue.ts";
+
+const CHILDREN = `${LABEL_MANAGED_BY}=${PRODUCT}`;
+/** What it watches, with each kind's plural for the events' subject. */
+const WATCHES: (Watch & { plural: string })[] = [
+  { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", plural: "dynamopoolrelays" },
+  { apiVersion: "apps/v1", kind: "Deployment", plural: "deployments", labelSelector: CHILDREN },
+  { apiVersion: "v1", kind: "Service", plural: "services", labelSelector: CHILDREN },
+  { apiVersion: "v1", kind: "ConfigMap", plural: "configmaps", labelSelector: CHILDREN },
+  { apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", plural: "endpointslices", labelSelector: CHILDREN },
+];
+const REQUEUE_SOURCE = "/dynamo-pool-relay/source";
+const SEND_TIMEOUT_MS = 30_000;
+const STOP_GRACE_MS = 10_000;
+
+const log = (fields: Record<string, unknown>) => console.log(JSON.stringify({ source: "poolrelay-source", time: new Date().toISOString(), ...fields }));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+const config = (() => {
+  try {
+    return parseSourceConfig(process.env);
+  } catch (err) {
+    console.error((err as Error).message);
+    return process.exit(1);
+  }
+})();
+const connection = await connect(undefined, process.env);
+const kube = new KubeClient(connection);
+const post = sinkPost(process.env);
+const queue = new SendQueue(
+  async (event) => {
+    const { headers, body } = toBinary(event);
+    return post(config.sink, headers, body, AbortSignal.timeout(SEND_TIMEOUT_MS));
+  },
+  config.concurrency,
+  { refused: (i) => log({ msg: "refused", ...i }), retrying: (i) => log({ msg: "retrying", ...i }) },
+  sleep,
+);
+
+/** Each DynamoPoolRelay as last seen, and when it last changed or was last asked for. */
+const pairs = new Map<string, { dpr: ResyncCandidate & KubeObject; since: number; asked: number }>();
+const stop = new AbortController();
+
+const watching = WATCHES.map((watch) =>
+  inform(kube, watch, {
+    change(change, obj) {
+      if (watch.kind === "DynamoPoolRelay") {
+        if (change === "delete") pairs.delete(objectKey(obj));
+        else pairs.set(objectKey(obj), { dpr: obj as ResyncCandidate & KubeObject, since: Date.now(), asked: 0 });
+      }
+      if (sent(change, watch.kind)) queue.push(`${watch.kind}/${objectKey(obj)}`, changeEvent(change, obj, { source: connection.server, plural: watch.plural, time: new Date().toISOString() }));
+    },
+    listed({ objects, ...info }) {
+      // Every list (the first too) is what the requeue looks at; a pair keeps its quiet time unless it changed.
+      if (watch.kind === "DynamoPoolRelay") {
+        const before = new Map(pairs);
+        pairs.clear();
+        for (const obj of objects) {
+          const was = before.get(objectKey(obj));
+          const same = was?.dpr.metadata.resourceVersion === obj.metadata.resourceVersion;
+          pairs.set(objectKey(obj), same && was ? was : { dpr: obj as ResyncCandidate & KubeObject, since: Date.now(), asked: 0 });
+        }
+      }
+      log({ msg: "listed", objects: objects.length, ...info });
+    },
+    failed(info) {
+      log({ msg: "watch failed", ...info });
+    },
+  }, stop.signal, sleep),
+);
+
+const requeueMs = config.requeueSeconds * 1000;
+const requeue = setInterval(() => {
+  const now = Date.now();
+  for (const [key, p] of pairs) {
+    if (!requeueDue(p.dpr, p.since, now, requeueMs)) continue;
+    p.since = now;
+    p.asked++;
+    const { namespace = "", name } = p.dpr.metadata;
+    const cause = `requeue-${p.dpr.metadata.uid ?? ""}-${p.dpr.metadata.resourceVersion ?? ""}-${p.asked}`;
+    queue.push(`requeue/${key}`, productEvent(EventType.Reconcile, { namespace, name, cause: "Requeue" }, { source: REQUEUE_SOURCE, cause, time: new Date(now).toISOString() }));
+    log({ msg: "requeued", key, asked: p.asked });
+  }
+}, requeueMs / 4);
+
+log({ msg: "started", sink: config.sink, concurrency: config.concurrency, requeueSeconds: config.requeueSeconds, kinds: WATCHES.map((w) => w.kind) });
+
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.once(signal, () => {
+    stop.abort();
+    clearInterval(requeue);
+    // What is queued is sent, within the grace period: an event dropped here would be lost.
+    void Promise.race([Promise.all(watching).then(() => queue.idle()), sleep(STOP_GRACE_MS)]).then(() => {
+      log({ msg: "stopped", ...queue.counts, unsent: queue.size });
+      process.exit(0);
+    });
+  });
+}

@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import type { CloudEvent } from "../../shared/cloudevent.ts";
+import { SendQueue } from "./send-queue.ts";
+
+const ev = (id: string): CloudEvent => ({ specversion: "1.0", id, type: "t", source: "s", extensions: {}, data: undefined });
+
+/** A sink the test answers by hand: each post waits until the test settles it. */
+function manualSink() {
+  const calls: { id: string; answer: (status: number | Error) => void }[] = [];
+  const post = (event: CloudEvent) =>
+    new Promise<number>((resolve, reject) => calls.push({ id: event.id, answer: (s) => (s instanceof Error ? reject(s) : resolve(s)) }));
+  return { calls, post };
+}
+const tick = () => new Promise((r) => setImmediate(r));
+const noLog = { refused: () => undefined, retrying: () => undefined };
+
+describe("SendQueue", () => {
+  it("sends up to `concurrency` keys at once and the rest as sends end", async () => {
+    const sink = manualSink();
+    const q = new SendQueue(sink.post, 2, noLog, async () => undefined);
+    for (const k of ["a", "b", "c"]) q.push(k, ev(k));
+    await tick();
+    expect(sink.calls.map((c) => c.id)).toEqual(["a", "b"]);
+    sink.calls[0]!.answer(202);
+    await tick();
+    expect(sink.calls.map((c) => c.id)).toEqual(["a", "b", "c"]);
+    sink.calls[1]!.answer(200);
+    sink.calls[2]!.answer(204);
+    await q.idle();
+    expect(q.counts).toMatchObject({ sent: 3, refused: 0 });
+  });
+
+  it("keeps one event per key: a newer one replaces the one not sent yet", async () => {
+    const sink = manualSink();
+    const q = new SendQueue(sink.post, 1, noLog, async () => undefined);
+    q.push("x", ev("x1"));
+    q.push("a", ev("a1"));
+    q.push("a", ev("a2"));
+    await tick();
+    sink.calls[0]!.answer(202);
+    await tick();
+    expect(sink.calls.map((c) => c.id)).toEqual(["x1", "a2"]);
+    expect(q.counts.superseded).toBe(1);
+  });
+
+  it("sends one event of a key at a time, in order: one that comes during a send waits for it", async () => {
+    const sink = manualSink();
+    const q = new SendQueue(sink.post, 4, noLog, async () => undefined);
+    q.push("a", ev("a1"));
+    await tick();
+    q.push("a", ev("a2"));
+    await tick();
+    expect(sink.calls.map((c) => c.id)).toEqual(["a1"]);
+    sink.calls[0]!.answer(202);
+    await tick();
+    expect(sink.calls.map((c) => c.id)).toEqual(["a1", "a2"]);
+  });
+
+  it.each([500, 502, 503, 404, 429])("tries a send answered %i again, with growing waits, until it is delivered", async (status) => {
+    const sink = manualSink();
+    const waits: number[] = [];
+    const q = new SendQueue(sink.post, 1, noLog, async (ms) => void waits.push(ms));
+    q.push("a", ev("a1"));
+    for (let i = 0; i < 3; i++) {
+      await tick();
+      sink.calls[i]!.answer(status);
+    }
+    await tick();
+    sink.calls[3]!.answer(new Error("connection reset"));
+    await tick();
+    sink.calls[4]!.answer(202);
+    await q.idle();
+    expect(sink.calls.map((c) => c.id)).toEqual(["a1", "a1", "a1", "a1", "a1"]);
+    expect(waits).toEqual([100, 200, 400, 800]);
+    expect(q.counts).toMatchObject({ sent: 1, failedAttempts: 4 });
+  });
+
+  it("gives up a failing send when a newer event of its key comes, and sends that one", async () => {
+    const sink = manualSink();
+    let wake: () => void = () => undefined;
+    const q = new SendQueue(sink.post, 1, noLog, () => new Promise<void>((r) => (wake = r)));
+    q.push("a", ev("a1"));
+    await tick();
+    sink.calls[0]!.answer(503);
+    await tick();
+    q.push("a", ev("a2"));
+    wake();
+    await tick();
+    await tick();
+    expect(sink.calls.map((c) => c.id)).toEqual(["a1", "a2"]);
+  });
+
+  it.each([400, 403, 413, 422])("drops an event the sink refuses with %i, and says so", async (status) => {
+    const sink = manualSink();
+    const refused: unknown[] = [];
+    const q = new SendQueue(sink.post, 1, { ...noLog, refused: (i) => void refused.push(i) }, async () => undefined);
+    q.push("a", ev("a1"));
+    await tick();
+    sink.calls[0]!.answer(status);
+    await q.idle();
+    expect(refused).toEqual([{ key: "a", id: "a1", type: "t", status }]);
+    expect(sink.calls).toHaveLength(1);
+    expect(q.counts).toMatchObject({ sent: 0, refused: 1 });
+  });
+
+  it("is idle at once when empty, and only once every send has ended", async () => {
+    const sink = manualSink();
+    const q = new SendQueue(sink.post, 1, noLog, async () => undefined);
+    await q.idle();
+    q.push("a", ev("a1"));
+    let idle = false;
+    void q.idle().then(() => (idle = true));
+    await tick();
+    expect(idle).toBe(false);
+    sink.calls[0]!.answer(202);
+    await tick();
+    expect(idle).toBe(true);
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * The events the source sends, a workqueue's way: one pending event per key (a newer one replaces
+ * it: the functions re-read the object, so only the latest matters), one send per key at a time,
+ * so an object's events arrive in order, and `concurrency` keys sent at once, so no slow delivery
+ * holds the others (Knative's adapter sends one event at a time per kind). A send that fails is
+ * tried again, with backoff, until it is delivered or a newer event of its key replaces it;
+ * nothing is dropped but an event the sink refuses as malformed.
+ */
+import type { CloudEvent } from "../../shared/cloudevent.ts";
+
+/** Posts one event; resolves with the HTTP status, rejects when nothing answered. */
+export type Post = (event: CloudEvent) => Promise<number>;
+
+export interface SendLog {
+  /** An event the sink refused for good (a 4xx it will refuse again): dropped. */
+  refused(info: { key: string; id: string; type: string; status: number }): void;
+  /** A failed attempt, tried again after `retryInMs` unless a newer event replaces it. */
+  retrying(info: { key: string; id: string; status: number | string; retryInMs: number }): void;
+}
+
+/** Answers the Broker's ingress gives that pass with time (Knative's own sender retries these, and also 500). */
+const transient = (status: number) => status >= 500 || status === 404 || status === 408 || status === 409 || status === 425 || status === 429;
+const RETRY_MIN_MS = 100;
+const RETRY_MAX_MS = 30_000;
+
+export class SendQueue {
+  private readonly pending = new Map<string, CloudEvent>();
+  private readonly inFlight = new Set<string>();
+  private readonly ready: string[] = [];
+  private running = 0;
+  private idleWaiters: (() => void)[] = [];
+  /** Events delivered, and attempts that failed. */
+  readonly counts = { sent: 0, superseded: 0, failedAttempts: 0, refused: 0 };
+
+  private readonly post: Post;
+  private readonly concurrency: number;
+  private readonly log: SendLog;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(post: Post, concurrency: number, log: SendLog, sleep: (ms: number) => Promise<void>) {
+    this.post = post;
+    this.concurrency = concurrency;
+    this.log = log;
+    this.sleep = sleep;
+  }
+
+  /** Queues the event of `key`, replacing one of the same key that has not left yet. */
+  push(key: string, event: CloudEvent): void {
+    if (this.pending.has(key)) this.counts.superseded++;
+    else if (!this.inFlight.has(key)) this.ready.push(key);
+    this.pending.set(key, event);
+    this.pump();
+  }
+
+  get size(): number {
+    return this.pending.size + this.inFlight.size;
+  }
+
+  /** Resolves when nothing is pending or being sent. */
+  idle(): Promise<void> {
+    if (this.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private pump(): void {
+    while (this.running < this.concurrency && this.ready.length > 0) {
+      const key = this.ready.shift()!;
+      const event = this.pending.get(key)!;
+      this.pending.delete(key);
+      this.inFlight.add(key);
+      this.running++;
+      void this.send(key, event).finally(() => {
+        this.running--;
+        this.inFlight.delete(key);
+        // An event that came while this one was sent waits for it: order per key.
+        if (this.pending.has(key)) this.ready.push(key);
+        this.pump();
+        if (this.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+      });
+    }
+  }
+
+  private async send(key: string, event: CloudEvent): Promise<void> {
+    for (let backoff = RETRY_MIN_MS; ; backoff = Math.min(backoff * 2, RETRY_MAX_MS)) {
+      let status: number | string;
+      try {
+        status = await this.post(event);
+      } catch (err) {
+        status = err instanceof Error ? err.message : String(err);
+      }
+      if (typeof status === "number" && status >= 200 && status < 300) {
+        this.counts.sent++;
+        return;
+      }
+      if (typeof status === "number" && !transient(status)) {
+        this.counts.refused++;
+        this.log.refused({ key, id: event.id, type: event.type, status });
+        return;
+      }
+      this.counts.failedAttempts++;
+      // A newer event of the key replaces this one: it is the one to deliver.
+      if (this.pending.has(key)) return;
+      this.log.retrying({ key, id: event.id, status, retryInMs: backoff });
+      await this.sleep(backoff);
+      if (this.pending.has(key)) return;
+    }
+  }
+}

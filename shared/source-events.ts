@@ -1,0 +1,73 @@
+/**
+ * What the product's own event source (functions/source) sends: the change events Knative's
+ * ApiServerSource sends in Resource mode, so the Triggers and functions take both alike; which
+ * changes it leaves unsent; and what changed while it had no watch running.
+ */
+import type { CloudEvent } from "./cloudevent.ts";
+import { SourceEventType, derivedId } from "./events.ts";
+
+export type Change = "add" | "update" | "delete";
+
+const CHANGE_TYPES: Record<Change, string> = { add: SourceEventType.Add, update: SourceEventType.Update, delete: SourceEventType.Delete };
+
+export interface Watched {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string };
+}
+
+/**
+ * Adds no Trigger delivers (knative/triggers.yaml, poolrelay-status): apply makes these children
+ * and shows or reports what it made. Left unsent at the source, they cost no delivery at all.
+ */
+export const UNSENT_ADDS: readonly string[] = ["ConfigMap", "Deployment", "Service"];
+
+export function sent(change: Change, kind: string): boolean {
+  return !(change === "add" && UNSENT_ADDS.includes(kind));
+}
+
+export function objectKey(obj: Watched): string {
+  return `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`;
+}
+
+/**
+ * The event of one change, as the ApiServerSource makes it (`pkg/adapter/apiserver/events`): the
+ * object as data and `kind`, `apiversion`, `name`, `namespace` as extensions. The id is derived
+ * from the object's version, so the same change seen twice (a watch replayed after a relist) is
+ * the same event.
+ */
+export function changeEvent(change: Change, obj: Watched, ctx: { source: string; plural: string; time: string }): CloudEvent {
+  const namespace = obj.metadata.namespace ?? "";
+  return {
+    specversion: "1.0",
+    id: derivedId(ctx.source, change, obj.metadata.uid ?? "", obj.metadata.resourceVersion ?? ""),
+    type: CHANGE_TYPES[change],
+    source: ctx.source,
+    subject: `/apis/${obj.apiVersion}/namespaces/${namespace}/${ctx.plural}/${obj.metadata.name}`,
+    time: ctx.time,
+    datacontenttype: "application/json",
+    extensions: { kind: obj.kind, apiversion: obj.apiVersion, name: obj.metadata.name, namespace },
+    data: obj,
+  };
+}
+
+/**
+ * What changed while no watch ran (a watch whose version expired, so the source lists again): an
+ * add for each object not seen before, an update for each whose version differs (or whose UID
+ * does: a child re-created in the gap must reach status, whose Trigger leaves the adds of these
+ * kinds out), a delete, with the object as last seen, for each that is gone. Knative's adapter
+ * sends nothing here (its store's Replace is empty), which is how changes went missing under load.
+ */
+export function relistChanges<T extends Watched>(known: ReadonlyMap<string, T>, listed: readonly T[]): { change: Change; obj: T }[] {
+  const out: { change: Change; obj: T }[] = [];
+  const present = new Set<string>();
+  for (const obj of listed) {
+    const key = objectKey(obj);
+    present.add(key);
+    const before = known.get(key);
+    if (!before) out.push({ change: "add", obj });
+    else if (before.metadata.uid !== obj.metadata.uid || before.metadata.resourceVersion !== obj.metadata.resourceVersion) out.push({ change: "update", obj });
+  }
+  for (const [key, obj] of known) if (!present.has(key)) out.push({ change: "delete", obj });
+  return out;
+}
