@@ -124,3 +124,39 @@ export function readyAlone(admin: KubeClient, labelSelector: string, count: numb
   });
   return { watching, ready };
 }
+
+/**
+ * An independent watch of what the product's sources send events about in `namespace` (the
+ * DynamoPoolRelays and the labelled children), keeping each object's last version and how it came
+ * (bench/lost-changes.ts compares them with what reached the Broker). Stop it with the signal.
+ */
+export function watchChanges(admin: KubeClient, namespace: string, signal: AbortSignal): { watching: Promise<void>; last: Map<string, LastSeen> } {
+  const last = new Map<string, LastSeen>();
+  const kinds = [
+    ["nvidia.com/v1alpha1", "DynamoPoolRelay", undefined],
+    ["apps/v1", "Deployment", "app.kubernetes.io/managed-by=dynamo-pool-relay"],
+    ["v1", "Service", "app.kubernetes.io/managed-by=dynamo-pool-relay"],
+    ["v1", "ConfigMap", "app.kubernetes.io/managed-by=dynamo-pool-relay"],
+    ["discovery.k8s.io/v1", "EndpointSlice", "app.kubernetes.io/managed-by=dynamo-pool-relay"],
+  ] as const;
+  let opened = 0;
+  let allOpen!: () => void;
+  const watching = new Promise<void>((resolve) => (allOpen = resolve));
+  const changes = { ADDED: "add", MODIFIED: "update", DELETED: "delete" } as const;
+  for (const [apiVersion, kind, selector] of kinds) {
+    void admin.listAndWatch<KubeObject>(apiVersion, kind, selector, (type, o) => {
+      if (o.metadata.namespace !== namespace) return;
+      const key = `${namespace}/${o.metadata.name}`;
+      // An add stays an add only while nothing else came: the first change after it is what counts.
+      last.set(`${kind}/${key}`, { kind, key, resourceVersion: o.metadata.resourceVersion ?? "", change: changes[type] });
+    }, signal, undefined, () => ++opened === kinds.length && allOpen());
+  }
+  return { watching, last };
+}
+
+export interface LastSeen {
+  kind: string;
+  key: string;
+  resourceVersion: string;
+  change: "add" | "update" | "delete";
+}

@@ -7,15 +7,22 @@
 // alone with server-side apply, 32 at once: its physical limit here, and how long the cluster
 // itself then takes to make each pair Ready (Relay pods scheduled, available, behind the Service).
 // Prints the times, their ratios, what the pipeline cost (invocations, API reads and writes, per
-// pair), and the memory of the functions' pods.
+// pair, counted until no event has entered the Broker for 15 s), the changes lost on the way to
+// the Broker (an independent watch against a tap on it, bench/lost-changes.ts), the CPU time of
+// every pod on the real node, and the memory of the functions' pods. Exits 1 when a pair is not
+// Ready when the wait ends.
 import { fakeNode } from "../dev/control-plane/index.ts";
 import { allInvocationsByPod, PRODUCT_FUNCTIONS, type Invocation } from "../dev/node/product-observed.ts";
-import { startProductCluster } from "../dev/node/product-cluster.ts";
+import { PRODUCT_NAMESPACE } from "../dev/product.ts";
+import { startTap, tapTrigger } from "../dev/tap.ts";
+import { BROKER, startProductCluster } from "../dev/node/product-cluster.ts";
 import { settleBounded } from "../shared/concurrency.ts";
 import { ApiError } from "../shared/kube/errors.ts";
 import { sampleFunctionMemory } from "./function-memory.ts";
 import { serviceMemoryLimit } from "./memory-limit.ts";
-import { ALONE_SELECTOR, childrenAlone, dgd, dpr, namespaceWatched, readyAlone, since, until } from "./pipeline-support.ts";
+import { podsCpuSeconds } from "./cpu.ts";
+import { lostChanges, tap } from "./lost-changes.ts";
+import { ALONE_SELECTOR, childrenAlone, dgd, dpr, namespaceWatched, readyAlone, since, until, watchChanges } from "./pipeline-support.ts";
 
 const PAIRS = Number(process.env["PIPELINE_PAIRS"] ?? 1000);
 const AT_ONCE = 32;
@@ -60,8 +67,28 @@ try {
   // 1. Through the event pipeline.
   const ns = "pipeline";
   await namespaceWatched(admin, ns, MANAGER);
+  // What the sources should send, watched independently, and what reached the Broker: a tap with
+  // retries of its own, so that a tap busy in the burst does not count as a lost change.
+  const stopWatching = new AbortController();
+  const changes = watchChanges(admin, ns, stopWatching.signal);
+  await changes.watching;
+  const tapped = new Map<string, string>();
+  let lastTapped = performance.now();
+  let tappedEvents = 0;
+  const brokerTap = await startTap((e) => {
+    tappedEvents++;
+    lastTapped = performance.now();
+    tap(tapped, (e.data ?? {}) as never);
+  }, cp.hostAddress);
+  const tapName = "bench-tap";
+  await admin.apply({ ...tapTrigger(tapName, PRODUCT_NAMESPACE, BROKER, brokerTap.sink), spec: { broker: BROKER, filter: {}, subscriber: { uri: brokerTap.sink }, delivery: { retry: 10, backoffPolicy: "exponential", backoffDelay: "PT0.2S", timeout: "PT10S" } } }, MANAGER, { force: true });
+  await until(`Trigger ${tapName} Ready`, async () => {
+    const t = await admin.get<{ status?: { conditions?: { type: string; status: string }[] } }>({ apiVersion: "eventing.knative.dev/v1", kind: "Trigger", namespace: PRODUCT_NAMESPACE, name: tapName });
+    return t?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+  }, 120_000, 500);
   cp.podLogs.sweep();
   const before = allInvocationsByPod(cp.logs);
+  const cpuBefore = podsCpuSeconds();
   const started = performance.now();
   await all("DynamoPoolRelays", names, (name) => admin.apply(dpr(ns, name), MANAGER));
   await all("DGDs", names, (name) => admin.apply(dgd(ns, name), MANAGER));
@@ -89,6 +116,14 @@ try {
   const readyAt = after("Ready");
   const publishedAt = after("ServicePublished");
   const notReady = listed.filter((d) => !condition(d, "Ready")).map((d) => `${d.metadata.name} (${d.status?.conditions?.find((c) => c.type === "Ready")?.reason ?? "no status"})`);
+  const pipelineCpuS = podsCpuSeconds() - cpuBefore;
+  // Until the Broker is idle (nothing entered it for 15 s): what the burst cost in all.
+  await until("the Broker idle for 15 s", async () => performance.now() - lastTapped > 15_000, 600_000, 1000);
+  const idleAfterS = (lastTapped - started) / 1000;
+  stopWatching.abort();
+  const lost = lostChanges(changes.last.values(), tapped);
+  await admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/${tapName}`);
+  await brokerTap.close();
   cp.podLogs.sweep();
   const invocations = since(cp.logs, before);
 
@@ -117,6 +152,9 @@ try {
   console.log(`| Services published, from the first create (API server times) | ${publishedAt.length} of ${PAIRS}; median ${at(publishedAt, 0.5)} s, last ${at(publishedAt, 1)} s |`);
   console.log(`| DynamoPoolRelays Ready (Relay pods Ready), from the first create | ${readyAt.length} of ${PAIRS}; median ${at(readyAt, 0.5)} s, last ${at(readyAt, 1)} s |`);
   console.log(`| not Ready when the wait ended (all Ready, or ${waitMs / 1000} s) | ${notReady.length ? notReady.join(", ") : "none"} |`);
+  console.log(`| the last event entered the Broker, from the first create | ${idleAfterS.toFixed(0)} s (${tappedEvents.toLocaleString("en")} events tapped) |`);
+  console.log(`| changes lost on the way to the Broker (an independent watch of ${changes.last.size.toLocaleString("en")} objects against the tap) | ${lost.length}${lost.length ? `: ${lost.slice(0, 10).map((l) => `${l.kind} ${l.key}@${l.resourceVersion} (${l.change})`).join(", ")}${lost.length > 10 ? ", …" : ""}` : ""} |`);
+  console.log(`| CPU time of every pod on the real node (functions, sources, Knative, Traefik, CoreDNS), to the last Ready | ${pipelineCpuS.toFixed(0)} s |`);
   console.log(`| the API server alone: server-side apply of the same ${children.length.toLocaleString("en")} children | ${ssaS.toFixed(1)} s |`);
   if (publishedAt.length === PAIRS) console.log(`| ratio: server-side apply alone / the pipeline to every Service published | ${(ssaS / publishedAt.at(-1)!).toFixed(2)} |`);
   console.log(`| the same children alone, Ready as the product's status would call it (a replica available, a ready endpoint), from the first apply | ${aloneReadyAt.length} of ${PAIRS}; median ${at(aloneReadyAt, 0.5)} s, last ${at(aloneReadyAt, 1)} s |`);
@@ -157,6 +195,7 @@ try {
   }
   const ticks = per("eligibility").filter((i) => i.decision === "Resync");
   console.log(`\nresync ticks during the run: ${ticks.length}`);
+  if (notReady.length) process.exitCode = 1;
 } finally {
   await cp.stop();
 }

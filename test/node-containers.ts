@@ -43,3 +43,14 @@ export function crash(container: RunningContainer): void {
   if (pids.length === 0) throw new Error(`container ${container.id} of pod ${container.pod} has no process on this host`);
   for (const pid of pids) process.kill(pid, "SIGKILL");
 }
+
+/** Stops every process of the container (SIGSTOP) until `resume`: it holds its connections but reads nothing. */
+export function pause(container: RunningContainer): void {
+  const pids = containerPids(container.id);
+  if (pids.length === 0) throw new Error(`container ${container.id} of pod ${container.pod} has no process on this host`);
+  for (const pid of pids) process.kill(pid, "SIGSTOP");
+}
+
+export function resume(container: RunningContainer): void {
+  for (const pid of containerPids(container.id)) process.kill(pid, "SIGCONT");
+}

@@ -43,10 +43,17 @@ const RETRY_MIN_MS = 500;
 const RETRY_MAX_MS = 30_000;
 const WATCH_RENEW_MS = 5 * 60_000;
 
-/** What is kept of each object: enough for a delete event, without the managed fields' bulk. */
-function kept(obj: KubeObject, watch: Watch): KubeObject {
+/** The object with its kind (a list's items come without it). */
+const typed = (obj: KubeObject, watch: Watch): KubeObject => ({ ...obj, apiVersion: watch.apiVersion, kind: watch.kind });
+
+/**
+ * What is kept of each object: enough for a delete event, without the managed fields' bulk. The
+ * events of adds and updates carry them, as the ApiServerSource's do: status reads the newest
+ * entry to tell apply's own writes (shared/last-write.ts).
+ */
+function kept(obj: KubeObject): KubeObject {
   const { managedFields: _m, ...metadata } = obj.metadata as KubeObject["metadata"] & { managedFields?: unknown };
-  return { ...obj, apiVersion: watch.apiVersion, kind: watch.kind, metadata };
+  return { ...obj, metadata };
 }
 
 /**
@@ -63,10 +70,10 @@ export async function inform(client: Watcher, watch: Watch, events: InformerEven
     try {
       if (version === undefined) {
         const listed = await client.listAll<KubeObject>(watch.apiVersion, watch.kind, watch.labelSelector);
-        const objects = listed.items.map((o) => kept(o, watch));
+        const objects = listed.items.map((o) => typed(o, watch));
         const changes = initial ? [] : relistChanges(known, objects);
         known.clear();
-        for (const o of objects) known.set(objectKey(o), o);
+        for (const o of objects) known.set(objectKey(o), kept(o));
         for (const c of changes) events.change(c.change, c.obj);
         events.listed({ kind: watch.kind, objects, changes: changes.length, initial });
         version = listed.resourceVersion;
@@ -77,11 +84,11 @@ export async function inform(client: Watcher, watch: Watch, events: InformerEven
       const stop = AbortSignal.any([signal, AbortSignal.timeout(WATCH_RENEW_MS)]);
       version = await client.listAndWatch<KubeObject>(watch.apiVersion, watch.kind, watch.labelSelector, (type, obj) => {
         const change = WATCH_TYPES[type]!;
-        const o = kept(obj, watch);
+        const o = typed(obj, watch);
         // So that a watch cut after this event resumes after it.
         version = o.metadata.resourceVersion ?? version;
         if (change === "delete") known.delete(objectKey(o));
-        else known.set(objectKey(o), o);
+        else known.set(objectKey(o), kept(o));
         events.change(change, o);
         backoff = RETRY_MIN_MS;
       }, stop, version);

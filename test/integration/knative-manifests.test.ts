@@ -120,7 +120,7 @@ describe("knative/", () => {
     // kubectl warns about objects the test installed with server-side apply, not with kubectl apply.
     expect(r.stderr.split("\n").filter((l) => l && !/missing the kubectl\.kubernetes\.io\/last-applied-configuration annotation/.test(l))).toEqual([]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim().split("\n")).toHaveLength(26);
+    expect(r.stdout.trim().split("\n")).toHaveLength(29);
   });
 
   it("is rejected by the same validation when a manifest is wrong (the check can fail)", () => {

@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 describe("the resync", () => {
-  it("publishes a DynamoPoolRelay whose creation event was lost, on the next tick of the real PingSource", async () => {
+  it("publishes a DynamoPoolRelay whose creation event was lost, by the source's requeue or the next tick of the real PingSource", async () => {
     const ns = await freshNamespace("lost");
     await admin.apply(dgdObject(ns, "g1"), TEST_MANAGER);
     await eventually("the DGD event was handled (no DynamoPoolRelay yet)", async () =>

@@ -1,0 +1,38 @@
+// Changes lost on the way to the Broker, counted: an independent watch of every object the event
+// sources send events about, next to a tap on the Broker (a Trigger without a filter). An object's
+// change is lost when no event about it at that version or a later one reached the Broker. Not
+// counted: an add the source leaves unsent by design (shared/source-events.ts, UNSENT_ADDS) of an
+// object never changed since.
+import { compareResourceVersions } from "../shared/resource-version.ts";
+import { UNSENT_ADDS, type Change } from "../shared/source-events.ts";
+
+export interface Watched {
+  kind: string;
+  /** `<namespace>/<name>` */
+  key: string;
+  /** The last version the watch saw, and how it came. */
+  resourceVersion: string;
+  change: Change;
+}
+
+/** What the tap received: per `<kind>/<namespace>/<name>`, the newest resourceVersion an event carried. */
+export type Tapped = ReadonlyMap<string, string>;
+
+export function lostChanges(watched: Iterable<Watched>, tapped: Tapped): Watched[] {
+  const lost: Watched[] = [];
+  for (const w of watched) {
+    if (w.change === "add" && UNSENT_ADDS.includes(w.kind)) continue;
+    const got = tapped.get(`${w.kind}/${w.key}`);
+    if (got === undefined || (compareResourceVersions(got, w.resourceVersion) ?? -1) < 0) lost.push(w);
+  }
+  return lost;
+}
+
+/** Adds one tapped event (a change event's object) to `tapped`, keeping the newest version per object. */
+export function tap(tapped: Map<string, string>, obj: { kind?: string; metadata?: { namespace?: string; name?: string; resourceVersion?: string } }): void {
+  const { kind, metadata } = obj;
+  if (!kind || !metadata?.name || !metadata.resourceVersion) return;
+  const id = `${kind}/${metadata.namespace ?? ""}/${metadata.name}`;
+  const before = tapped.get(id);
+  if (before === undefined || (compareResourceVersions(metadata.resourceVersion, before) ?? 0) > 0) tapped.set(id, metadata.resourceVersion);
+}

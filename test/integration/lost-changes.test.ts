@@ -1,0 +1,93 @@
+// Changes that happen while the event source cannot keep up are not lost. The source is stopped
+// (SIGSTOP) while other labelled Deployments churn, so the API server closes its watches and,
+// by the time it runs again, the version it watched from has left the watch cache: it has to
+// list again. Late in the pause someone scales a pair's Deployment to zero. Knative's receive
+// adapter sends nothing for what a relist finds changed (its store's Replace is empty), so the
+// pair would stay scaled down, shown Ready, until the periodic resync. The product's source passes
+// the difference on, status sees the drift, apply puts the replicas back.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { PRODUCT_NAMESPACE } from "../../dev/product.ts";
+import type { KubeObject } from "../../shared/kube/client.ts";
+import { pause, resume, runningContainer, type RunningContainer } from "../node-containers.ts";
+import { TEST_MANAGER, adminClient, eventually, freshNamespace } from "./helpers.ts";
+import { invocations } from "./knative-helpers.ts";
+import { condition, published, settledDpr } from "./pipeline-helpers.ts";
+
+const SOURCE = "sources.knative.dev/containerSource=poolrelay-source";
+/** How long the source is stopped, and how many labelled Deployments churn meanwhile (one patch each, in turn). */
+const PAUSE_MS = 150_000;
+const CHURNED = 20;
+const CHURN_EVERY_MS = 50;
+
+/** The source's log lines (JSON), over all its pods and restarts. */
+function sourceLog(): Record<string, unknown>[] {
+  const dir = join(inject("logs"), PRODUCT_NAMESPACE);
+  return readdirSync(dir)
+    .filter((pod) => pod.startsWith("poolrelay-source-"))
+    .flatMap((pod) => {
+      try {
+        return readFileSync(join(dir, pod, "source.log"), "utf8").split("\n");
+      } catch {
+        return [];
+      }
+    })
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+const churnDeployment = (ns: string, i: number, round: number): KubeObject => ({
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  // Labelled as the product's children are: the source's watch selects them, but no DynamoPoolRelay owns them.
+  metadata: { name: `churn-${i}`, namespace: ns, labels: { "app.kubernetes.io/managed-by": "dynamo-pool-relay" }, annotations: { round: String(round) } },
+  spec: { replicas: 0, selector: { matchLabels: { app: `churn-${i}` } }, template: { metadata: { labels: { app: `churn-${i}` } }, spec: { containers: [{ name: "c", image: "none" }] } } },
+});
+
+let paused: RunningContainer | undefined;
+afterEach(() => {
+  if (paused) resume(paused);
+  paused = undefined;
+});
+
+describe("a change made while the event source's watch expired", () => {
+  it("reaches status once the source runs again: the scaled-down Deployment of a pair is put back", async () => {
+    const admin = await adminClient();
+    const ns = await freshNamespace("lost");
+    await published(ns);
+    await settledDpr(ns, "g1", "is Ready", (d) => condition(d, "Ready")?.status === "True");
+    const deployment = { apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: "g1-pool-relay" };
+    const relistsBefore = sourceLog().filter((l) => l["msg"] === "listed" && l["initial"] === false && l["kind"] === "Deployment").length;
+
+    const source = await eventually("the source's container running", () => runningContainer(admin, PRODUCT_NAMESPACE, SOURCE, "source"));
+    pause(source);
+    paused = source;
+    const started = Date.now();
+    let round = 0;
+    for (let scaled = false; Date.now() - started < PAUSE_MS; round++) {
+      await admin.apply(churnDeployment(ns, round % CHURNED, round), TEST_MANAGER, { force: true });
+      // Late in the pause, someone else scales the pair's Deployment to zero.
+      if (!scaled && Date.now() - started > PAUSE_MS - 20_000) {
+        await admin.request("PATCH", `/apis/apps/v1/namespaces/${ns}/deployments/g1-pool-relay`, { spec: { replicas: 0 } }, "application/merge-patch+json");
+        scaled = true;
+      }
+      await new Promise((r) => setTimeout(r, CHURN_EVERY_MS));
+    }
+    expect((await admin.get<{ spec: { replicas: number } }>(deployment))!.spec.replicas).toBe(0);
+    const resumed = Date.now();
+    resume(source);
+    paused = undefined;
+
+    // Put back within the bound: a change is repaired within 2 minutes.
+    await eventually("the pair's Deployment has its 2 replicas again", async () => (await admin.get<{ spec: { replicas: number } }>(deployment))!.spec.replicas === 2, 120_000);
+    await settledDpr(ns, "g1", "is Ready with 2 ready replicas", (d) => condition(d, "Ready")?.status === "True" && d.status?.["readyReplicas"] === 2, 120_000);
+    // By the drift status saw on the Deployment's event, not by a resync.
+    expect(invocations("apply").some((i) => i.key?.namespace === ns && i.decision === "Applied" && (i.key as { cause?: string }).cause === "Drift")).toBe(true);
+    // The pause did expire the watch: the source listed its Deployments again and found changes.
+    const relists = sourceLog().filter((l) => l["msg"] === "listed" && l["initial"] === false && l["kind"] === "Deployment");
+    expect(relists.length, "the source listed Deployments again after the pause").toBeGreaterThan(relistsBefore);
+    expect(Number(relists.at(-1)!["changes"])).toBeGreaterThanOrEqual(1);
+    console.log(`churned ${round} patches in ${PAUSE_MS / 1000} s; repaired ${((Date.now() - resumed) / 1000).toFixed(0)} s after the source resumed`);
+  }, PAUSE_MS + 360_000);
+});
