@@ -39,7 +39,7 @@ const dprName = z.string().check(z.refine(canPair, `must be a DynamoPoolRelay na
 export const DprKey = z.object({ namespace: namespaceName, name: dprName });
 export type DprKey = z.infer<typeof DprKey>;
 
-export const ReconcileCause = z.enum(["DGDChanged", "DPRChanged", "Resync", "Drift", "Requeue"]);
+export const ReconcileCause = z.enum(["DGDChanged", "DPRChanged", "Resync", "Drift", "Requeue", "DeadLettered"]);
 export type ReconcileCause = z.infer<typeof ReconcileCause>;
 
 export const ReconcileData = z.extend(DprKey, {

@@ -1,7 +1,8 @@
 // The dead-letter function, as the README and knative/services.yaml describe it: it logs what the
 // Broker gave up on (the event whole, where it was going, the status and the answer Knative
-// attached as knativeerror* extensions) and acknowledges it, so the Broker does not redeliver it;
-// the logged event is one `poolrelay replay` reads.
+// attached as knativeerror* extensions), asks for a reconcile of the pair it was about through
+// K_SINK, and acknowledges it, so the Broker does not redeliver it; the logged event is one
+// `poolrelay replay` reads.
 import { describe, expect, it } from "vitest";
 import { checked } from "../../cli/recording.ts";
 import { toBinary, type CloudEvent } from "../../shared/cloudevent.ts";
@@ -9,7 +10,7 @@ import { parseConfig } from "../../shared/config.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
 import { FakeKube } from "../../test/unit/fake-kube.ts";
 import { serve } from "../runtime/serve.ts";
-import { sinkPost } from "../runtime/sink.ts";
+import { fromHttp } from "../../shared/cloudevent.ts";
 import { deadLetter } from "./handler.ts";
 
 const NOW = "2026-03-01T00:00:00Z";
@@ -29,18 +30,28 @@ function deadLettered(code: string, response?: string): CloudEvent {
   };
 }
 
-async function invoke(event: CloudEvent) {
+const SINK = "http://broker-ingress.knative-eventing.svc.cluster.local/dynamo-system/dynamo-pool-relay";
+
+async function invoke(event: CloudEvent, sinkStatus = 202) {
   let status = 0;
   let body: string | undefined;
   const res = { status: (c: number) => ((status = c), res), set: () => res, send: (b?: string) => void (body = b), end: () => undefined };
   const lines: string[] = [];
   const kube = new FakeKube();
+  const sent: CloudEvent[] = [];
+  const post = async (url: string, headers: Record<string, string>, raw: string) => {
+    expect(url).toBe(SINK);
+    const parsed = fromHttp(headers, Buffer.from(raw));
+    if (!parsed.ok) throw new Error(parsed.error);
+    sent.push(parsed.value);
+    return sinkStatus;
+  };
   const { headers, body: raw } = toBinary(event);
-  await serve("dead-letter", deadLetter, { kube: async () => kube.client, config: parseConfig({ INVOCATION_DEADLINE_SECONDS: "8" }), now: () => NOW, post: sinkPost({}), log: (l) => lines.push(l) })(
+  await serve("dead-letter", deadLetter, { kube: async () => kube.client, config: parseConfig({ INVOCATION_DEADLINE_SECONDS: "8", K_SINK: SINK }), now: () => NOW, post, log: (l) => lines.push(l) })(
     { method: "POST", headers, rawBody: Buffer.from(raw) },
     res,
   );
-  return { status, body, lines: lines.map((l) => JSON.parse(l) as Record<string, unknown>), kube };
+  return { status, body, lines: lines.map((l) => JSON.parse(l) as Record<string, unknown>), kube, sent };
 }
 
 describe("dead-letter", () => {
@@ -69,6 +80,33 @@ describe("dead-letter", () => {
     expect(body).toBeUndefined();
     expect(lines[0]).toMatchObject({ status: 204, reads: 0, writes: 0 });
     expect(kube.calls).toEqual([]);
+  });
+
+  it("asks for a reconcile of the pair the event was about, counting the round, with an id the same on a redelivery", async () => {
+    const event = deadLettered("503", "etcd is busy");
+    const { sent, lines } = await invoke(event);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ type: EventType.Reconcile, source: "/dynamo-pool-relay/dead-letter", subject: "team-a/g1", data: { namespace: "team-a", name: "g1", cause: "DeadLettered" } });
+    expect(sent[0]!.extensions["deadletters"]).toBe("1");
+    expect(lines[0]).toMatchObject({ asked: true, key: { namespace: "team-a", name: "g1" } });
+    expect((await invoke(event)).sent[0]!.id).toBe(sent[0]!.id);
+    expect((await invoke({ ...event, id: "another" })).sent[0]!.id).not.toBe(sent[0]!.id);
+  });
+
+  it("counts on from the round of a request it made itself, and asks nothing after the third", async () => {
+    const again = { ...deadLettered("503"), extensions: { ...deadLettered("503").extensions, deadletters: "2" } };
+    expect((await invoke(again)).sent[0]!.extensions["deadletters"]).toBe("3");
+    const last = { ...again, extensions: { ...again.extensions, deadletters: "3" } };
+    const { sent, lines, status } = await invoke(last);
+    expect(status).toBe(204);
+    expect(sent).toEqual([]);
+    expect(lines[0]).toMatchObject({ decision: "DeadLettered", asked: false, why: expect.stringContaining("left to the requeue and the resync") });
+  });
+
+  it("answers 503 when the Broker does not take its request, so that Knative logs the dead letter as undelivered", async () => {
+    const { status, lines } = await invoke(deadLettered("503"), 500);
+    expect(status).toBe(503);
+    expect(lines[0]).toMatchObject({ status: 503, error: expect.stringContaining("the sink answered 500") });
   });
 
   it("logs an event dead-lettered without a response body (a timeout) without a response field", async () => {

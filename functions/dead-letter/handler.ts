@@ -1,20 +1,29 @@
 /**
  * dead-letter: the Triggers' dead-letter sink. It records each event the Broker gave up on, with
  * the failed destination, status and response (knativeerror* extensions), as one log line, and
- * acknowledges it: replaying it later is `poolrelay replay` from these lines.
+ * asks for a reconcile of the pair the event was about (shared/dead-letter.ts), sent to the Broker
+ * through K_SINK: a dead-letter sink's answer goes nowhere. Replaying the event itself is
+ * `poolrelay replay` from these lines.
  */
 import { toStructured } from "../../shared/cloudevent.ts";
+import { DEAD_LETTERS, deadLetterAsk } from "../../shared/dead-letter.ts";
+import { EventType, productEvent } from "../../shared/events.ts";
 import type { Handler } from "../runtime/handler.ts";
 
-export const deadLetter: Handler = async (event) => {
+const SOURCE = "/dynamo-pool-relay/dead-letter";
+
+export const deadLetter: Handler = async (event, ctx) => {
   const data = event.extensions["knativeerrordata"];
-  return {
-    decision: "DeadLettered",
-    fields: {
-      destination: event.extensions["knativeerrordest"],
-      code: event.extensions["knativeerrorcode"],
-      response: data === undefined ? undefined : Buffer.from(data, "base64").toString("utf8"),
-      deadEvent: toStructured(event),
-    },
+  const logged = {
+    destination: event.extensions["knativeerrordest"],
+    code: event.extensions["knativeerrorcode"],
+    response: data === undefined ? undefined : Buffer.from(data, "base64").toString("utf8"),
+    deadEvent: toStructured(event),
   };
+  const ask = deadLetterAsk(event);
+  if ("none" in ask) return { decision: "DeadLettered", fields: { ...logged, asked: false, why: ask.none } };
+  // Its id derives from the dead event's: a redelivered dead letter asks with the same id.
+  const request = productEvent(EventType.Reconcile, { ...ask.key, cause: "DeadLettered" }, { source: SOURCE, cause: event.id, time: ctx.now() });
+  await ctx.emit({ ...request, extensions: { ...request.extensions, [DEAD_LETTERS]: String(ask.rounds + 1) } });
+  return { decision: "DeadLettered", fields: { ...logged, asked: true, key: ask.key } };
 };

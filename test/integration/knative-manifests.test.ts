@@ -47,7 +47,7 @@ describe("knative/", () => {
       "ContainerSource/poolrelay-source", "CustomResourceDefinition/dynamopoolrelays.nvidia.com", "Namespace/dynamo-system",
       "PingSource/poolrelay-resync", "Service/poolrelay-apply", "Service/poolrelay-dead-letter", "Service/poolrelay-eligibility",
       "Service/poolrelay-status", "ServiceAccount/poolrelay-apiserversource", "ServiceAccount/poolrelay-apply", "ServiceAccount/poolrelay-eligibility",
-      "ServiceAccount/poolrelay-source", "ServiceAccount/poolrelay-status", "SinkBinding/poolrelay-eligibility-sink", "Trigger/poolrelay-apply", "Trigger/poolrelay-eligibility",
+      "ServiceAccount/poolrelay-source", "ServiceAccount/poolrelay-status", "SinkBinding/poolrelay-dead-letter-sink", "SinkBinding/poolrelay-eligibility-sink", "Trigger/poolrelay-apply", "Trigger/poolrelay-eligibility",
       "Trigger/poolrelay-status",
     ]);
   });
@@ -56,8 +56,8 @@ describe("knative/", () => {
     const r = knativeCheck(run("kustomize", "knative/").stdout);
     expect(r.stderr).toBe("");
     expect(r.stdout).not.toMatch(/^ERROR/m);
-    // Every Knative object was checked: Broker, 3 Triggers, ApiServerSource, PingSource, SinkBinding, ContainerSource, 4 Services.
-    expect(r.stdout).toMatch(/^12 Knative objects checked, 0 invalid$/m);
+    // Every Knative object was checked: Broker, 3 Triggers, ApiServerSource, PingSource, 2 SinkBindings, ContainerSource, 4 Services.
+    expect(r.stdout).toMatch(/^13 Knative objects checked, 0 invalid$/m);
     expect(r.code).toBe(0);
   });
 
@@ -120,7 +120,7 @@ describe("knative/", () => {
     // kubectl warns about objects the test installed with server-side apply, not with kubectl apply.
     expect(r.stderr.split("\n").filter((l) => l && !/missing the kubectl\.kubernetes\.io\/last-applied-configuration annotation/.test(l))).toEqual([]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim().split("\n")).toHaveLength(29);
+    expect(r.stdout.trim().split("\n")).toHaveLength(30);
   });
 
   it("is rejected by the same validation when a manifest is wrong (the check can fail)", () => {

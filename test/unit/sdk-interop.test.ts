@@ -45,16 +45,17 @@ async function start(name: string, handler: Handler, env: Record<string, string>
 beforeAll(async () => {
   nock.disableNetConnect();
   nock.enableNetConnect("127.0.0.1");
-  // The Broker, for eligibility's resync emits: it keeps what it is sent.
+  // The Broker, for eligibility's resync emits and dead-letter's requests: it keeps what it is sent.
   sink = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => (sunk.push({ headers: req.headers, body: Buffer.concat(chunks).toString() }), res.writeHead(202).end()));
   });
-  await start("eligibility", eligibility, { K_SINK: await listen(sink) });
+  const sinkUrl = await listen(sink);
+  await start("eligibility", eligibility, { K_SINK: sinkUrl });
   await start("apply", apply);
   await start("status", status);
-  await start("dead-letter", deadLetter);
+  await start("dead-letter", deadLetter, { K_SINK: sinkUrl });
 });
 afterEach(() => {
   // Cleaned first, so one test's unmet mocks fail only that test.
@@ -168,6 +169,7 @@ describe("events the SDK emits are taken by every function, in binary, structure
     expect(destination).toBe("http://apply.dynamo-system.svc.cluster.local");
     expect(deadEvent).toMatchObject({ id: event.id, type: event.type, source: event.source, data: event.data });
     expect(Date.parse(deadEvent["time"] as string)).toBe(Date.parse(event.time!));
+    expect(logs.at(-1)).toMatchObject({ asked: true, key });
   });
 
   it("refuses a batch of two with 400: a function handles one event per request", async () => {

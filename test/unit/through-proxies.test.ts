@@ -34,7 +34,7 @@ describe("the product through the fault suite's proxies", () => {
 
   it("sends every source's events, and the resync's, into the Broker through the delivery proxy", () => {
     const sinks = edited.filter((o) => ["ApiServerSource", "ContainerSource", "PingSource", "SinkBinding"].includes(o.kind));
-    expect(sinks.map((o) => o.kind).sort()).toEqual(["ApiServerSource", "ContainerSource", "PingSource", "SinkBinding"]);
+    expect(sinks.map((o) => o.kind).sort()).toEqual(["ApiServerSource", "ContainerSource", "PingSource", "SinkBinding", "SinkBinding"]);
     for (const o of sinks) expect((o["spec"] as { sink: unknown }).sink).toEqual({ uri: "http://198.51.100.1:8080/Broker/dynamo-system/dynamo-pool-relay" });
   });
 
