@@ -20,9 +20,10 @@ import { settleBounded } from "../shared/concurrency.ts";
 import { ApiError } from "../shared/kube/errors.ts";
 import { sampleFunctionMemory } from "./function-memory.ts";
 import { serviceMemoryLimit } from "./memory-limit.ts";
+import { buildClassic, startClassic } from "./classic.ts";
 import { podsCpuSeconds } from "./cpu.ts";
 import { lostChanges, tap } from "./lost-changes.ts";
-import { ALONE_SELECTOR, childrenAlone, dgd, dpr, namespaceWatched, readyAlone, since, until, watchChanges } from "./pipeline-support.ts";
+import { ALONE_SELECTOR, childrenAlone, dgd, dpr, namespaceWatched, readyAlone, since, sleep, until, watchChanges } from "./pipeline-support.ts";
 
 const PAIRS = Number(process.env["PIPELINE_PAIRS"] ?? 1000);
 const AT_ONCE = 32;
@@ -57,6 +58,8 @@ async function all<T>(what: string, items: readonly T[], write: (item: T) => Pro
   if (failures.length) throw new Error(`${failures.length} of ${items.length} ${what} failed; the first: ${String(failures[0]!.error)}`);
 }
 
+// Built before the cluster starts: a cold build of controller-runtime takes minutes of both cores.
+const classicBinary = await buildClassic();
 const cp = await startProductCluster({ fieldManager: MANAGER });
 try {
   const admin = cp.client;
@@ -142,6 +145,33 @@ try {
   const ssaResent = resent - pipelineResent;
   const aloneReadyAt = [...(await alone.ready).values()].map((t) => (t - ssaStarted) / 1000).sort((a, b) => a - b);
 
+  // 3. A classic controller-runtime operator (bench/classic/) on the same burst, in a namespace of
+  // its own, with the product's Triggers removed first so that only it acts on what is created.
+  for (const fn of PRODUCT_FUNCTIONS.filter((f) => f !== "dead-letter")) {
+    await admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/poolrelay-${fn}`);
+  }
+  for (let i = 2 * NODES + 1; i <= 3 * NODES; i++) await admin.apply(fakeNode(`kwok-node-${i}`, true), MANAGER, { force: true });
+  const cns = "classic";
+  await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: cns } }, MANAGER);
+  const classic = startClassic(classicBinary, cp.kubeconfig, cns);
+  await sleep(3000); // its informers' start (one watch a kind, the initial list streamed through it)
+  const classicStarted = performance.now();
+  await all("DynamoPoolRelays (classic)", names, (name) => admin.apply(dpr(cns, name), MANAGER));
+  await all("DGDs (classic)", names, (name) => admin.apply(dgd(cns, name), MANAGER));
+  let classicListed: Listed[] = [];
+  await until(`all ${PAIRS} DynamoPoolRelays Ready under the classic operator`, async () => {
+    try {
+      classicListed = await admin.list<Listed>("nvidia.com/v1alpha1", "DynamoPoolRelay", cns);
+    } catch (err) {
+      if (unanswered(err)) return false;
+      throw err;
+    }
+    return (classicListed.length === PAIRS && classicListed.every((d) => condition(d, "Ready"))) || performance.now() - classicStarted > waitMs;
+  }, waitMs + 60_000, 1000);
+  const classicReport = await classic.stop();
+  const classicFirst = Math.min(...classicListed.map((d) => Date.parse(d.metadata.creationTimestamp!)));
+  const classicReadyAt = classicListed.flatMap((d) => (condition(d, "Ready") ? [(Date.parse(condition(d, "Ready")!.lastTransitionTime!) - classicFirst) / 1000] : [])).sort((a, b) => a - b);
+
   const per = (fn: string) => invocations.filter((i) => i.function === fn);
   const sum = (xs: readonly { reads: number; writes: number }[], f: "reads" | "writes") => xs.reduce((n, i) => n + i[f], 0);
   console.log(`\n${PAIRS.toLocaleString("en")} DGD/DynamoPoolRelay pairs at once (profile node, ${AT_ONCE} requests at once)\n`);
@@ -160,6 +190,10 @@ try {
   console.log(`| the same children alone, Ready as the product's status would call it (a replica available, a ready endpoint), from the first apply | ${aloneReadyAt.length} of ${PAIRS}; median ${at(aloneReadyAt, 0.5)} s, last ${at(aloneReadyAt, 1)} s |`);
   if (readyAt.length === PAIRS && aloneReadyAt.length === PAIRS) console.log(`| ratio: the children alone to Ready / the pipeline to every DynamoPoolRelay Ready | ${(aloneReadyAt.at(-1)! / readyAt.at(-1)!).toFixed(2)} |`);
   const requests = sum(invocations, "reads") + sum(invocations, "writes");
+  console.log(`| the classic controller-runtime operator (bench/classic/, 4 workers, cached reads): DynamoPoolRelays Ready, from the first create | ${classicReadyAt.length} of ${PAIRS}; median ${at(classicReadyAt, 0.5)} s, last ${at(classicReadyAt, 1)} s |`);
+  if (readyAt.length === PAIRS && classicReadyAt.length === PAIRS) console.log(`| ratio: the classic operator to Ready / the pipeline to Ready | ${(classicReadyAt.at(-1)! / readyAt.at(-1)!).toFixed(2)} |`);
+  console.log(`| API requests a pair: the pipeline's functions / the classic operator (watches and discovery included) | ${(requests / PAIRS).toFixed(1)} / ${(classicReport.requests / PAIRS).toFixed(1)} |`);
+  console.log(`| CPU time to the last Ready: every pod on the real node in the pipeline's part / the classic operator's process | ${pipelineCpuS.toFixed(0)} s / ${classicReport.cpuSeconds.toFixed(0)} s |`);
   if (readyAt.length === PAIRS) console.log(`| API requests a second: the pipeline's functions, to the last Ready / the server-side apply alone | ${(requests / readyAt.at(-1)!).toFixed(0)} / ${(children.length / ssaS).toFixed(0)} |`);
   console.log("\n| function | invocations | per pair | API reads | API writes | requests per pair |\n|---|---|---|---|---|---|");
   for (const fn of PRODUCT_FUNCTIONS) {
