@@ -35,14 +35,35 @@ describe("sent: the changes the source leaves unsent", () => {
     { change: "add", kind: "Deployment", expected: false },
     { change: "add", kind: "Service", expected: false },
     { change: "add", kind: "EndpointSlice", expected: true },
-    { change: "add", kind: "DynamoPoolRelay", expected: true },
     { change: "update", kind: "Deployment", expected: true },
     { change: "update", kind: "Service", expected: true },
     { change: "update", kind: "ConfigMap", expected: true },
+    { change: "update", kind: "EndpointSlice", expected: true },
     { change: "delete", kind: "Deployment", expected: true },
     { change: "delete", kind: "Service", expected: true },
+    { change: "delete", kind: "EndpointSlice", expected: true },
   ] as const)("$change of a $kind: $expected", ({ change, kind, expected }) => {
-    expect(sent(change, kind)).toBe(expected);
+    expect(sent(change, obj("a", "1", "u", kind))).toBe(expected);
+  });
+
+  const dpr = (generation: number, observedGeneration?: number, deleting = false) => ({
+    apiVersion: "nvidia.com/v1alpha1",
+    kind: "DynamoPoolRelay",
+    metadata: { name: "g1", namespace: "n", generation, ...(deleting ? { deletionTimestamp: "2026-12-06T00:00:00Z" } : {}) },
+    ...(observedGeneration === undefined ? {} : { status: { observedGeneration } }),
+  });
+  it.each([
+    { name: "an add of a new one", change: "add", now: dpr(1), before: undefined, expected: true },
+    { name: "an update to a new generation", change: "update", now: dpr(2, 1), before: dpr(1, 1), expected: true },
+    { name: "an update of one the source had not seen (it started after)", change: "update", now: dpr(2, 1), before: undefined, expected: true },
+    { name: "a status write, the generation unobserved and unchanged (its event was sent)", change: "update", now: dpr(1, undefined), before: dpr(1), expected: false },
+    { name: "a status write that observes the generation", change: "update", now: dpr(2, 2), before: dpr(2, 1), expected: false },
+    { name: "an add of one already observed (restored with its status)", change: "add", now: dpr(3, 3), before: undefined, expected: false },
+    { name: "a new generation someone's status write already observed (seen together by a relist)", change: "update", now: dpr(3, 3), before: dpr(2, 2), expected: false },
+    { name: "a delete", change: "delete", now: dpr(2, 1), before: dpr(2, 1), expected: false },
+    { name: "an update that starts its deletion", change: "update", now: dpr(2, 1, true), before: dpr(1, 1), expected: false },
+  ] as const)("of a DynamoPoolRelay, $name: $expected", ({ change, now, before, expected }) => {
+    expect(sent(change, now, before)).toBe(expected);
   });
 });
 

@@ -5,6 +5,7 @@
  */
 import type { CloudEvent } from "./cloudevent.ts";
 import { SourceEventType, derivedId } from "./events.ts";
+import { observedInEvent } from "./resync.ts";
 
 export type Change = "add" | "update" | "delete";
 
@@ -22,8 +23,20 @@ export interface Watched {
  */
 export const UNSENT_ADDS: readonly string[] = ["ConfigMap", "Deployment", "Service"];
 
-export function sent(change: Change, kind: string): boolean {
-  return !(change === "add" && UNSENT_ADDS.includes(kind));
+/**
+ * Whether the source sends a change. Adds of UNSENT_ADDS are not sent. Of the DynamoPoolRelay's,
+ * only those eligibility acts on: an add or an update to a generation the status has not observed
+ * (shared/resync.ts, observedInEvent) that differs from the one of the version the source saw
+ * before (whose event was sent then). Not its delete (the garbage collector removes the children),
+ * nor the updates of its status or metadata alone: the product's own status writes, several per
+ * publish, each of which eligibility would answer with nothing or a request apply finds observed.
+ *
+ * @param previous the object as the source last saw it, if it did
+ */
+export function sent(change: Change, obj: Watched & { metadata: { generation?: number } }, previous?: Watched & { metadata: { generation?: number } }): boolean {
+  if (obj.kind !== "DynamoPoolRelay") return !(change === "add" && UNSENT_ADDS.includes(obj.kind));
+  if (change === "delete" || observedInEvent(obj, false)) return false;
+  return change === "add" || previous === undefined || previous.metadata.generation !== obj.metadata.generation;
 }
 
 export function objectKey(obj: Watched): string {

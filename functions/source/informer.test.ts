@@ -44,14 +44,18 @@ async function run(steps: Step[]) {
   const stop = new AbortController();
   const { watcher, asked } = scripted(steps, stop);
   const changes: string[] = [];
+  const previous: string[] = [];
   const lists: string[] = [];
   const waits: number[] = [];
   await inform(watcher, { apiVersion: "apps/v1", kind: "Deployment" }, {
-    change: (c, o) => changes.push(`${c} ${o.metadata.name}@${o.metadata.resourceVersion}${"managedFields" in o.metadata ? " +managedFields" : ""}`),
+    change: (c, o, p) => {
+      changes.push(`${c} ${o.metadata.name}@${o.metadata.resourceVersion}${"managedFields" in o.metadata ? " +managedFields" : ""}`);
+      previous.push(p ? `${p.metadata.name}@${p.metadata.resourceVersion}` : "-");
+    },
     listed: (i) => lists.push(`${i.initial ? "initial" : "relist"} ${i.objects.length} objects, ${i.changes} changes`),
     failed: (i) => void waits.push(i.retryInMs),
   }, stop.signal, async (ms) => void waits.push(ms));
-  return { changes, lists, asked, waits };
+  return { changes, previous, lists, asked, waits };
 }
 
 describe("inform: one kind's list and watch", () => {
@@ -86,6 +90,8 @@ describe("inform: one kind's list and watch", () => {
     // A delete found by the relist carries the object as last seen, kept without its managed fields.
     expect(r.changes).toEqual(["update a@11 +managedFields", "update b@40 +managedFields", "add d@41 +managedFields", "delete c@3"]);
     expect(r.lists).toEqual(["initial 3 objects, 0 changes", "relist 3 objects, 3 changes"]);
+    // Each with the object as the source saw it before: after the watch's own event for a.
+    expect(r.previous).toEqual(["a@1", "b@2", "-", "c@3"]);
   });
 
   it("keeps the watch's own changes for the diff: an object the watch saw deleted is not deleted again", async () => {

@@ -27,8 +27,8 @@ export interface Watch {
 }
 
 export interface InformerEvents {
-  /** Called for each change, in the order the API server made them per object. */
-  change(change: Change, obj: KubeObject): void;
+  /** Called for each change, in the order the API server made them per object, with the object as last seen before it. */
+  change(change: Change, obj: KubeObject, previous: KubeObject | undefined): void;
   /**
    * Called after each list, with every object listed: the first (`initial`, whose objects are not
    * passed on as changes, as Knative's adapter) and each after an expired watch.
@@ -71,10 +71,10 @@ export async function inform(client: Watcher, watch: Watch, events: InformerEven
       if (version === undefined) {
         const listed = await client.listAll<KubeObject>(watch.apiVersion, watch.kind, watch.labelSelector);
         const objects = listed.items.map((o) => typed(o, watch));
-        const changes = initial ? [] : relistChanges(known, objects);
+        const changes = initial ? [] : relistChanges(known, objects).map((c) => ({ ...c, previous: known.get(objectKey(c.obj)) }));
         known.clear();
         for (const o of objects) known.set(objectKey(o), kept(o));
-        for (const c of changes) events.change(c.change, c.obj);
+        for (const c of changes) events.change(c.change, c.obj, c.previous);
         events.listed({ kind: watch.kind, objects, changes: changes.length, initial });
         version = listed.resourceVersion;
         initial = false;
@@ -87,9 +87,10 @@ export async function inform(client: Watcher, watch: Watch, events: InformerEven
         const o = typed(obj, watch);
         // So that a watch cut after this event resumes after it.
         version = o.metadata.resourceVersion ?? version;
+        const previous = known.get(objectKey(o));
         if (change === "delete") known.delete(objectKey(o));
         else known.set(objectKey(o), kept(o));
-        events.change(change, o);
+        events.change(change, o, previous);
         backoff = RETRY_MIN_MS;
       }, stop, version);
     } catch (err) {

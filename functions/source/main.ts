@@ -60,12 +60,12 @@ const stop = new AbortController();
 
 const watching = WATCHES.map((watch) =>
   inform(kube, watch, {
-    change(change, obj) {
+    change(change, obj, previous) {
       if (watch.kind === "DynamoPoolRelay") {
         if (change === "delete") pairs.delete(objectKey(obj));
         else pairs.set(objectKey(obj), { dpr: obj as ResyncCandidate & KubeObject, since: Date.now(), asked: 0 });
       }
-      if (sent(change, watch.kind)) queue.push(`${watch.kind}/${objectKey(obj)}`, changeEvent(change, obj, { source: connection.server, plural: watch.plural, time: new Date().toISOString() }));
+      if (sent(change, obj, previous)) queue.push(`${watch.kind}/${objectKey(obj)}`, changeEvent(change, obj, { source: connection.server, plural: watch.plural, time: new Date().toISOString() }));
     },
     listed({ objects, ...info }) {
       // Every list (the first too) is what the requeue looks at; a pair keeps its quiet time unless it changed.
