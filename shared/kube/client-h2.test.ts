@@ -4,11 +4,11 @@ import { spawn } from "node:child_process";
 import http from "node:http";
 import http2 from "node:http2";
 import https from "node:https";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import tls from "node:tls";
 import { afterEach, describe, expect, it } from "vitest";
 import { KubeClient, REQUEST_TIMEOUT_MS, simpleConnection } from "./client.ts";
-import { H2Sessions } from "./h2.ts";
+import { H2Sessions, PING_TIMEOUT_MS } from "./h2.ts";
 import { ApiError } from "./errors.ts";
 import { TEST_CERT, TEST_KEY, rejectedWith } from "../../test/kube-support.ts";
 
@@ -56,6 +56,26 @@ async function apiServer(respond: Respond = namespace, http1Only = false, settin
   // Closes every session as a restarting API server does; settles once they are closed.
   const goaway = () => Promise.all([...sessions].map((s) => new Promise<void>((r) => s.close(r)))).then(() => undefined);
   return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, goaway };
+}
+
+/** A TCP relay to `target` whose connections can be frozen as a dead link is: nothing passes, not even a PING. */
+async function relay(target: string): Promise<{ url: string; freeze: () => void }> {
+  const to = new URL(target);
+  const links: [net.Socket, net.Socket][] = [];
+  const server = net.createServer((down) => {
+    const up = net.connect(Number(to.port), to.hostname);
+    down.pipe(up).pipe(down);
+    links.push([down, up]);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  closers.push(() => {
+    for (const [down, up] of links) (down.destroy(), up.destroy());
+    return new Promise((r) => server.close(() => r()));
+  });
+  const freeze = () => {
+    for (const [down, up] of links) (down.unpipe(up), up.unpipe(down), down.pause(), up.pause());
+  };
+  return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, freeze };
 }
 
 const client = async (url: string, options = {}) => new KubeClient(await simpleConnection({ server: url, ca: Buffer.from(TEST_CERT), token: () => "s3cret" }, {}), options);
@@ -173,14 +193,34 @@ describe("HTTP/2 to the API server", () => {
     expect(accepted).toHaveLength(2);
   });
 
-  it("closes a connection that leaves a request unanswered for its whole timeout: the next request opens a new one", { timeout: 20_000 }, async () => {
+  it("keeps a connection that answers a PING when one request goes unanswered for its whole timeout: the others on it go on", { timeout: 30_000 }, async () => {
     const api = await apiServer((req, res) => {
-      if (req.url === "/api/v1/namespaces/hang") return; // never answered
+      if (req.url === "/api/v1/namespaces/slow") return; // never answered; the connection is alive
+      if (req.url === "/api/v1/namespaces/later") return void setTimeout(() => namespace(req, res), REQUEST_TIMEOUT_MS - 1000);
       namespace(req, res);
     });
     const kube = await client(api.url);
-    const err = await rejectedWith(kube.request("GET", "/api/v1/namespaces/hang"), ApiError);
-    expect([err.reason, err.message, err.transient]).toEqual(["Timeout", `GET /api/v1/namespaces/hang: no complete answer within ${REQUEST_TIMEOUT_MS} ms`, true]);
+    // One request the server is slow on, and one in flight beside it that it answers in time.
+    const later = kube.request("GET", "/api/v1/namespaces/later");
+    const err = await rejectedWith(kube.request("GET", "/api/v1/namespaces/slow"), ApiError);
+    expect([err.reason, err.message, err.transient]).toEqual(["Timeout", `GET /api/v1/namespaces/slow: no complete answer within ${REQUEST_TIMEOUT_MS} ms`, true]);
+    await expect(later).resolves.toEqual({ kind: "Namespace" });
+    await new Promise((r) => setTimeout(r, 500)); // the PING's answer
+    await expect(kube.request("GET", "/api/v1/namespaces/a")).resolves.toEqual({ kind: "Namespace" });
+    expect(api.seen.connections).toBe(1);
+  });
+
+  it("closes a connection that leaves a request unanswered and then a PING too: the next request opens a new one", { timeout: 30_000 }, async () => {
+    const api = await apiServer((req, res) => {
+      // The link dies while this request waits: no answer, no PING's answer either.
+      if (req.url === "/api/v1/namespaces/dead") return void link.freeze();
+      namespace(req, res);
+    });
+    const link = await relay(api.url);
+    const kube = await client(link.url);
+    const err = await rejectedWith(kube.request("GET", "/api/v1/namespaces/dead"), ApiError);
+    expect([err.reason, err.transient]).toEqual(["Timeout", true]);
+    await new Promise((r) => setTimeout(r, PING_TIMEOUT_MS + 500));
     await expect(kube.request("GET", "/api/v1/namespaces/a")).resolves.toEqual({ kind: "Namespace" });
     expect(api.seen.connections).toBe(2);
   });

@@ -514,8 +514,8 @@ async function overH2({ h2, session }: Extract<Carrier, { h2: unknown }>, out: O
     if (!(err instanceof H2Failure)) throw err;
     const cutByDeadline = out.timeoutMs < REQUEST_TIMEOUT_MS;
     if (err.kind === "aborted" || (err.kind === "timeout" && cutByDeadline)) throw deadlineExceeded(what, "cut");
-    // Not the deadline: the connection may be dead, so the next request opens a new one.
-    if (err.kind === "timeout") throw (h2.drop(session), new ApiError(0, "Timeout", err.message));
+    // Not the deadline: the connection may be dead; a PING tells (dead, the next request opens a new one).
+    if (err.kind === "timeout") throw (h2.check(session), new ApiError(0, "Timeout", err.message));
     throw new ApiError(0, "NetworkError", err.message);
   }
 }

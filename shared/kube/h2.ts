@@ -5,10 +5,12 @@
  * protocol is agreed in the TLS handshake (ALPN, h2 or http/1.1): a server that answers http/1.1
  * (a proxy, an API server with HTTP/2 turned off) is spoken to over HTTP/1.1 from then on.
  *
- * A connection that goes quiet is not trusted again: a request that gets no answer within its
- * timeout closes the session, so the next one opens a new connection rather than waiting on a dead
- * one (client-go pings for the same reason). A server that closes the connection (GOAWAY, a
- * restart) is left at once; requests it refused are failed as transient, never resent here.
+ * A request that gets no answer within its timeout fails, and the connection is asked whether it
+ * is alive (an HTTP/2 PING, as client-go's health check does): a server slow on that one request
+ * (under a burst, a Service create waits on its ClusterIP) answers, and the other requests on the
+ * connection go on; a dead connection does not, and is closed, so the next request opens a new one.
+ * A server that closes the connection (GOAWAY, a restart) is left at once; requests it refused are
+ * failed as transient, never resent here.
  */
 import type { ClientHttp2Session, IncomingHttpHeaders } from "node:http2";
 import { createRequire } from "node:module";
@@ -16,6 +18,9 @@ import { isIP } from "node:net";
 import type { ConnectionOptions, TLSSocket } from "node:tls";
 
 const load = createRequire(import.meta.url);
+
+/** How long a connection suspected dead has to answer a PING. */
+export const PING_TIMEOUT_MS = 5_000;
 
 /** What an exchange answers: the status, the Retry-After header, the body as text. */
 export interface Answer {
@@ -52,6 +57,7 @@ export class H2Sessions {
   private current: Promise<ClientHttp2Session | undefined> | undefined;
   /** The server agreed on http/1.1: every request goes over HTTP/1.1 from now on. */
   private http1 = false;
+  private readonly checking = new Set<ClientHttp2Session>();
 
   private readonly handshakeTimeoutMs: number;
 
@@ -120,7 +126,27 @@ export class H2Sessions {
     });
   }
 
-  /** Closes the session `session` if it is still the current one: it left a request unanswered. */
+  /**
+   * `session` left a request unanswered: it is kept if it answers a PING within PING_TIMEOUT_MS,
+   * and closed if not. One check at a time per session.
+   */
+  check(session: ClientHttp2Session): void {
+    if (this.checking.has(session)) return;
+    this.checking.add(session);
+    const done = (alive: boolean) => {
+      clearTimeout(timer);
+      this.checking.delete(session);
+      if (!alive) this.drop(session);
+    };
+    const timer = setTimeout(() => done(false), PING_TIMEOUT_MS);
+    try {
+      if (!session.ping((err) => done(!err))) done(false);
+    } catch {
+      done(false); // the session closed meanwhile
+    }
+  }
+
+  /** Closes the session `session` if it is still the current one: it is not to be trusted again. */
   drop(session: ClientHttp2Session): void {
     // A newer session still opening may fail: its own requests report that.
     void this.current?.then(
