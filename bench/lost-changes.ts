@@ -1,16 +1,16 @@
 // Changes lost on the way to the Broker, counted: an independent watch of every object the event
-// sources send events about, next to a tap on the Broker (a Trigger without a filter). An object's
-// change is lost when no event about it at that version or a later one reached the Broker. Not
-// counted: an add the source leaves unsent by design (shared/source-events.ts, UNSENT_ADDS) of an
-// object never changed since.
+// source sends events about, next to a tap on the Broker (a Trigger without a filter). The watch
+// keeps, per object, the last change the source is to send (shared/source-events.ts, sent: not
+// the adds of the children apply makes, nor a DynamoPoolRelay's status writes); that change is
+// lost when no event about the object at its version or a later one reached the Broker.
 import { compareResourceVersions } from "../shared/resource-version.ts";
-import { UNSENT_ADDS, type Change } from "../shared/source-events.ts";
+import type { Change } from "../shared/source-events.ts";
 
 export interface Watched {
   kind: string;
   /** `<namespace>/<name>` */
   key: string;
-  /** The last version the watch saw, and how it came. */
+  /** The last version the watch saw that the source is to send, and how it came. */
   resourceVersion: string;
   change: Change;
 }
@@ -21,7 +21,6 @@ export type Tapped = ReadonlyMap<string, string>;
 export function lostChanges(watched: Iterable<Watched>, tapped: Tapped): Watched[] {
   const lost: Watched[] = [];
   for (const w of watched) {
-    if (w.change === "add" && UNSENT_ADDS.includes(w.kind)) continue;
     const got = tapped.get(`${w.kind}/${w.key}`);
     if (got === undefined || (compareResourceVersions(got, w.resourceVersion) ?? -1) < 0) lost.push(w);
   }

@@ -9,6 +9,7 @@ import { desiredChildren } from "../shared/apply-plan.ts";
 import { parseConfig } from "../shared/config.ts";
 import { decide, type Decision } from "../shared/decide.ts";
 import type { KubeClient, KubeObject } from "../shared/kube/client.ts";
+import { sent } from "../shared/source-events.ts";
 import { readyEndpoints, rolledOut, type ObservedDeployment, type ObservedEndpointSlice } from "../shared/status.ts";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -130,8 +131,10 @@ export function readyAlone(admin: KubeClient, labelSelector: string, count: numb
  * DynamoPoolRelays and the labelled children), keeping each object's last version and how it came
  * (bench/lost-changes.ts compares them with what reached the Broker). Stop it with the signal.
  */
-export function watchChanges(admin: KubeClient, namespace: string, signal: AbortSignal): { watching: Promise<void>; last: Map<string, LastSeen> } {
+export function watchChanges(admin: KubeClient, namespace: string, signal: AbortSignal): { watching: Promise<void>; last: Map<string, LastSeen>; unsent: { count: number } } {
   const last = new Map<string, LastSeen>();
+  const seen = new Map<string, KubeObject>();
+  const unsent = { count: 0 };
   const kinds = [
     ["nvidia.com/v1alpha1", "DynamoPoolRelay", undefined],
     ["apps/v1", "Deployment", "app.kubernetes.io/managed-by=dynamo-pool-relay"],
@@ -147,11 +150,16 @@ export function watchChanges(admin: KubeClient, namespace: string, signal: Abort
     void admin.listAndWatch<KubeObject>(apiVersion, kind, selector, (type, o) => {
       if (o.metadata.namespace !== namespace) return;
       const key = `${namespace}/${o.metadata.name}`;
-      // An add stays an add only while nothing else came: the first change after it is what counts.
-      last.set(`${kind}/${key}`, { kind, key, resourceVersion: o.metadata.resourceVersion ?? "", change: changes[type] });
+      const id = `${kind}/${key}`;
+      const previous = seen.get(id);
+      if (type === "DELETED") seen.delete(id);
+      else seen.set(id, o);
+      // Only what the source is to send counts; what it leaves out by design is counted apart.
+      if (sent(changes[type], o, previous)) last.set(id, { kind, key, resourceVersion: o.metadata.resourceVersion ?? "", change: changes[type] });
+      else unsent.count++;
     }, signal, undefined, () => ++opened === kinds.length && allOpen());
   }
-  return { watching, last };
+  return { watching, last, unsent };
 }
 
 export interface LastSeen {

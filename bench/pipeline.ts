@@ -183,7 +183,7 @@ try {
   console.log(`| DynamoPoolRelays Ready (Relay pods Ready), from the first create | ${readyAt.length} of ${PAIRS}; median ${at(readyAt, 0.5)} s, last ${at(readyAt, 1)} s |`);
   console.log(`| not Ready when the wait ended (all Ready, or ${waitMs / 1000} s) | ${notReady.length ? notReady.join(", ") : "none"} |`);
   console.log(`| the last event entered the Broker, from the first create | ${idleAfterS.toFixed(0)} s (${tappedEvents.toLocaleString("en")} events tapped) |`);
-  console.log(`| changes lost on the way to the Broker (an independent watch of ${changes.last.size.toLocaleString("en")} objects against the tap) | ${lost.length}${lost.length ? `: ${lost.slice(0, 10).map((l) => `${l.kind} ${l.key}@${l.resourceVersion} (${l.change})`).join(", ")}${lost.length > 10 ? ", …" : ""}` : ""} |`);
+  console.log(`| changes lost on the way to the Broker (an independent watch against the tap: the last change the source is to send of ${changes.last.size.toLocaleString("en")} objects; ${changes.unsent.count.toLocaleString("en")} changes it leaves out by design) | ${lost.length}${lost.length ? `: ${lost.slice(0, 10).map((l) => `${l.kind} ${l.key}@${l.resourceVersion} (${l.change})`).join(", ")}${lost.length > 10 ? ", …" : ""}` : ""} |`);
   console.log(`| CPU time of every pod on the real node (functions, sources, Knative, Traefik, CoreDNS), to the last Ready | ${pipelineCpuS.toFixed(0)} s |`);
   console.log(`| the API server alone: server-side apply of the same ${children.length.toLocaleString("en")} children | ${ssaS.toFixed(1)} s |`);
   if (publishedAt.length === PAIRS) console.log(`| ratio: server-side apply alone / the pipeline to every Service published | ${(ssaS / publishedAt.at(-1)!).toFixed(2)} |`);
