@@ -71,6 +71,7 @@ const SourceEnv = z.object({
   K_SINK: z.url({ error: "must be the URL to send events to (the ContainerSource's SinkBinding sets it)" }),
   SOURCE_CONCURRENCY: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(256)), 32),
   REQUEUE_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(10), z.maximum(3600)), 60),
+  SOURCE_BATCH_MS: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(10000)), 1000),
 });
 
 export interface SourceConfig {
@@ -79,6 +80,8 @@ export interface SourceConfig {
   concurrency: number;
   /** A pair not converged is asked for again when it has been quiet this long (shared/resync.ts, requeueDue). */
   requeueSeconds: number;
+  /** How long a child's change waits before it is sent, so that a burst of them leaves as one event. */
+  batchMs: number;
 }
 
 export function parseSourceConfig(env: Record<string, string | undefined>): SourceConfig {
@@ -86,7 +89,7 @@ export function parseSourceConfig(env: Record<string, string | undefined>): Sour
   if (!r.success) {
     throw new Error(`invalid configuration: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   }
-  return { sink: r.data.K_SINK, concurrency: r.data.SOURCE_CONCURRENCY, requeueSeconds: r.data.REQUEUE_SECONDS };
+  return { sink: r.data.K_SINK, concurrency: r.data.SOURCE_CONCURRENCY, requeueSeconds: r.data.REQUEUE_SECONDS, batchMs: r.data.SOURCE_BATCH_MS };
 }
 
 /** The variables parseConfig and parseSourceConfig read: the README's Configuration table must document each. */

@@ -65,7 +65,10 @@ const watching = WATCHES.map((watch) =>
         if (change === "delete") pairs.delete(objectKey(obj));
         else pairs.set(objectKey(obj), { dpr: obj as ResyncCandidate & KubeObject, since: Date.now(), asked: 0 });
       }
-      if (sent(change, obj, previous)) queue.push(`${watch.kind}/${objectKey(obj)}`, changeEvent(change, obj, { source: connection.server, plural: watch.plural, time: new Date().toISOString() }));
+      // A child's changes wait SOURCE_BATCH_MS, so that a burst of them (a Deployment's status as
+      // each Relay pod becomes ready) leaves as one event; a DynamoPoolRelay's leave at once.
+      const hold = watch.kind === "DynamoPoolRelay" ? 0 : config.batchMs;
+      if (sent(change, obj, previous)) queue.push(`${watch.kind}/${objectKey(obj)}`, changeEvent(change, obj, { source: connection.server, plural: watch.plural, time: new Date().toISOString() }), hold);
     },
     listed({ objects, ...info }) {
       // Every list (the first too) is what the requeue looks at; a pair keeps its quiet time unless it changed.
@@ -100,7 +103,7 @@ const requeue = setInterval(() => {
   }
 }, requeueMs / 4);
 
-log({ msg: "started", sink: config.sink, concurrency: config.concurrency, requeueSeconds: config.requeueSeconds, kinds: WATCHES.map((w) => w.kind) });
+log({ msg: "started", sink: config.sink, concurrency: config.concurrency, requeueSeconds: config.requeueSeconds, batchMs: config.batchMs, kinds: WATCHES.map((w) => w.kind) });
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.once(signal, () => {

@@ -116,4 +116,38 @@ describe("SendQueue", () => {
     await tick();
     expect(idle).toBe(true);
   });
+
+  it("holds a key for its period first, sending only the newest of the events that came meanwhile", async () => {
+    const sink = manualSink();
+    const holds: (() => void)[] = [];
+    const q = new SendQueue(sink.post, 4, noLog, () => new Promise<void>((r) => holds.push(r)));
+    q.push("d", ev("d1"), 1000);
+    q.push("d", ev("d2"), 1000);
+    q.push("x", ev("x1"));
+    await tick();
+    // Not the held key's yet; the other at once.
+    expect(sink.calls.map((c) => c.id)).toEqual(["x1"]);
+    expect(holds).toHaveLength(1);
+    q.push("d", ev("d3"), 1000);
+    holds[0]!();
+    await tick();
+    expect(sink.calls.map((c) => c.id)).toEqual(["x1", "d3"]);
+    expect(q.counts.superseded).toBe(2);
+  });
+
+  it("is not idle while a key is held", async () => {
+    const sink = manualSink();
+    const holds: (() => void)[] = [];
+    const q = new SendQueue(sink.post, 1, noLog, () => new Promise<void>((r) => holds.push(r)));
+    q.push("d", ev("d1"), 1000);
+    let idle = false;
+    void q.idle().then(() => (idle = true));
+    await tick();
+    expect(idle).toBe(false);
+    holds[0]!();
+    await tick();
+    sink.calls[0]!.answer(202);
+    await tick();
+    expect(idle).toBe(true);
+  });
 });

@@ -4,7 +4,8 @@
  * so an object's events arrive in order, and `concurrency` keys sent at once, so no slow delivery
  * holds the others (Knative's adapter sends one event at a time per kind). A send that fails is
  * tried again, with backoff, until it is delivered or a newer event of its key replaces it;
- * nothing is dropped but an event the sink refuses as malformed.
+ * nothing is dropped but an event the sink refuses as malformed. An event may be held for a while
+ * first (a debounce), so that a burst of changes of one object leaves as one event.
  */
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 
@@ -26,6 +27,8 @@ const RETRY_MAX_MS = 30_000;
 export class SendQueue {
   private readonly pending = new Map<string, CloudEvent>();
   private readonly inFlight = new Set<string>();
+  /** Keys waiting out their hold before they may be sent. */
+  private readonly holding = new Set<string>();
   private readonly ready: string[] = [];
   private running = 0;
   private idleWaiters: (() => void)[] = [];
@@ -44,10 +47,23 @@ export class SendQueue {
     this.sleep = sleep;
   }
 
-  /** Queues the event of `key`, replacing one of the same key that has not left yet. */
-  push(key: string, event: CloudEvent): void {
+  /**
+   * Queues the event of `key`, replacing one of the same key that has not left yet. With `holdMs`,
+   * a key with nothing queued waits that long before it may be sent, so that the changes of a
+   * burst (a Deployment's status as each Relay pod becomes ready) leave as one event, the newest.
+   */
+  push(key: string, event: CloudEvent, holdMs = 0): void {
     if (this.pending.has(key)) this.counts.superseded++;
-    else if (!this.inFlight.has(key)) this.ready.push(key);
+    else if (this.inFlight.has(key)) {
+      // Readied when the send in flight ends: order per key.
+    } else if (holdMs > 0) {
+      this.holding.add(key);
+      void this.sleep(holdMs).then(() => {
+        this.holding.delete(key);
+        if (this.pending.has(key) && !this.inFlight.has(key)) this.ready.push(key);
+        this.pump();
+      });
+    } else this.ready.push(key);
     this.pending.set(key, event);
     this.pump();
   }
