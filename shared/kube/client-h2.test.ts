@@ -7,7 +7,7 @@ import https from "node:https";
 import net, { type AddressInfo } from "node:net";
 import tls from "node:tls";
 import { afterEach, describe, expect, it } from "vitest";
-import { KubeClient, REQUEST_TIMEOUT_MS, simpleConnection } from "./client.ts";
+import { KubeClient, REQUEST_TIMEOUT_MS, WRITE_TIMEOUT_MS, simpleConnection } from "./client.ts";
 import { H2Sessions, PING_TIMEOUT_MS } from "./h2.ts";
 import { ApiError } from "./errors.ts";
 import { TEST_CERT, TEST_KEY, rejectedWith } from "../../test/kube-support.ts";
@@ -208,6 +208,16 @@ describe("HTTP/2 to the API server", () => {
     await new Promise((r) => setTimeout(r, 500)); // the PING's answer
     await expect(kube.request("GET", "/api/v1/namespaces/a")).resolves.toEqual({ kind: "Namespace" });
     expect(api.seen.connections).toBe(1);
+  });
+
+  it("gives a write longer than a read: a PATCH the server answers after the read timeout succeeds", { timeout: 30_000 }, async () => {
+    const api = await apiServer((req, res) => void setTimeout(() => namespace(req, res), REQUEST_TIMEOUT_MS + 1000));
+    const kube = await client(api.url);
+    const read = rejectedWith(kube.request("GET", "/api/v1/namespaces/slow"), ApiError);
+    const write = kube.request("PATCH", "/api/v1/namespaces/slow", { metadata: {} }, "application/merge-patch+json");
+    expect((await read).reason).toBe("Timeout");
+    await expect(write).resolves.toEqual({ kind: "Namespace" });
+    expect(WRITE_TIMEOUT_MS).toBeGreaterThan(REQUEST_TIMEOUT_MS + 1000);
   });
 
   it("closes a connection that leaves a request unanswered and then a PING too: the next request opens a new one", { timeout: 30_000 }, async () => {

@@ -63,8 +63,14 @@ export const systemClock: Clock = {
     }),
 };
 
-/** One request's whole time, headers and body: above any answer a healthy API server gives. */
+/** One read's whole time, headers and body: above any answer a healthy API server gives. */
 export const REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * A write's: a healthy but busy API server can take longer on one (in a burst, a Service create
+ * waits for its ClusterIP: over 10 s for 80 of 200 pairs at once), and one sent again would only
+ * add to it. The API server's own limit is 60 s; an invocation's deadline cuts it sooner.
+ */
+export const WRITE_TIMEOUT_MS = 30_000;
 /** Throttled requests are tried this often in all, each after the server's Retry-After. */
 const THROTTLE_ATTEMPTS = 3;
 /** A longer Retry-After is not waited out even without a deadline: the caller's retry is better placed. */
@@ -253,7 +259,8 @@ export class KubeClient {
     const { base, method, url, body, contentType, accept } = r;
     const what = `${method} ${url.pathname}`;
     // After the credentials (which can take long: exec plugins) and the first exchange's wait: the deadline may have passed meanwhile.
-    const timeout = Math.min(REQUEST_TIMEOUT_MS, this.remaining());
+    const limit = method === "GET" ? REQUEST_TIMEOUT_MS : WRITE_TIMEOUT_MS;
+    const timeout = Math.min(limit, this.remaining());
     if (this.options.signal?.aborted || timeout <= 0) throw deadlineExceeded(what, "unsent");
     if (method === "GET") this.stats.reads++;
     else this.stats.writes++;
@@ -266,7 +273,7 @@ export class KubeClient {
       ...(this.options.impersonate ? { "Impersonate-User": this.options.impersonate } : {}),
     };
     const signal = this.options.signal;
-    const out = { method, url, headers, payload, signal, timeoutMs: timeout };
+    const out = { method, url, headers, payload, signal, timeoutMs: timeout, byDeadline: timeout < limit };
     const answer = "h2" in carrier ? await overH2(carrier, out, what) : await overH1(carrier, { ...out, base }, what);
     let parsed: unknown = answer.text;
     try {
@@ -469,7 +476,7 @@ export class KubeClient {
 /** One exchange over HTTP/1.1: the whole answer, or an ApiError for a network failure, the timeout or the deadline. */
 function overH1(
   { lib, agent, onSession }: Extract<Carrier, { lib: unknown }>,
-  { base, method, url, headers, payload, timeoutMs: timeout, signal }: Outgoing & { base: HttpsRequestOptions },
+  { base, method, url, headers, payload, timeoutMs: timeout, byDeadline, signal }: Outgoing & { base: HttpsRequestOptions },
   what: string,
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
@@ -496,8 +503,7 @@ function overH1(
     // The agent caches the session on the same event, before this listener runs.
     if (onSession) req.once("socket", (socket) => socket.once("session", onSession));
     // The whole exchange, not only idle time: a slow-drip body must not outlive the deadline.
-    const cutByDeadline = timeout < REQUEST_TIMEOUT_MS;
-    const timer = setTimeout(() => fail(cutByDeadline ? deadlineExceeded(what, "cut") : new ApiError(0, "Timeout", `${what}: no complete answer within ${timeout} ms`)), timeout);
+    const timer = setTimeout(() => fail(byDeadline ? deadlineExceeded(what, "cut") : new ApiError(0, "Timeout", `${what}: no complete answer within ${timeout} ms`)), timeout);
     const onAbort = () => fail(deadlineExceeded(what, "cut"));
     // settle() removes it.
     signal?.addEventListener("abort", onAbort);
@@ -512,8 +518,7 @@ async function overH2({ h2, session }: Extract<Carrier, { h2: unknown }>, out: O
     return await h2Exchange(h2, session, out);
   } catch (err) {
     if (!(err instanceof H2Failure)) throw err;
-    const cutByDeadline = out.timeoutMs < REQUEST_TIMEOUT_MS;
-    if (err.kind === "aborted" || (err.kind === "timeout" && cutByDeadline)) throw deadlineExceeded(what, "cut");
+    if (err.kind === "aborted" || (err.kind === "timeout" && out.byDeadline)) throw deadlineExceeded(what, "cut");
     // Not the deadline: the connection may be dead; a PING tells (dead, the next request opens a new one).
     if (err.kind === "timeout") throw (h2.check(session), new ApiError(0, "Timeout", err.message));
     throw new ApiError(0, "NetworkError", err.message);

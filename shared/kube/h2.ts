@@ -36,6 +36,8 @@ export interface Outgoing {
   headers: Record<string, string | number>;
   payload: string | undefined;
   timeoutMs: number;
+  /** The timeout is the invocation's deadline, nearer than the request's own limit: reaching it is the deadline's doing. */
+  byDeadline: boolean;
   signal: AbortSignal | undefined;
 }
 
