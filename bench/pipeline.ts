@@ -43,6 +43,19 @@ const unanswered = (err: unknown) => err instanceof ApiError && (err.reason === 
 let resent = 0;
 const ATTEMPTS = 3;
 
+/** A request the busy cluster may fail for a while (Knative's webhook unreachable, a 5xx): tried again for a minute. */
+async function persist<T>(what: string, request: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await request();
+    } catch (err) {
+      const transient = err instanceof ApiError && (err.status >= 500 || err.status === 0 || err.status === 429);
+      if (!transient || attempt >= 30) throw new Error(`${what}: ${String(err)}`);
+      await sleep(2000);
+    }
+  }
+}
+
 async function all<T>(what: string, items: readonly T[], write: (item: T) => Promise<unknown>): Promise<void> {
   const again = async (item: T): Promise<unknown> => {
     for (let attempt = 1; ; attempt++) {
@@ -84,7 +97,7 @@ try {
     tap(tapped, (e.data ?? {}) as never);
   }, cp.hostAddress);
   const tapName = "bench-tap";
-  await admin.apply({ ...tapTrigger(tapName, PRODUCT_NAMESPACE, BROKER, brokerTap.sink), spec: { broker: BROKER, filter: {}, subscriber: { uri: brokerTap.sink }, delivery: { retry: 10, backoffPolicy: "exponential", backoffDelay: "PT0.2S", timeout: "PT10S" } } }, MANAGER, { force: true });
+  await persist(`creating Trigger ${tapName}`, () => admin.apply({ ...tapTrigger(tapName, PRODUCT_NAMESPACE, BROKER, brokerTap.sink), spec: { broker: BROKER, filter: {}, subscriber: { uri: brokerTap.sink }, delivery: { retry: 10, backoffPolicy: "exponential", backoffDelay: "PT0.2S", timeout: "PT10S" } } }, MANAGER, { force: true }));
   await until(`Trigger ${tapName} Ready`, async () => {
     const t = await admin.get<{ status?: { conditions?: { type: string; status: string }[] } }>({ apiVersion: "eventing.knative.dev/v1", kind: "Trigger", namespace: PRODUCT_NAMESPACE, name: tapName });
     return t?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
@@ -125,7 +138,7 @@ try {
   const idleAfterS = (lastTapped - started) / 1000;
   stopWatching.abort();
   const lost = lostChanges(changes.last.values(), tapped);
-  await admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/${tapName}`);
+  await persist(`deleting Trigger ${tapName}`, () => admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/${tapName}`));
   await brokerTap.close();
   cp.podLogs.sweep();
   const invocations = since(cp.logs, before);
@@ -148,7 +161,7 @@ try {
   // 3. A classic controller-runtime operator (bench/classic/) on the same burst, in a namespace of
   // its own, with the product's Triggers removed first so that only it acts on what is created.
   for (const fn of PRODUCT_FUNCTIONS.filter((f) => f !== "dead-letter")) {
-    await admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/poolrelay-${fn}`);
+    await persist(`deleting Trigger poolrelay-${fn}`, () => admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/poolrelay-${fn}`));
   }
   for (let i = 2 * NODES + 1; i <= 3 * NODES; i++) await admin.apply(fakeNode(`kwok-node-${i}`, true), MANAGER, { force: true });
   const cns = "classic";

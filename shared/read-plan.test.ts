@@ -79,6 +79,8 @@ const TABLE: [string, ReadState, Expected][] = [
   ["status | ConfigMap update | status vouches", run(child("ConfigMap"), vouching), { reads: ALL }],
   ["status | apply's report with a Deployment update | status vouches", run({ ...child("Deployment"), report: true }, vouching), { reads: ALL }],
   ["status | apply's report | no status", run(report(), fresh), { reads: ALL }],
+  ["status | the Deployment changed | no status: apply's first run under way", run(child("Deployment"), fresh), { reads: [], answer: "AwaitsApply" }],
+  ["status | an EndpointSlice changed | no status: apply's first run under way", run(child("EndpointSlice"), fresh), { reads: [], answer: "AwaitsApply" }],
   // apply, the request
   ["apply | DynamoPoolRelay changed | nothing read", request(["DPRChanged"]), { reads: ["DynamoPoolRelay"] }],
   ["apply | DynamoPoolRelay changed | its generation observed", request(["DPRChanged"], vouching), { reads: [], answer: "Observed" }],

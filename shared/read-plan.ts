@@ -44,7 +44,7 @@ export interface ReadPlan {
   /** The reads to do next, together. */
   reads: readonly Read[];
   /** Answered after those reads: nothing more is read or written. */
-  answer?: "ShownByApply" | "NoEndpointAdded" | "AwaitsReport" | "Seen" | "Stale" | "SeenIfUnwritten" | "Unchanged" | "Gone" | "Observed";
+  answer?: "ShownByApply" | "NoEndpointAdded" | "AwaitsReport" | "AwaitsApply" | "Seen" | "Stale" | "SeenIfUnwritten" | "Unchanged" | "Gone" | "Observed";
   /** Status: the decision the stored status records, taken instead of the DGD's. */
   recorded?: Extract<Decision, { action: "apply" | "withdraw" }>;
   /** Apply: a write that needs no read, the status vouching for what it would read. */
@@ -74,12 +74,22 @@ function statusEvent({ input, seen, unwritten }: { input: StatusInput; seen?: Se
 
 /** A status run once the DynamoPoolRelay is read: the DGD and every child, or only what changed. */
 function statusRun({ input, dpr, settings, offRecord }: { input: StatusInput; dpr: StoredDpr; settings: DecisionSettings; offRecord?: boolean }): ReadPlan {
+  // No status yet: apply's first run is under way (its children's events come while it still
+  // writes, for seconds in a burst) and shows the status its writes make, which a status written
+  // now would only make lose (409, then a report and a run that reads everything). A pair whose
+  // first apply never writes is unobserved, so the source's requeue asks for it again.
+  if (!input.report && neverWritten(dpr)) return { reads: [], answer: "AwaitsApply" };
   const recorded = offRecord ? undefined : shownOnly(dpr, settings, input);
   if (!recorded) return { reads: ["DynamoGraphDeployment", ...EVERY_CHILD] };
   // The Deployment alone changed, and its event shows nothing the status does not.
   if (input.deployment && deploymentShown(dpr, recorded, input.deployment)) return { reads: [], answer: "Unchanged", recorded };
   const service: Read[] = readsService(dpr.status, input.changed) ? ["Service"] : [];
   return { reads: ["Deployment", ...service, "EndpointSlice"], recorded };
+}
+
+/** Whether the product never wrote the status: no observed generation and no condition. */
+function neverWritten(dpr: StoredDpr): boolean {
+  return dpr.status?.observedGeneration === undefined && (dpr.status?.conditions ?? []).length === 0;
 }
 
 /** An apply run's first reads: the DynamoPoolRelay, and its DGD unless the request needs none. */

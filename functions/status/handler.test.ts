@@ -24,6 +24,9 @@ const dpr = {
   kind: "DynamoPoolRelay",
   metadata: { name: "g1", namespace: "team-a", uid: UID, generation: 1, resourceVersion: "7" },
   spec: { image: "relay:1", clusterID: "dc-1" },
+  // As apply's first run leaves it before the children carry its decision: a child change before any
+  // status is written awaits apply (shared/read-plan.ts), which the "before apply wrote" test shows.
+  status: { conditions: [{ type: "Ready", status: "False", reason: "Reconciling", message: "the children do not carry the decision yet", lastTransitionTime: "2026-03-01T00:00:00Z" }] },
 };
 const dgd = { apiVersion: config.dgdApiVersion, kind: "DynamoGraphDeployment", metadata: { name: "g1", namespace: "team-a" }, spec: { components: [{ name: "w", type: "worker" }] } };
 /** `sleep` waits out the batch period; by default it has passed at once. */
@@ -233,6 +236,29 @@ describe("a child event whose object is, in all status reads, what the last run 
     const before = dprReads(kube);
     expect((await status(childEvent("Deployment", "update", deployment), context(kube))).decision).not.toBe("Seen");
     expect(dprReads(kube)).toBe(before + 1);
+  });
+});
+
+describe("before apply wrote any status", () => {
+  const unwritten = (kube: FakeKube) => {
+    const { status: _s, ...bare } = dpr;
+    kube.put(bare as KubeObject);
+    return kube;
+  };
+  it("a child change awaits apply, which shows the status its writes make: one read, no write", async () => {
+    const kube = unwritten(world(1).kube);
+    const r = await status(childEvent("Deployment", "update"), context(kube));
+    expect(r.decision).toBe("AwaitsApply");
+    expect(kube.ops("get").map((c) => c.ref.kind)).toEqual(["DynamoPoolRelay"]);
+    expect(kube.ops("replaceStatus")).toEqual([]);
+  });
+
+  it("a report from apply is shown all the same: every child read, the status written", async () => {
+    const kube = unwritten(world(1).kube);
+    const r = await status(applied(), context(kube));
+    expect(r.decision).toBe("StatusWritten");
+    expect(kube.ops("get").map((c) => c.ref.kind)).toContain("Deployment");
+    expect(kube.ops("replaceStatus")).toHaveLength(1);
   });
 });
 

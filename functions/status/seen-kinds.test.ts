@@ -21,6 +21,9 @@ const dpr = {
   apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay",
   metadata: { name: "g1", namespace: "team-a", uid: UID, generation: 1, resourceVersion: "7" },
   spec: { image: "relay:1", clusterID: "dc-1" },
+  // As apply's first run leaves it before the children carry its decision: a child change before any
+  // status is written awaits apply (shared/read-plan.ts), which the "before apply wrote" test shows.
+  status: { conditions: [{ type: "Ready", status: "False", reason: "Reconciling", message: "the children do not carry the decision yet", lastTransitionTime: "2026-03-01T00:00:00Z" }] },
 };
 const dgd = { apiVersion: config.dgdApiVersion, kind: "DynamoGraphDeployment", metadata: { name: "g1", namespace: "team-a" }, spec: { components: [{ name: "w", type: "worker" }] } };
 const context = (kube: FakeKube): Context => ({ kube: kube.client, config, now: () => NOW, emit: async () => { throw new Error("status never emits"); }, sleep: async () => {} });

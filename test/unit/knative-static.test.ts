@@ -112,7 +112,7 @@ describe("knative/ as the docs describe it", () => {
   });
 
   it("the dead-letter logger takes the docs' containerConcurrency", () => {
-    const [, documented] = claim(/(\d+) for the dead-letter logger/);
+    const [, documented] = claim(/(\d+) for dead-letter:/);
     expect(service("dead-letter").spec.template.spec.containerConcurrency).toBe(Number(documented));
   });
 

@@ -204,7 +204,9 @@ describe("every event a function sends, the SDK reads and validates strictly", (
   });
 
   it("status's reconcile request on drift", async () => {
-    nock(API).get(dprPath).reply(200, dpr());
+    // A pair apply has written a status for: before that, a child change awaits apply.
+    const shown = { ...dpr(), status: { observedGeneration: 1 } };
+    nock(API).get(dprPath).reply(200, shown);
     nock(API).get(dgdPath).reply(200, dgd);
     children404();
     nock(API).put(`${dprPath}/status`).reply(200, dpr());
