@@ -11,7 +11,13 @@
 //   bash scripts/with-node.sh node bench/classic-smoke.ts
 //
 // Extra operator flags: CLASSIC_ARGS="--max-concurrent-reconciles=8 --kube-api-qps=20 --kube-api-burst=30".
-import { startControlPlane } from "../dev/control-plane/index.ts";
+// The operator's log of the burst, every line: CLASSIC_LOG=FILE (with CLASSIC_ARGS=--zap-log-level=debug,
+// one line a reconcile: what it applied, each apply's milliseconds, the Ready it computed, the status
+// write). With it, FILE.cluster.json holds each pair's own times from the cluster (creations, pod
+// Ready, Deployment Available, DynamoPoolRelay Ready), and FILE.stuck.json, when the wait times
+// out, what the cluster holds for the pairs not Ready.
+import { appendFileSync, writeFileSync } from "node:fs";
+import { fakeNode, startControlPlane } from "../dev/control-plane/index.ts";
 import { APPLIED_HASH, desiredChildren, type LiveObject } from "../shared/apply-plan.ts";
 import { settleBounded } from "../shared/concurrency.ts";
 import { parseConfig } from "../shared/config.ts";
@@ -25,6 +31,7 @@ import { dgd, dpr, sleep, until } from "./pipeline-support.ts";
 
 const PAIRS = Number(process.env["CLASSIC_PAIRS"] ?? 20);
 const ARGS = (process.env["CLASSIC_ARGS"] ?? "").split(/\s+/).filter(Boolean);
+const LOG = process.env["CLASSIC_LOG"];
 const AT_ONCE = 32;
 const MANAGER = "dynamo-pool-relay/bench";
 const NS = "classic";
@@ -39,8 +46,8 @@ const FIELDS: Record<string, string> = {
   ServiceAccount: "serviceAccount", Role: "role", RoleBinding: "roleBinding", ConfigMap: "configMap", Deployment: "deployment", Service: "service",
 };
 
-type Condition = { type: string; status: string; reason?: string };
-type Dpr = KubeObject & { metadata: { uid: string; generation?: number }; status?: { conditions?: Condition[] } };
+type Condition = { type: string; status: string; reason?: string; lastTransitionTime?: string };
+type Dpr = KubeObject & { metadata: { uid: string; generation?: number; creationTimestamp?: string }; status?: { conditions?: Condition[] } };
 const ready = (d: Dpr) => d.status?.conditions?.find((c) => c.type === "Ready");
 
 /**
@@ -82,6 +89,21 @@ async function converged(admin: KubeClient, pairs: readonly string[], timeoutMs 
   }
 }
 
+/** The pairs not Ready yet and what the cluster holds for them: their Deployment's status, pods and EndpointSlices. */
+async function dumpCluster(admin: KubeClient, listed: Dpr[], file: string): Promise<void> {
+  const [deps, pods, slices] = await Promise.all([
+    admin.list<KubeObject>("apps/v1", "Deployment", NS), admin.list<KubeObject>("v1", "Pod", NS), admin.list<KubeObject>("discovery.k8s.io/v1", "EndpointSlice", NS),
+  ]);
+  const stuck = listed.filter((d) => ready(d)?.status !== "True").map((d) => {
+    const c = childName(d.metadata.name!);
+    const dep = deps.find((x) => x.metadata.name === c) as (KubeObject & { status?: unknown }) | undefined;
+    return { name: d.metadata.name, status: d.status, deployment: dep && { metadata: dep.metadata, status: dep.status },
+      pods: pods.filter((p) => p.metadata.name!.startsWith(`${c}-`)).map((p) => ({ name: p.metadata.name, status: (p as { status?: unknown }).status, node: (p as { spec?: { nodeName?: string } }).spec?.nodeName })),
+      slices: slices.filter((x) => (x.metadata.labels as Record<string, string> | undefined)?.["kubernetes.io/service-name"] === c) };
+  });
+  writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), stuck }, null, 1));
+}
+
 function started(classic: Classic | undefined, lines: string[]): Promise<void> {
   return until("the classic operator's workers", async () => classic !== undefined && lines.some((l) => l.includes("Starting workers")), 120_000, 100).then(() => {});
 }
@@ -94,10 +116,13 @@ let classic: Classic | undefined;
 try {
   const admin = cp.client;
   await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } }, MANAGER);
+  // Room for 2 Relay pods a pair: the control plane's one kwok node holds 220 pods, as bench/pipeline.ts counts 200 a node.
+  for (let i = 1; i < Math.ceil((2 * PAIRS) / 200); i++) await admin.apply(fakeNode(`kwok-node-${i}`), MANAGER, { force: true });
 
   // 1. The burst.
   const logs: string[] = [];
-  classic = startClassic(binary, cp.kubeconfig, NS, { args: ARGS, log: (l) => logs.push(l) });
+  if (LOG) writeFileSync(LOG, "");
+  classic = startClassic(binary, cp.kubeconfig, NS, { args: ARGS, log: (l) => { logs.push(l); if (LOG) appendFileSync(LOG, `${l}\n`); } });
   await started(classic, logs);
   const t0 = performance.now();
   const all = async (what: string, write: (name: string) => Promise<unknown>) => {
@@ -111,8 +136,36 @@ try {
   await until(`all ${PAIRS} DynamoPoolRelays Ready`, async () => {
     listed = await admin.list<Dpr>("nvidia.com/v1alpha1", "DynamoPoolRelay", NS);
     return listed.length === PAIRS && listed.every((d) => ready(d)?.status === "True");
-  }, 300_000, 100);
+  }, 300_000, 100).catch(async (err: unknown) => {
+    if (LOG) await dumpCluster(admin, listed, `${LOG}.stuck.json`);
+    throw err;
+  });
   const readyS = (performance.now() - t0) / 1000;
+  // Each pair's Ready, from its condition's lastTransitionTime (whole seconds), from the first create, as bench/pipeline.ts counts it.
+  const firstCreated = Math.min(...listed.map((d) => Date.parse(d.metadata.creationTimestamp!)));
+  const readyAt = listed.map((d) => (Date.parse(ready(d)!.lastTransitionTime!) - firstCreated) / 1000).sort((a, b) => a - b);
+  const at = (xs: number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!.toFixed(0);
+  // The cluster's side: when each Relay Deployment became Available (whole seconds), what the Ready waits for.
+  type Obj = KubeObject & { metadata: { name: string; creationTimestamp?: string; labels?: Record<string, string> }; status?: { conditions?: Condition[] } };
+  const deps = await admin.list<Obj>("apps/v1", "Deployment", NS);
+  const t = (s?: string) => (s ? (Date.parse(s) - firstCreated) / 1000 : undefined);
+  const cond = (o: Obj | undefined, type: string) => t(o?.status?.conditions?.find((c) => c.type === type && c.status === "True")?.lastTransitionTime);
+  const availableAt = deps.flatMap((d) => cond(d, "Available") ?? []).sort((a, b) => a - b);
+  if (LOG) {
+    // The cluster's own times for each pair (whole seconds), beside the operator's log.
+    const [dgds, svcs, pods] = await Promise.all([
+      admin.list<Obj>("nvidia.com/v1beta1", "DynamoGraphDeployment", NS), admin.list<Obj>("v1", "Service", NS), admin.list<Obj>("v1", "Pod", NS),
+    ]);
+    const byName = (xs: Obj[]) => new Map(xs.map((x) => [x.metadata.name, x]));
+    const [g, d, s] = [byName(dgds), byName(deps), byName(svcs)];
+    const rows = listed.map((x) => {
+      const n = x.metadata.name!, c = childName(n);
+      const pod = pods.find((p) => p.metadata.name.startsWith(`${c}-`));
+      return { name: n, dpr: t(x.metadata.creationTimestamp), dgd: t(g.get(n)?.metadata.creationTimestamp), service: t(s.get(c)?.metadata.creationTimestamp),
+        deployment: t(d.get(c)?.metadata.creationTimestamp), available: cond(d.get(c), "Available"), pod: t(pod?.metadata.creationTimestamp), podReady: cond(pod, "Ready"), ready: t(ready(x)?.lastTransitionTime) };
+    });
+    writeFileSync(`${LOG}.cluster.json`, JSON.stringify({ firstCreated: new Date(firstCreated).toISOString(), rows }, null, 1));
+  }
   const problems = await converged(admin, names);
   const settledS = (performance.now() - t0) / 1000;
   const report = await classic.stop();
@@ -121,6 +174,9 @@ try {
   console.log("| | |\n|---|---|");
   console.log(`| the pairs created (DynamoPoolRelays, then DGDs, ${AT_ONCE} at once) | ${createdS.toFixed(1)} s |`);
   console.log(`| every DynamoPoolRelay Ready, from the first create (polled every 100 ms) | ${readyS.toFixed(1)} s |`);
+  const spread = (xs: number[]) => `${at(xs, 0)} s, ${at(xs, 0.5)} s, ${at(xs, 0.9)} s, ${at(xs, 1)} s`;
+  console.log(`| each Relay Deployment Available (its condition's lastTransitionTime), from the first create: first, median, 90th, last | ${availableAt.length ? spread(availableAt) : "-"} |`);
+  console.log(`| each DynamoPoolRelay Ready (its condition's lastTransitionTime), from the first create: first, median, 90th, last | ${spread(readyAt)} |`);
   console.log(`| every status and child as the product computes them (polled every 500 ms) | ${problems.length ? "NOT REACHED" : `${settledS.toFixed(1)} s`} |`);
   console.log(`| API requests of the operator, start to stop (informers' lists and watches and discovery included) | ${report.requests} (${(report.requests / PAIRS).toFixed(1)} per pair) |`);
   console.log(`| by verb | ${Object.entries(report.byVerb).sort().map(([v, n]) => `${v} ${n}`).join(", ")} |`);

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -159,14 +160,29 @@ func refusal(err error, kind, namespace, name string) string {
 
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	r.Reconciles.Add(1)
-	result, err := r.reconcile(ctx, req)
+	start := time.Now()
+	var out outcome
+	result, err := r.reconcile(ctx, req, &out)
 	if apierrors.IsConflict(err) {
 		r.Conflicts.Add(1)
 	}
+	// --zap-log-level=debug: one line a reconcile, what it did and what it saw.
+	logf.FromContext(ctx).V(1).Info("reconciled", "action", out.action, "applied", out.applied, "applyMillis", out.applyMillis, "ready", out.ready,
+		"readyEndpoints", out.readyEndpoints, "statusWritten", out.statusWritten, "statusMillis", out.statusMillis, "seconds", time.Since(start).Seconds(), "error", err)
 	return result, err
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+// outcome: what one reconcile did, for its debug log line.
+type outcome struct {
+	action, ready  string
+	applied        []string
+	applyMillis    []int64 // each apply's time, in the order of applied (and the one that failed)
+	readyEndpoints int
+	statusWritten  bool
+	statusMillis   int64
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, out *outcome) (ctrl.Result, error) {
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(dprGVK)
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
@@ -184,6 +200,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	d := decide(obj.Object, rawDGD, r.Settings)
+	out.action = d.Action
 	dpr := d.DPR
 	ns, name := req.Namespace, childName(req.Name)
 	in := planInput{dpr: dpr, decision: d, live: liveChildren{}, now: now()}
@@ -243,7 +260,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			if item.force {
 				opts = append(opts, client.ForceOwnership)
 			}
-			if err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...); err != nil {
+			applyStart := time.Now()
+			err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opts...)
+			out.applyMillis = append(out.applyMillis, time.Since(applyStart).Milliseconds())
+			if err != nil {
 				if transient(err) {
 					return ctrl.Result{}, err
 				}
@@ -251,13 +271,19 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				break
 			}
 			r.ChildApplies.Add(1)
+			out.applied = append(out.applied, kind)
 			in.live[kind] = u.Object // the status these writes make, from what they returned
 		}
 	}
 
 	plan := planStatus(in)
 	result := ctrl.Result{}
-	if ready := previousCondition(M{"conditions": plan.status["conditions"]}, "Ready"); ready != nil && ready["reason"] == "ForeignChild" {
+	out.readyEndpoints = in.readyEndpoints
+	ready := previousCondition(M{"conditions": plan.status["conditions"]}, "Ready")
+	if ready != nil {
+		out.ready = fmt.Sprintf("%v/%v", ready["status"], ready["reason"])
+	}
+	if ready != nil && ready["reason"] == "ForeignChild" {
 		// A foreign child's removal sends this DynamoPoolRelay no event: look again, as the product's resync does.
 		result.RequeueAfter = time.Minute
 	}
@@ -265,9 +291,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return result, nil
 	}
 	obj.Object["status"] = plan.status
-	if err := r.Status().Update(ctx, obj); err != nil {
+	statusStart := time.Now()
+	err := r.Status().Update(ctx, obj)
+	out.statusMillis = time.Since(statusStart).Milliseconds()
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	r.StatusWrites.Add(1)
+	out.statusWritten = true
 	return result, nil
 }
