@@ -78,7 +78,7 @@ export interface SourceConfig {
   sink: string;
   /** Events sent at once, each for a different object. */
   concurrency: number;
-  /** A pair not converged is asked for again when it has been quiet this long (shared/resync.ts, requeueDue). */
+  /** A pair not converged is asked for again when it has been quiet this long (shared/requeue.ts, requeueReason). */
   requeueSeconds: number;
   /** How long a child's change waits before it is sent, so that a burst of them leaves as one event. */
   batchMs: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { candidatesOf, changeObserved, type TablePage, dueOnTick, observedInEvent, requeueDue, resyncCause, resyncReason, slotOf, tickOf, unobserved } from "./resync.ts";
+import { candidatesOf, changeObserved, type TablePage, dueOnTick, observedInEvent, resyncCause, resyncReason, slotOf, tickOf, unobserved } from "./resync.ts";
 
 const dpr = (generation: number, observed: number | undefined, name = "g1", deleting = false) => ({
   metadata: { name, namespace: "n", generation, ...(deleting ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}) },
@@ -43,24 +43,6 @@ describe("resyncReason", () => {
     expect([...new Set(counts.values())]).toEqual([1]);
     // Spread over the slots, not all in one.
     expect(new Set(names.map((n) => slotOf(`n/${n}`, 10))).size).toBe(10);
-  });
-});
-
-describe("requeueDue: the event source asks again for a pair not converged", () => {
-  const settling = { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Ready", status: "False", reason: "RolloutPending" }] } };
-  const ready = { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Ready", status: "True", reason: "Ready" }] } };
-  const blocked = { ...dpr(2, 2), status: { observedGeneration: 2, conditions: [{ type: "Ready", status: "False", reason: "ForeignChild" }] } };
-  it.each([
-    { name: "settling, quiet for the whole period", d: settling, since: 1_000, now: 61_000, expected: true },
-    { name: "settling, quiet for longer", d: settling, since: 1_000, now: 500_000, expected: true },
-    { name: "settling, changed or asked for within the period", d: settling, since: 1_001, now: 61_000, expected: false },
-    { name: "unobserved, quiet for the period", d: dpr(3, 2), since: 0, now: 60_000, expected: true },
-    { name: "blocked by a foreign child, quiet for the period", d: blocked, since: 0, now: 60_000, expected: true },
-    { name: "Ready, quiet for long", d: ready, since: 0, now: 600_000, expected: false },
-    { name: "settling but being deleted", d: { ...settling, metadata: { ...settling.metadata, deletionTimestamp: "2026-01-01T00:00:00Z" } }, since: 0, now: 600_000, expected: false },
-    { name: "unobserved but being deleted", d: dpr(3, 2, "g1", true), since: 0, now: 600_000, expected: false },
-  ])("is $expected for one $name", ({ d, since, now, expected }) => {
-    expect(requeueDue(d, since, now, 60_000)).toBe(expected);
   });
 });
 

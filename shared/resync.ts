@@ -138,19 +138,6 @@ export function unconverged(dpr: ResyncCandidate): Exclude<ResyncReason, "Period
   return undefined;
 }
 
-/**
- * Whether the event source asks for a reconcile of a DynamoPoolRelay it watches (a requeue): one
- * not converged, when neither a change of it nor a requeue of it came in the last `afterMs`. So a
- * pair whose children's events were lost on the way is looked at again within `2 × afterMs` at
- * most (the source checks every `afterMs`), and a converged pair costs nothing.
- *
- * @param since when the source last saw it change or last asked for it (ms)
- */
-export function requeueDue(dpr: ResyncCandidate, since: number, now: number, afterMs: number): boolean {
-  if (dpr.metadata.deletionTimestamp) return false;
-  return unconverged(dpr) !== undefined && now - since >= afterMs;
-}
-
 /** The DynamoPoolRelays of one listed page that need a reconcile on this tick. */
 export function dueOnTick(page: readonly ResyncCandidate[], tick: number, slots: number): ResyncDue[] {
   return page.flatMap((dpr) => {

@@ -3,15 +3,18 @@
  * of the DynamoPoolRelays and of the product's labelled children, sent to K_SINK (the Broker) as
  * the ApiServerSource sends them, without what Knative's adapter loses (changes while a watch
  * expired; everything while one slow delivery holds a kind), and a reconcile request for each pair
- * not converged that has been quiet for REQUEUE_SECONDS. It decides nothing else.
+ * quiet for REQUEUE_SECONDS that is not converged or whose status does not show its DGD (it
+ * watches the DGDs for that, and sends none of their events). It decides nothing else.
  * node dist/functions/source.mjs
  */
 import { toBinary } from "../../shared/cloudevent.ts";
-import { parseSourceConfig } from "../../shared/config.ts";
+import { parseConfig, parseSourceConfig } from "../../shared/config.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
 import { connect, KubeClient, type KubeObject } from "../../shared/kube/client.ts";
 import { LABEL_MANAGED_BY, PRODUCT } from "../../shared/names.ts";
-import { requeueDue, type ResyncCandidate } from "../../shared/resync.ts";
+import { requeueReason } from "../../shared/requeue.ts";
+import type { ResyncCandidate } from "../../shared/resync.ts";
+import type { ObservedDpr } from "../../shared/vouched-status.ts";
 import { changeEvent, objectKey, sent } from "../../shared/source-events.ts";
 import { sinkPost } from "../runtime/sink.ts";
 import { inform, type Watch } from "./informer.ts";
@@ -33,9 +36,10 @@ const STOP_GRACE_MS = 10_000;
 const log = (fields: Record<string, unknown>) => console.log(JSON.stringify({ source: "poolrelay-source", time: new Date().toISOString(), ...fields }));
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-const config = (() => {
+const [config, settings] = (() => {
   try {
-    return parseSourceConfig(process.env);
+    // The decision settings too, the same as the functions': the requeue asks whether a pair's status shows its DGD.
+    return [parseSourceConfig(process.env), parseConfig(process.env)] as const;
   } catch (err) {
     console.error((err as Error).message);
     return process.exit(1);
@@ -54,16 +58,40 @@ const queue = new SendQueue(
   sleep,
 );
 
-/** Each DynamoPoolRelay as last seen, and when it last changed or was last asked for. */
-const pairs = new Map<string, { dpr: ResyncCandidate & KubeObject; since: number; asked: number }>();
+type Pair = ResyncCandidate & ObservedDpr & KubeObject;
+/** Each DynamoPoolRelay as last seen, and when it or its DGD last changed or it was last asked for. */
+const pairs = new Map<string, { dpr: Pair; since: number; asked: number }>();
+/** Each DGD as last seen (not sent: the ApiServerSource sends those), once they have been listed. */
+const dgds = new Map<string, KubeObject>();
+let dgdsListed = false;
 const stop = new AbortController();
+
+const dgdWatch = inform(kube, { apiVersion: settings.dgdApiVersion, kind: "DynamoGraphDeployment" }, {
+  change(change, obj) {
+    const key = objectKey(obj);
+    if (change === "delete") dgds.delete(key);
+    else dgds.set(key, obj);
+    // A DGD's change goes its own way first (the ApiServerSource, eligibility): its pair is quiet from now.
+    const pair = pairs.get(key);
+    if (pair) pair.since = Date.now();
+  },
+  listed({ objects, ...info }) {
+    dgds.clear();
+    for (const o of objects) dgds.set(objectKey(o), o);
+    dgdsListed = true;
+    log({ msg: "listed", objects: objects.length, ...info });
+  },
+  failed(info) {
+    log({ msg: "watch failed", ...info });
+  },
+}, stop.signal, sleep);
 
 const watching = WATCHES.map((watch) =>
   inform(kube, watch, {
     change(change, obj, previous) {
       if (watch.kind === "DynamoPoolRelay") {
         if (change === "delete") pairs.delete(objectKey(obj));
-        else pairs.set(objectKey(obj), { dpr: obj as ResyncCandidate & KubeObject, since: Date.now(), asked: 0 });
+        else pairs.set(objectKey(obj), { dpr: obj as Pair, since: Date.now(), asked: 0 });
       }
       // A child's changes wait SOURCE_BATCH_MS, so that a burst of them (a Deployment's status as
       // each Relay pod becomes ready) leaves as one event; a DynamoPoolRelay's leave at once.
@@ -78,7 +106,7 @@ const watching = WATCHES.map((watch) =>
         for (const obj of objects) {
           const was = before.get(objectKey(obj));
           const same = was?.dpr.metadata.resourceVersion === obj.metadata.resourceVersion;
-          pairs.set(objectKey(obj), same && was ? was : { dpr: obj as ResyncCandidate & KubeObject, since: Date.now(), asked: 0 });
+          pairs.set(objectKey(obj), same && was ? was : { dpr: obj as Pair, since: Date.now(), asked: 0 });
         }
       }
       log({ msg: "listed", objects: objects.length, ...info });
@@ -93,13 +121,14 @@ const requeueMs = config.requeueSeconds * 1000;
 const requeue = setInterval(() => {
   const now = Date.now();
   for (const [key, p] of pairs) {
-    if (!requeueDue(p.dpr, p.since, now, requeueMs)) continue;
+    const reason = requeueReason(p.dpr, dgdsListed ? dgds.get(key) : "unknown", p.since, now, requeueMs, settings.defaults);
+    if (!reason) continue;
     p.since = now;
     p.asked++;
     const { namespace = "", name } = p.dpr.metadata;
     const cause = `requeue-${p.dpr.metadata.uid ?? ""}-${p.dpr.metadata.resourceVersion ?? ""}-${p.asked}`;
     queue.push(`requeue/${key}`, productEvent(EventType.Reconcile, { namespace, name, cause: "Requeue" }, { source: REQUEUE_SOURCE, cause, time: new Date(now).toISOString() }));
-    log({ msg: "requeued", key, asked: p.asked });
+    log({ msg: "requeued", key, reason, asked: p.asked });
   }
 }, requeueMs / 4);
 
@@ -110,7 +139,7 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     stop.abort();
     clearInterval(requeue);
     // What is queued is sent, within the grace period: an event dropped here would be lost.
-    void Promise.race([Promise.all(watching).then(() => queue.idle()), sleep(STOP_GRACE_MS)]).then(() => {
+    void Promise.race([Promise.all([...watching, dgdWatch]).then(() => queue.idle()), sleep(STOP_GRACE_MS)]).then(() => {
       log({ msg: "stopped", ...queue.counts, unsent: queue.size });
       process.exit(0);
     });

@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import { dgd, dpr } from "../test/builders.ts";
+import { appliedHashes, liveChildren } from "../test/live-children.ts";
+import { desiredChildren } from "./apply-plan.ts";
+import { decide, type Decision } from "./decide.ts";
+import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
+import { requeueReason } from "./requeue.ts";
+import { planStatus } from "./status-plan.ts";
+
+const settings = DEFAULT_OPERATOR_DEFAULTS;
+const UID = "11111111-2222-3333-4444-555555555555";
+const rolled = dgd({ componentNames: { decode: ["g1-decode-aaaa1111"] } });
+const rolledOn = dgd({ componentNames: { decode: ["g1-decode-aaaa1111", "g1-decode-bbbb2222"] } });
+
+/** The pair as the functions leave it for `source`, with Ready as given. */
+function shown(source: unknown, ready: { status: "True" | "False"; reason: string }) {
+  const d = dpr({ generation: 3, uid: UID });
+  const decision = decide(d, source, settings);
+  const live = decision.action === "apply" ? liveChildren({
+    dprUid: UID, clusterID: "dc-1", connectionRevision: decision.connectionRevision, sourcesText: decision.sources.text,
+    appliedHash: appliedHashes(desiredChildren(decision as Extract<Decision, { action: "apply" }>)),
+  }) : undefined;
+  const observed = { serviceAccount: live?.ServiceAccount, role: live?.Role, roleBinding: live?.RoleBinding, configMap: live?.ConfigMap, deployment: live?.Deployment, service: live?.Service, endpointSlices: [] };
+  const { status } = planStatus({ dpr: d, decision, observed, changed: [], now: "2026-02-01T00:00:00Z" });
+  return { ...d, status: { ...status, conditions: status.conditions!.map((c) => (c.type === "Ready" ? { ...c, ...ready } : c)) } };
+}
+const ready = shown(rolled, { status: "True", reason: "Ready" });
+const withdrawn = shown(undefined, { status: "False", reason: "NotEligible" });
+const settling = shown(rolled, { status: "False", reason: "RolloutPending" });
+
+describe("requeueReason: the pairs the event source asks a reconcile for", () => {
+  it.each([
+    { name: "Ready and showing its DGD", pair: ready, dgd: rolled, expected: undefined },
+    { name: "Ready, its DGD's status rewritten with nothing the product decides", pair: ready, dgd: { ...rolled, status: { ...rolled.status, replicas: 7 } }, expected: undefined },
+    { name: "Ready but its DGD rolled on to a new worker namespace (the change's request lost)", pair: ready, dgd: rolledOn, expected: "DGDNotShown" },
+    { name: "Ready but its DGD gone (the delete's request lost)", pair: ready, dgd: undefined, expected: "DGDNotShown" },
+    { name: "withdrawn for a missing DGD that exists now (the add's request lost)", pair: withdrawn, dgd: rolled, expected: "DGDNotShown" },
+    { name: "withdrawn, its DGD still missing", pair: withdrawn, dgd: undefined, expected: undefined },
+    { name: "Ready, before the source has listed the DGDs", pair: ready, dgd: "unknown", expected: undefined },
+    { name: "settling", pair: settling, dgd: rolled, expected: "Settling" },
+    { name: "unobserved", pair: { ...ready, metadata: { ...ready.metadata, generation: 4 } }, dgd: rolled, expected: "Unobserved" },
+  ])("$name: $expected", ({ pair, dgd: source, expected }) => {
+    expect(requeueReason(pair, source, 0, 60_000, 60_000, settings)).toBe(expected);
+  });
+
+  it("waits until the pair has been quiet for the whole period", () => {
+    expect(requeueReason(ready, rolledOn, 1, 60_000, 60_000, settings)).toBeUndefined();
+    expect(requeueReason(settling, rolled, 1, 60_000, 60_000, settings)).toBeUndefined();
+  });
+
+  it("never asks for a pair being deleted", () => {
+    const deleting = { ...settling, metadata: { ...settling.metadata, deletionTimestamp: "2026-02-01T00:00:00Z" } };
+    expect(requeueReason(deleting, rolledOn, 0, 600_000, 60_000, settings)).toBeUndefined();
+  });
+});
