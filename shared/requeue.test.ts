@@ -4,7 +4,7 @@ import { appliedHashes, liveChildren } from "../test/live-children.ts";
 import { desiredChildren } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
-import { requeueReason } from "./requeue.ts";
+import { MAX_REQUEUE_MS, requeueAfterMs, requeueReason } from "./requeue.ts";
 import { planStatus } from "./status-plan.ts";
 
 const settings = DEFAULT_OPERATOR_DEFAULTS;
@@ -51,5 +51,23 @@ describe("requeueReason: the pairs the event source asks a reconcile for", () =>
   it("never asks for a pair being deleted", () => {
     const deleting = { ...settling, metadata: { ...settling.metadata, deletionTimestamp: "2026-02-01T00:00:00Z" } };
     expect(requeueReason(deleting, rolledOn, 0, 600_000, 60_000, settings)).toBeUndefined();
+  });
+});
+
+describe("requeueAfterMs: a pair asked for again and again waits longer each time", () => {
+  it.each([
+    [0, 60_000],
+    [1, 120_000],
+    [2, 240_000],
+    [3, 480_000],
+    [4, MAX_REQUEUE_MS],
+    [40, MAX_REQUEUE_MS],
+  ])("after %i requests: %i ms", (asked, expected) => {
+    expect(requeueAfterMs(60_000, asked)).toBe(expected);
+  });
+
+  it("never waits less than the period it was given, however long", () => {
+    expect(requeueAfterMs(3_600_000, 0)).toBe(3_600_000);
+    expect(requeueAfterMs(3_600_000, 5)).toBe(3_600_000);
   });
 });

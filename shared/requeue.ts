@@ -12,6 +12,21 @@ import { changesNothing, type ObservedDpr } from "./vouched-status.ts";
 
 export type RequeueReason = "Unobserved" | "Blocked" | "Settling" | "DGDNotShown";
 
+/** The longest a pair asked for again and again without changing waits between two requests. */
+export const MAX_REQUEUE_MS = 600_000;
+
+/**
+ * How long a pair must be quiet before the next request: `afterMs` for the first, then twice as
+ * long after each request that changed nothing (a workqueue's per-item backoff), up to
+ * MAX_REQUEUE_MS, the resync's period: a burst that keeps pairs settling for minutes is not made
+ * heavier by a request a minute for each. Any change of the pair starts it over.
+ *
+ * @param asked requests since the pair last changed
+ */
+export function requeueAfterMs(afterMs: number, asked: number): number {
+  return Math.min(afterMs * 2 ** Math.min(asked, 16), Math.max(afterMs, MAX_REQUEUE_MS));
+}
+
 /**
  * @param dgd the DGD as the source last saw it, undefined when there is none, "unknown" before the
  *   source's first list of DGDs

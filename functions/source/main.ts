@@ -12,7 +12,7 @@ import { parseConfig, parseSourceConfig } from "../../shared/config.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
 import { connect, KubeClient, type KubeObject } from "../../shared/kube/client.ts";
 import { LABEL_MANAGED_BY, PRODUCT } from "../../shared/names.ts";
-import { requeueReason } from "../../shared/requeue.ts";
+import { requeueAfterMs, requeueReason } from "../../shared/requeue.ts";
 import type { ResyncCandidate } from "../../shared/resync.ts";
 import type { ObservedDpr } from "../../shared/vouched-status.ts";
 import { changeEvent, objectKey, sent } from "../../shared/source-events.ts";
@@ -73,7 +73,7 @@ const dgdWatch = inform(kube, { apiVersion: settings.dgdApiVersion, kind: "Dynam
     else dgds.set(key, obj);
     // A DGD's change goes its own way first (the ApiServerSource, eligibility): its pair is quiet from now.
     const pair = pairs.get(key);
-    if (pair) pair.since = Date.now();
+    if (pair) Object.assign(pair, { since: Date.now(), asked: 0 });
   },
   listed({ objects, ...info }) {
     dgds.clear();
@@ -121,7 +121,7 @@ const requeueMs = config.requeueSeconds * 1000;
 const requeue = setInterval(() => {
   const now = Date.now();
   for (const [key, p] of pairs) {
-    const reason = requeueReason(p.dpr, dgdsListed ? dgds.get(key) : "unknown", p.since, now, requeueMs, settings.defaults);
+    const reason = requeueReason(p.dpr, dgdsListed ? dgds.get(key) : "unknown", p.since, now, requeueAfterMs(requeueMs, p.asked), settings.defaults);
     if (!reason) continue;
     p.since = now;
     p.asked++;
