@@ -74,6 +74,36 @@ async function all<T>(what: string, items: readonly T[], write: (item: T) => Pro
 // Built before the cluster starts: a cold build of controller-runtime takes minutes of both cores.
 const classicBinary = await buildClassic();
 const cp = await startProductCluster({ fieldManager: MANAGER });
+
+type Condition = { type: string; status: string; reason?: string; lastTransitionTime?: string };
+type Listed = { metadata: { name: string; creationTimestamp?: string }; status?: { conditions?: Condition[] } };
+const condition = (d: Listed, type: string) => d.status?.conditions?.find((c) => c.type === type && c.status === "True");
+const waitMs = Number(process.env["PIPELINE_WAIT_S"] ?? 600) * 1000;
+
+/**
+ * The namespace's DynamoPoolRelays once every one is Ready, or as they are PIPELINE_WAIT_S after
+ * `started`; what is not Ready by then is named by the caller.
+ */
+async function allReady(ns: string, started: number): Promise<Listed[]> {
+  let listed: Listed[] = [];
+  await until(`all ${PAIRS} DynamoPoolRelays in ${ns} Ready`, async () => {
+    try {
+      listed = await cp.client.list<Listed>("nvidia.com/v1alpha1", "DynamoPoolRelay", ns);
+    } catch (err) {
+      // Unanswered: the next poll asks again.
+      if (unanswered(err)) return false;
+      throw err;
+    }
+    return (listed.length === PAIRS && listed.every((d) => condition(d, "Ready"))) || performance.now() - started > waitMs;
+  }, waitMs + 60_000, 1000);
+  return listed;
+}
+
+/** When each DynamoPoolRelay's condition `type` turned True, in seconds from the first create (the API server's times), sorted. */
+function transitions(listed: readonly Listed[], type: string): number[] {
+  const first = Math.min(...listed.map((d) => Date.parse(d.metadata.creationTimestamp!)));
+  return listed.flatMap((d) => (condition(d, type) ? [(Date.parse(condition(d, type)!.lastTransitionTime!) - first) / 1000] : [])).sort((a, b) => a - b);
+}
 try {
   const admin = cp.client;
   // Tainted, as the control plane's own beside a real node: only the Relay pods (FAKE_NODE_PLACEMENT) go there.
@@ -110,25 +140,8 @@ try {
   await all("DGDs", names, (name) => admin.apply(dgd(ns, name), MANAGER));
   const createdS = (performance.now() - started) / 1000;
   const pipelineResent = resent;
-  // Times from the conditions' transitions, as the API server recorded them; the wait ends when
-  // every DynamoPoolRelay is Ready or after PIPELINE_WAIT_S, and what is not Ready by then is named.
-  type Condition = { type: string; status: string; reason?: string; lastTransitionTime?: string };
-  type Listed = { metadata: { name: string; creationTimestamp?: string }; status?: { conditions?: Condition[] } };
-  const condition = (d: Listed, type: string) => d.status?.conditions?.find((c) => c.type === type && c.status === "True");
-  const waitMs = Number(process.env["PIPELINE_WAIT_S"] ?? 600) * 1000;
-  let listed: Listed[] = [];
-  await until(`all ${PAIRS} DynamoPoolRelays Ready`, async () => {
-    try {
-      listed = await admin.list<Listed>("nvidia.com/v1alpha1", "DynamoPoolRelay", ns);
-    } catch (err) {
-      // Unanswered: the next poll asks again.
-      if (unanswered(err)) return false;
-      throw err;
-    }
-    return (listed.length === PAIRS && listed.every((d) => condition(d, "Ready"))) || performance.now() - started > waitMs;
-  }, waitMs + 60_000, 1000);
-  const first = Math.min(...listed.map((d) => Date.parse(d.metadata.creationTimestamp!)));
-  const after = (type: string) => listed.flatMap((d) => (condition(d, type) ? [(Date.parse(condition(d, type)!.lastTransitionTime!) - first) / 1000] : [])).sort((a, b) => a - b);
+  const listed = await allReady(ns, started);
+  const after = (type: string) => transitions(listed, type);
   const readyAt = after("Ready");
   const publishedAt = after("ServicePublished");
   const notReady = listed.filter((d) => !condition(d, "Ready")).map((d) => `${d.metadata.name} (${d.status?.conditions?.find((c) => c.type === "Ready")?.reason ?? "no status"})`);
@@ -171,19 +184,9 @@ try {
   const classicStarted = performance.now();
   await all("DynamoPoolRelays (classic)", names, (name) => admin.apply(dpr(cns, name), MANAGER));
   await all("DGDs (classic)", names, (name) => admin.apply(dgd(cns, name), MANAGER));
-  let classicListed: Listed[] = [];
-  await until(`all ${PAIRS} DynamoPoolRelays Ready under the classic operator`, async () => {
-    try {
-      classicListed = await admin.list<Listed>("nvidia.com/v1alpha1", "DynamoPoolRelay", cns);
-    } catch (err) {
-      if (unanswered(err)) return false;
-      throw err;
-    }
-    return (classicListed.length === PAIRS && classicListed.every((d) => condition(d, "Ready"))) || performance.now() - classicStarted > waitMs;
-  }, waitMs + 60_000, 1000);
+  const classicListed = await allReady(cns, classicStarted);
   const classicReport = await classic.stop();
-  const classicFirst = Math.min(...classicListed.map((d) => Date.parse(d.metadata.creationTimestamp!)));
-  const classicReadyAt = classicListed.flatMap((d) => (condition(d, "Ready") ? [(Date.parse(condition(d, "Ready")!.lastTransitionTime!) - classicFirst) / 1000] : [])).sort((a, b) => a - b);
+  const classicReadyAt = transitions(classicListed, "Ready");
 
   const per = (fn: string) => invocations.filter((i) => i.function === fn);
   const sum = (xs: readonly { reads: number; writes: number }[], f: "reads" | "writes") => xs.reduce((n, i) => n + i[f], 0);

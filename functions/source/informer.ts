@@ -3,22 +3,12 @@
  * loses changes: when a watch's version has expired (410) and the kind is listed again, every
  * difference from what was last seen is passed on (shared/source-events.ts, relistChanges).
  */
-import type { KubeObject } from "../../shared/kube/client.ts";
+import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import { objectKey, relistChanges, type Change } from "../../shared/source-events.ts";
 
-/** What the informer needs of the Kubernetes client (shared/kube/client.ts). */
-export interface Watcher {
-  listAll<T>(apiVersion: string, kind: string, labelSelector: string | undefined): Promise<{ items: T[]; resourceVersion: string }>;
-  listAndWatch<T extends KubeObject>(
-    apiVersion: string,
-    kind: string,
-    labelSelector: string | undefined,
-    onEvent: (type: "ADDED" | "MODIFIED" | "DELETED", obj: T) => void,
-    signal: AbortSignal,
-    resumeFrom?: string,
-  ): Promise<string | undefined>;
-}
+/** What the informer needs of the Kubernetes client. */
+export type Watcher = Pick<KubeClient, "listAll" | "listAndWatch">;
 
 export interface Watch {
   apiVersion: string;
