@@ -101,10 +101,10 @@ describe("dead-letter", () => {
     expect(lines[0]).toMatchObject({ decision: "DeadLettered", asked: false, why: expect.stringContaining("left to the requeue and the resync") });
   });
 
-  it("answers 503 when the Broker does not take its request, so that Knative logs the dead letter as undelivered", async () => {
+  it("logs the dead letter all the same when the Broker does not take its request, saying why it asked nothing", async () => {
     const { status, lines } = await invoke(deadLettered("503"), 500);
-    expect(status).toBe(503);
-    expect(lines[0]).toMatchObject({ status: 503, error: expect.stringContaining("the sink answered 500") });
+    expect(status).toBe(204);
+    expect(lines[0]).toMatchObject({ decision: "DeadLettered", code: "503", destination: DEST, asked: false, why: expect.stringContaining("the sink answered 500") });
   });
 
   it("logs an event dead-lettered without a response body (a timeout) without a response field", async () => {

@@ -24,6 +24,12 @@ export const deadLetter: Handler = async (event, ctx) => {
   if ("none" in ask) return { decision: "DeadLettered", fields: { ...logged, asked: false, why: ask.none } };
   // Its id derives from the dead event's: a redelivered dead letter asks with the same id.
   const request = productEvent(EventType.Reconcile, { ...ask.key, cause: "DeadLettered" }, { source: SOURCE, cause: event.id, time: ctx.now() });
-  await ctx.emit({ ...request, extensions: { ...request.extensions, [DEAD_LETTERS]: String(ask.rounds + 1) } });
+  try {
+    await ctx.emit({ ...request, extensions: { ...request.extensions, [DEAD_LETTERS]: String(ask.rounds + 1) } });
+  } catch (err) {
+    // Logged with the dead letter all the same (a failed answer would lose the line): the requeue
+    // and the resync are left for the pair.
+    return { decision: "DeadLettered", fields: { ...logged, asked: false, key: ask.key, why: `the request could not be sent: ${(err as Error).message}` } };
+  }
   return { decision: "DeadLettered", fields: { ...logged, asked: true, key: ask.key } };
 };

@@ -82,8 +82,10 @@ describe("a change made while the event source's watch expired", () => {
     // Put back within the bound: a change is repaired within 2 minutes.
     await eventually("the pair's Deployment has its 2 replicas again", async () => (await admin.get<{ spec: { replicas: number } }>(deployment))!.spec.replicas === 2, 120_000);
     await settledDpr(ns, "g1", "is Ready with 2 ready replicas", (d) => condition(d, "Ready")?.status === "True" && d.status?.["readyReplicas"] === 2, 120_000);
-    // By the drift status saw on the Deployment's event, not by a resync.
-    expect(invocations("apply").some((i) => i.key?.namespace === ns && i.decision === "Applied" && (i.key as { cause?: string }).cause === "Drift")).toBe(true);
+    // Not by the resync (every 10 minutes): by the drift status saw, or the source's requeue.
+    const repairs = invocations("apply").filter((i) => i.key?.namespace === ns && i.decision === "Applied").map((i) => (i.key as { cause?: string }).cause);
+    expect(repairs.filter((c) => c === "Drift" || c === "Requeue").length).toBeGreaterThan(0);
+    console.log(`repaired by apply runs of cause ${repairs.join(", ")}`);
     // The pause did expire the watch: the source listed its Deployments again and found changes.
     const relists = sourceLog().filter((l) => l["msg"] === "listed" && l["initial"] === false && l["kind"] === "Deployment");
     expect(relists.length, "the source listed Deployments again after the pause").toBeGreaterThan(relistsBefore);
