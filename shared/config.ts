@@ -80,7 +80,7 @@ export interface SourceConfig {
   concurrency: number;
   /** A pair not converged is asked for again when it has been quiet this long (shared/requeue.ts, requeueReason). */
   requeueSeconds: number;
-  /** How long a child's change waits before it is sent, so that a burst of them leaves as one event. */
+  /** How long a child's update waits before it is sent, so that a burst of them leaves as one event. */
   batchMs: number;
 }
 

@@ -93,9 +93,10 @@ const watching = WATCHES.map((watch) =>
         if (change === "delete") pairs.delete(objectKey(obj));
         else pairs.set(objectKey(obj), { dpr: obj as Pair, since: Date.now(), asked: 0 });
       }
-      // A child's changes wait SOURCE_BATCH_MS, so that a burst of them (a Deployment's status as
-      // each Relay pod becomes ready) leaves as one event; a DynamoPoolRelay's leave at once.
-      const hold = watch.kind === "DynamoPoolRelay" ? 0 : config.batchMs;
+      // A child's updates wait SOURCE_BATCH_MS, so that a burst of them (a Deployment's status as
+      // each Relay pod becomes ready) leaves as one event; adds, deletes and a DynamoPoolRelay's
+      // changes leave at once (an EndpointSlice's add, empty, costs status no read).
+      const hold = watch.kind === "DynamoPoolRelay" || change !== "update" ? 0 : config.batchMs;
       if (sent(change, obj, previous)) queue.push(`${watch.kind}/${objectKey(obj)}`, changeEvent(change, obj, { source: connection.server, plural: watch.plural, time: new Date().toISOString() }), hold);
     },
     listed({ objects, ...info }) {
