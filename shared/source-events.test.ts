@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { changeEvent, relistChanges, sent, type Watched } from "./source-events.ts";
+import { changeEvent, holdMs, relistChanges, sent, type Watched } from "./source-events.ts";
 
 const obj = (name: string, resourceVersion: string, uid = `uid-${name}`, kind = "Deployment"): Watched => ({
   apiVersion: "apps/v1",
@@ -95,5 +95,17 @@ describe("changeEvent: the ApiServerSource's Resource-mode event", () => {
     const id = changeEvent("update", obj("a", "1"), ctx).id;
     expect(changeEvent("update", obj("a", "1"), { ...ctx, time: "2026-12-07T00:00:00Z" }).id).toBe(id);
     expect(new Set([id, changeEvent("update", obj("a", "2"), ctx).id, changeEvent("delete", obj("a", "1"), ctx).id, changeEvent("update", obj("a", "1", "other"), ctx).id]).size).toBe(4);
+  });
+});
+
+describe("holdMs: how long a change waits before it may leave", () => {
+  it.each([
+    { change: "update", kind: "Deployment", expected: 1000 },
+    { change: "update", kind: "EndpointSlice", expected: 1000 },
+    { change: "add", kind: "EndpointSlice", expected: 0 },
+    { change: "delete", kind: "Deployment", expected: 0 },
+    { change: "update", kind: "DynamoPoolRelay", expected: 0 },
+  ] as const)("$change of a $kind: $expected ms", ({ change, kind, expected }) => {
+    expect(holdMs(change, kind, 1000)).toBe(expected);
   });
 });

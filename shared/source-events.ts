@@ -39,6 +39,16 @@ export function sent(change: Change, obj: Watched & { metadata: { generation?: n
   return change === "add" || previous === undefined || previous.metadata.generation !== obj.metadata.generation;
 }
 
+/**
+ * How long a sent change waits before it may leave (functions/source/send-queue.ts, a debounce): a
+ * child's update `batchMs`, so that a burst of them (a Deployment's status as each Relay pod becomes
+ * ready) leaves as one event; adds, deletes and a DynamoPoolRelay's changes at once (an
+ * EndpointSlice's add, empty, costs status no read).
+ */
+export function holdMs(change: Change, kind: string, batchMs: number): number {
+  return kind === "DynamoPoolRelay" || change !== "update" ? 0 : batchMs;
+}
+
 export function objectKey(obj: Watched): string {
   return `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`;
 }

@@ -25,7 +25,7 @@ export const deadLetter: Handler = async (event, ctx) => {
   // Its id derives from the dead event's: a redelivered dead letter asks with the same id.
   const request = productEvent(EventType.Reconcile, { ...ask.key, cause: "DeadLettered" }, { source: SOURCE, cause: event.id, time: ctx.now() });
   try {
-    await ctx.emit({ ...request, extensions: { ...request.extensions, [DEAD_LETTERS]: String(ask.rounds + 1) } });
+    await ctx.emit({ ...request, extensions: { ...request.extensions, [DEAD_LETTERS]: "1" } });
   } catch (err) {
     // Logged with the dead letter all the same (a failed answer would lose the line): the requeue
     // and the resync are left for the pair.

@@ -15,7 +15,7 @@ import { LABEL_MANAGED_BY, PRODUCT } from "../../shared/names.ts";
 import { requeueAfterMs, requeueReason } from "../../shared/requeue.ts";
 import type { ResyncCandidate } from "../../shared/resync.ts";
 import type { ObservedDpr } from "../../shared/vouched-status.ts";
-import { changeEvent, objectKey, sent } from "../../shared/source-events.ts";
+import { changeEvent, holdMs, objectKey, sent } from "../../shared/source-events.ts";
 import { sinkPost } from "../runtime/sink.ts";
 import { inform, type Watch } from "./informer.ts";
 import { SendQueue } from "./send-queue.ts";
@@ -93,11 +93,10 @@ const watching = WATCHES.map((watch) =>
         if (change === "delete") pairs.delete(objectKey(obj));
         else pairs.set(objectKey(obj), { dpr: obj as Pair, since: Date.now(), asked: 0 });
       }
-      // A child's updates wait SOURCE_BATCH_MS, so that a burst of them (a Deployment's status as
-      // each Relay pod becomes ready) leaves as one event; adds, deletes and a DynamoPoolRelay's
-      // changes leave at once (an EndpointSlice's add, empty, costs status no read).
-      const hold = watch.kind === "DynamoPoolRelay" || change !== "update" ? 0 : config.batchMs;
-      if (sent(change, obj, previous)) queue.push(`${watch.kind}/${objectKey(obj)}`, changeEvent(change, obj, { source: connection.server, plural: watch.plural, time: new Date().toISOString() }), hold);
+      if (sent(change, obj, previous)) {
+        const event = changeEvent(change, obj, { source: connection.server, plural: watch.plural, time: new Date().toISOString() });
+        queue.push(`${watch.kind}/${objectKey(obj)}`, event, holdMs(change, watch.kind, config.batchMs));
+      }
     },
     listed({ objects, ...info }) {
       // Every list (the first too) is what the requeue looks at; a pair keeps its quiet time unless it changed.
