@@ -79,6 +79,15 @@ type Condition = { type: string; status: string; reason?: string; lastTransition
 type Listed = { metadata: { name: string; creationTimestamp?: string }; status?: { conditions?: Condition[] } };
 const condition = (d: Listed, type: string) => d.status?.conditions?.find((c) => c.type === type && c.status === "True");
 const waitMs = Number(process.env["PIPELINE_WAIT_S"] ?? 600) * 1000;
+/** The resync's period (knative/pingsource.yaml, every tenth minute): its ticks fall on these marks of the clock. */
+const RESYNC_PERIOD_MS = 600_000;
+/**
+ * How long the burst needs free of a resync tick (PIPELINE_TICK_FREE_S): a tick asks for every
+ * unconverged pair and a third of the rest, so a burst it falls into costs that much more, and
+ * one run's numbers could not be set beside another's. The burst waits for the next tick when
+ * fewer seconds than this are left before it.
+ */
+const tickFreeMs = Number(process.env["PIPELINE_TICK_FREE_S"] ?? 480) * 1000;
 
 /**
  * The namespace's DynamoPoolRelays once every one is Ready, or as they are PIPELINE_WAIT_S after
@@ -132,6 +141,11 @@ try {
     const t = await admin.get<{ status?: { conditions?: { type: string; status: string }[] } }>({ apiVersion: "eventing.knative.dev/v1", kind: "Trigger", namespace: PRODUCT_NAMESPACE, name: tapName });
     return t?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
   }, 120_000, 500);
+  const toTick = RESYNC_PERIOD_MS - (Date.now() % RESYNC_PERIOD_MS);
+  if (toTick < tickFreeMs) {
+    console.log(`waiting ${Math.round(toTick / 1000) + 20} s for the resync tick to pass before the burst (PIPELINE_TICK_FREE_S ${tickFreeMs / 1000})`);
+    await sleep(toTick + 20_000);
+  }
   cp.podLogs.sweep();
   const before = allInvocationsByPod(cp.logs);
   const cpuBefore = podsCpuSeconds();

@@ -27,6 +27,8 @@ function shown(source: unknown, ready: { status: "True" | "False"; reason: strin
 const ready = shown(rolled, { status: "True", reason: "Ready" });
 const withdrawn = shown(undefined, { status: "False", reason: "NotEligible" });
 const settling = shown(rolled, { status: "False", reason: "RolloutPending" });
+/** Nothing of the pair since the start, nothing of it waiting to be sent. */
+const quiet = { since: 0, sending: 0 };
 
 describe("requeueReason: the pairs the event source asks a reconcile for", () => {
   it.each([
@@ -40,17 +42,22 @@ describe("requeueReason: the pairs the event source asks a reconcile for", () =>
     { name: "settling", pair: settling, dgd: rolled, expected: "Settling" },
     { name: "unobserved", pair: { ...ready, metadata: { ...ready.metadata, generation: 4 } }, dgd: rolled, expected: "Unobserved" },
   ])("$name: $expected", ({ pair, dgd: source, expected }) => {
-    expect(requeueReason(pair, source, 0, 60_000, 60_000, settings)).toBe(expected);
+    expect(requeueReason(pair, source, quiet, 60_000, 60_000, settings)).toBe(expected);
   });
 
   it("waits until the pair has been quiet for the whole period", () => {
-    expect(requeueReason(ready, rolledOn, 1, 60_000, 60_000, settings)).toBeUndefined();
-    expect(requeueReason(settling, rolled, 1, 60_000, 60_000, settings)).toBeUndefined();
+    expect(requeueReason(ready, rolledOn, { since: 1, sending: 0 }, 60_000, 60_000, settings)).toBeUndefined();
+    expect(requeueReason(settling, rolled, { since: 1, sending: 0 }, 60_000, 60_000, settings)).toBeUndefined();
+  });
+
+  it("never asks for a pair while an event of it waits to be delivered, however long ago it changed", () => {
+    expect(requeueReason(settling, rolled, { since: 0, sending: 1 }, 600_000, 60_000, settings)).toBeUndefined();
+    expect(requeueReason(ready, rolledOn, { since: 0, sending: 2 }, 600_000, 60_000, settings)).toBeUndefined();
   });
 
   it("never asks for a pair being deleted", () => {
     const deleting = { ...settling, metadata: { ...settling.metadata, deletionTimestamp: "2026-02-01T00:00:00Z" } };
-    expect(requeueReason(deleting, rolledOn, 0, 600_000, 60_000, settings)).toBeUndefined();
+    expect(requeueReason(deleting, rolledOn, quiet, 600_000, 60_000, settings)).toBeUndefined();
   });
 });
 

@@ -67,6 +67,40 @@ describe("sent: the changes the source leaves unsent", () => {
   });
 });
 
+describe("sent: a child's update that changes nothing status reads of it", () => {
+  const deployment = (resourceVersion: string, status: Record<string, unknown>, replicas = 2) => ({
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "g1-pool-relay", namespace: "n", uid: "u", resourceVersion, generation: replicas === 2 ? 1 : 2 },
+    spec: { replicas },
+    status,
+  });
+  const slice = (resourceVersion: string, ready: boolean[], uid = "s") => ({
+    apiVersion: "discovery.k8s.io/v1",
+    kind: "EndpointSlice",
+    metadata: { name: "g1-pool-relay-abcde", namespace: "n", uid, resourceVersion, generation: Number(resourceVersion) },
+    endpoints: ready.map((r, i) => ({ addresses: [`10.0.0.${i}`], conditions: { ready: r } })),
+  });
+  const counting = { replicas: 2, updatedReplicas: 2, observedGeneration: 1 };
+  it.each([
+    { name: "a Deployment's ready replicas", before: deployment("1", counting), now: deployment("2", { ...counting, readyReplicas: 1 }), expected: true },
+    { name: "a Deployment's spec (a hand edit)", before: deployment("1", counting), now: deployment("2", counting, 0), expected: true },
+    { name: "a Deployment's conditions alone", before: deployment("1", counting), now: deployment("2", { ...counting, conditions: [{ type: "Progressing", status: "True" }] }), expected: false },
+    { name: "a Deployment's observedGeneration alone", before: deployment("1", counting), now: deployment("2", { ...counting, observedGeneration: 2 }), expected: false },
+    { name: "an EndpointSlice's endpoint turning ready", before: slice("1", [false, false]), now: slice("2", [true, false]), expected: true },
+    { name: "an EndpointSlice's endpoints added, none ready", before: slice("1", []), now: slice("2", [false, false]), expected: false },
+    { name: "an EndpointSlice re-created under its name (a relist's update)", before: slice("1", [true]), now: slice("2", [true], "other"), expected: true },
+    { name: "one the source had not seen before (it started after)", before: undefined, now: deployment("2", counting), expected: true },
+  ])("$name: $expected", ({ before, now, expected }) => {
+    expect(sent("update", now, before)).toBe(expected);
+  });
+
+  it("sends a child's delete even when nothing of it changed", () => {
+    const d = deployment("1", counting);
+    expect(sent("delete", d, d)).toBe(true);
+  });
+});
+
 describe("changeEvent: the ApiServerSource's Resource-mode event", () => {
   const ctx = { source: "https://10.96.0.1:443", plural: "deployments", time: "2026-12-06T00:00:00Z" };
   it("carries the object as data and its identity as extensions, as Knative's adapter does", () => {

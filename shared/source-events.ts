@@ -6,6 +6,7 @@
 import type { CloudEvent } from "./cloudevent.ts";
 import { SourceEventType, derivedId } from "./events.ts";
 import { observedInEvent } from "./resync.ts";
+import { statusDigest } from "./seen-versions.ts";
 
 export type Change = "add" | "update" | "delete";
 
@@ -24,7 +25,10 @@ export interface Watched {
 export const UNSENT_ADDS: readonly string[] = ["ConfigMap", "Deployment", "Service"];
 
 /**
- * Whether the source sends a change. Adds of UNSENT_ADDS are not sent. Of the DynamoPoolRelay's,
+ * Whether the source sends a change. Adds of UNSENT_ADDS are not sent, nor a child's update that
+ * changes nothing status reads of it (shared/seen-versions.ts, statusDigest: the Deployment
+ * controller's conditions and observedGeneration, an EndpointSlice's endpoints not yet ready)
+ * since the version the source saw before, whose change was sent then or was itself one such. Of the DynamoPoolRelay's,
  * only those eligibility acts on: an add or an update to a generation the status has not observed
  * (shared/resync.ts, observedInEvent) that differs from the one of the version the source saw
  * before (whose event was sent then). Not its delete (the garbage collector removes the children),
@@ -34,7 +38,10 @@ export const UNSENT_ADDS: readonly string[] = ["ConfigMap", "Deployment", "Servi
  * @param previous the object as the source last saw it, if it did
  */
 export function sent(change: Change, obj: Watched & { metadata: { generation?: number } }, previous?: Watched & { metadata: { generation?: number } }): boolean {
-  if (obj.kind !== "DynamoPoolRelay") return !(change === "add" && UNSENT_ADDS.includes(obj.kind));
+  if (obj.kind !== "DynamoPoolRelay") {
+    if (change === "add") return !UNSENT_ADDS.includes(obj.kind);
+    return change === "delete" || previous === undefined || statusDigest(obj.kind, previous as never) !== statusDigest(obj.kind, obj as never);
+  }
   if (change === "delete" || observedInEvent(obj, false)) return false;
   return change === "add" || previous === undefined || previous.metadata.generation !== obj.metadata.generation;
 }

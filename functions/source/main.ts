@@ -7,9 +7,9 @@
  * watches the DGDs for that, and sends none of their events). It decides nothing else.
  * node dist/functions/source.mjs
  */
-import { toBinary } from "../../shared/cloudevent.ts";
+import { toBinary, type CloudEvent } from "../../shared/cloudevent.ts";
 import { parseConfig, parseSourceConfig } from "../../shared/config.ts";
-import { EventType, productEvent } from "../../shared/events.ts";
+import { EventType, childOwnerKey, keyString, productEvent } from "../../shared/events.ts";
 import { connect, KubeClient, type KubeObject } from "../../shared/kube/client.ts";
 import { LABEL_MANAGED_BY, PRODUCT } from "../../shared/names.ts";
 import { requeueAfterMs, requeueReason } from "../../shared/requeue.ts";
@@ -54,13 +54,46 @@ const queue = new SendQueue(
     return post(config.sink, headers, body, AbortSignal.timeout(SEND_TIMEOUT_MS));
   },
   config.concurrency,
-  { refused: (i) => log({ msg: "refused", ...i }), retrying: (i) => log({ msg: "retrying", ...i }) },
+  { refused: (i) => log({ msg: "refused", ...i }), retrying: (i) => log({ msg: "retrying", ...i }), settled },
   sleep,
 );
 
 type Pair = ResyncCandidate & ObservedDpr & KubeObject;
-/** Each DynamoPoolRelay as last seen, and when it or its DGD last changed or it was last asked for. */
+/**
+ * Each DynamoPoolRelay as last seen; when it, its DGD or a child last changed, an event of it was
+ * last delivered, or it was last asked for; and how often it was asked for since it last changed.
+ */
 const pairs = new Map<string, { dpr: Pair; since: number; asked: number; converged?: string }>();
+/** Each pair's events queued or being sent, and the pair of each queue key that holds one. */
+const sending = new Map<string, number>();
+const pairOfKey = new Map<string, string>();
+
+/** Queues a pair's event; the pair is not quiet until the queue has let go of it. */
+function send(pair: string, queueKey: string, event: CloudEvent, holdMs = 0): void {
+  if (!queue.holds(queueKey)) {
+    pairOfKey.set(queueKey, pair);
+    sending.set(pair, (sending.get(pair) ?? 0) + 1);
+  }
+  queue.push(queueKey, event, holdMs);
+}
+
+/** A queue key's last event has left: its pair has one fewer in the queue, and was active just now. */
+function settled(queueKey: string): void {
+  const pair = pairOfKey.get(queueKey);
+  if (pair === undefined) return;
+  pairOfKey.delete(queueKey);
+  const left = (sending.get(pair) ?? 1) - 1;
+  if (left > 0) sending.set(pair, left);
+  else sending.delete(pair);
+  const p = pairs.get(pair);
+  if (p) p.since = Date.now();
+}
+
+/** The pair or its DGD changed: quiet from now, and its requeue's backoff starts over. */
+function changed(pair: string): void {
+  const p = pairs.get(pair);
+  if (p) Object.assign(p, { since: Date.now(), asked: 0 });
+}
 /** Each DGD as last seen (not sent: the ApiServerSource sends those), once they have been listed. */
 const dgds = new Map<string, KubeObject>();
 let dgdsListed = false;
@@ -72,8 +105,7 @@ const dgdWatch = inform(kube, { apiVersion: settings.dgdApiVersion, kind: "Dynam
     if (change === "delete") dgds.delete(key);
     else dgds.set(key, obj);
     // A DGD's change goes its own way first (the ApiServerSource, eligibility): its pair is quiet from now.
-    const pair = pairs.get(key);
-    if (pair) Object.assign(pair, { since: Date.now(), asked: 0 });
+    changed(key);
   },
   listed({ objects, ...info }) {
     dgds.clear();
@@ -89,13 +121,15 @@ const dgdWatch = inform(kube, { apiVersion: settings.dgdApiVersion, kind: "Dynam
 const watching = WATCHES.map((watch) =>
   inform(kube, watch, {
     change(change, obj, previous) {
+      const child = watch.kind === "DynamoPoolRelay" ? undefined : childOwnerKey(obj as Parameters<typeof childOwnerKey>[0]);
+      const pair = child ? keyString(child) : objectKey(obj);
       if (watch.kind === "DynamoPoolRelay") {
-        if (change === "delete") pairs.delete(objectKey(obj));
-        else pairs.set(objectKey(obj), { dpr: obj as Pair, since: Date.now(), asked: 0 });
-      }
+        if (change === "delete") pairs.delete(pair);
+        else pairs.set(pair, { dpr: obj as Pair, since: Date.now(), asked: 0 });
+      } else changed(pair);
       if (sent(change, obj, previous)) {
         const event = changeEvent(change, obj, { source: connection.server, plural: watch.plural, time: new Date().toISOString() });
-        queue.push(`${watch.kind}/${objectKey(obj)}`, event, holdMs(change, watch.kind, config.batchMs));
+        send(pair, `${watch.kind}/${objectKey(obj)}`, event, holdMs(change, watch.kind, config.batchMs));
       }
     },
     listed({ objects, ...info }) {
@@ -127,16 +161,17 @@ const requeue = setInterval(() => {
     const versions = `${p.dpr.metadata.resourceVersion}/${dgd === "unknown" ? "?" : (dgd?.metadata.resourceVersion ?? "-")}`;
     if (p.converged === versions) continue;
     const afterMs = requeueAfterMs(requeueMs, p.asked);
-    const reason = requeueReason(p.dpr, dgd, p.since, now, afterMs, settings.defaults);
+    const activity = { since: p.since, sending: sending.get(key) ?? 0 };
+    const reason = requeueReason(p.dpr, dgd, activity, now, afterMs, settings.defaults);
     if (!reason) {
-      if (now - p.since >= afterMs) p.converged = versions;
+      if (activity.sending === 0 && now - p.since >= afterMs) p.converged = versions;
       continue;
     }
     p.since = now;
     p.asked++;
     const { namespace = "", name } = p.dpr.metadata;
     const cause = `requeue-${p.dpr.metadata.uid ?? ""}-${p.dpr.metadata.resourceVersion ?? ""}-${p.asked}`;
-    queue.push(`requeue/${key}`, productEvent(EventType.Reconcile, { namespace, name, cause: "Requeue" }, { source: REQUEUE_SOURCE, cause, time: new Date(now).toISOString() }));
+    send(key, `requeue/${key}`, productEvent(EventType.Reconcile, { namespace, name, cause: "Requeue" }, { source: REQUEUE_SOURCE, cause, time: new Date(now).toISOString() }));
     log({ msg: "requeued", key, reason, asked: p.asked });
   }
 }, requeueMs / 4);

@@ -12,7 +12,7 @@ function manualSink() {
   return { calls, post };
 }
 const tick = () => new Promise((r) => setImmediate(r));
-const noLog = { refused: () => undefined, retrying: () => undefined };
+const noLog = { refused: () => undefined, retrying: () => undefined, settled: () => undefined };
 
 describe("SendQueue", () => {
   it("sends up to `concurrency` keys at once and the rest as sends end", async () => {
@@ -149,5 +149,28 @@ describe("SendQueue", () => {
     sink.calls[0]!.answer(202);
     await tick();
     expect(idle).toBe(true);
+  });
+
+  it("holds a key until its last event has left, and tells when it has, once, after a newer one sent behind it", async () => {
+    const sink = manualSink();
+    const settled: string[] = [];
+    const q = new SendQueue(sink.post, 2, { ...noLog, settled: (k) => void settled.push(k) }, async () => undefined);
+    q.push("a", ev("a1"));
+    q.push("b", ev("b1"));
+    await tick();
+    expect(q.holds("a")).toBe(true);
+    q.push("a", ev("a2"));
+    sink.calls[0]!.answer(202);
+    await tick();
+    // a2 waited for a1: the key still holds an event.
+    expect(settled).toEqual([]);
+    expect(q.holds("a")).toBe(true);
+    sink.calls[1]!.answer(400);
+    sink.calls[2]!.answer(202);
+    await q.idle();
+    expect(sink.calls.map((c) => c.id)).toEqual(["a1", "b1", "a2"]);
+    expect(settled.sort()).toEqual(["a", "b"]);
+    expect(q.holds("a")).toBe(false);
+    expect(q.holds("b")).toBe(false);
   });
 });

@@ -12,11 +12,14 @@ import type { CloudEvent } from "../../shared/cloudevent.ts";
 /** Posts one event; resolves with the HTTP status, rejects when nothing answered. */
 export type Post = (event: CloudEvent) => Promise<number>;
 
-export interface SendLog {
+/** What the queue tells its owner: for the log, and when a key has nothing left to send. */
+export interface SendHooks {
   /** An event the sink refused for good (a 4xx it will refuse again): dropped. */
   refused(info: { key: string; id: string; type: string; status: number }): void;
   /** A failed attempt, tried again after `retryInMs` unless a newer event replaces it. */
   retrying(info: { key: string; id: string; status: number | string; retryInMs: number }): void;
+  /** The key's last event has left: delivered or refused, with nothing newer queued behind it. */
+  settled(key: string): void;
 }
 
 /** Answers the Broker's ingress gives that pass with time (Knative's own sender retries these, and also 500). */
@@ -37,10 +40,10 @@ export class SendQueue {
 
   private readonly post: Post;
   private readonly concurrency: number;
-  private readonly log: SendLog;
+  private readonly log: SendHooks;
   private readonly sleep: (ms: number) => Promise<void>;
 
-  constructor(post: Post, concurrency: number, log: SendLog, sleep: (ms: number) => Promise<void>) {
+  constructor(post: Post, concurrency: number, log: SendHooks, sleep: (ms: number) => Promise<void>) {
     this.post = post;
     this.concurrency = concurrency;
     this.log = log;
@@ -68,6 +71,11 @@ export class SendQueue {
     this.pump();
   }
 
+  /** Whether an event of the key is queued, held or being sent. */
+  holds(key: string): boolean {
+    return this.pending.has(key) || this.inFlight.has(key);
+  }
+
   get size(): number {
     return this.pending.size + this.inFlight.size;
   }
@@ -90,6 +98,7 @@ export class SendQueue {
         this.inFlight.delete(key);
         // An event that came while this one was sent waits for it: order per key.
         if (this.pending.has(key)) this.ready.push(key);
+        else this.log.settled(key);
         this.pump();
         if (this.size === 0) for (const w of this.idleWaiters.splice(0)) w();
       });
