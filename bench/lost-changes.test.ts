@@ -21,14 +21,21 @@ describe("lostChanges", () => {
 describe("tap", () => {
   it("keeps the newest version per object, whatever order the events came in", () => {
     const tapped = new Map<string, string>();
-    for (const rv of ["5", "9", "7"]) tap(tapped, { kind: "Deployment", metadata: { namespace: "n", name: "a", resourceVersion: rv } });
-    tap(tapped, { kind: "Service", metadata: { namespace: "n", name: "a", resourceVersion: "3" } });
+    for (const rv of ["5", "9", "7"]) tap(tapped, { data: { kind: "Deployment", metadata: { namespace: "n", name: "a", resourceVersion: rv } } });
+    tap(tapped, { data: { kind: "Service", metadata: { namespace: "n", name: "a", resourceVersion: "3" } } });
     expect([...tapped]).toEqual([["Deployment/n/a", "9"], ["Service/n/a", "3"]]);
+  });
+
+  it("counts the objects an event covers, at their versions, as reached", () => {
+    const tapped = new Map<string, string>([["EndpointSlice/n/a-x", "4"]]);
+    tap(tapped, { data: { kind: "Deployment", metadata: { namespace: "n", name: "a", resourceVersion: "6" } }, extensions: { covers: "EndpointSlice/a-x@5 EndpointSlice/a-y@2" } });
+    expect([...tapped]).toEqual([["EndpointSlice/n/a-x", "5"], ["Deployment/n/a", "6"], ["EndpointSlice/n/a-y", "2"]]);
+    expect(lostChanges([{ kind: "EndpointSlice", key: "n/a-x", resourceVersion: "5", change: "update" }], tapped)).toEqual([]);
   });
 
   it("ignores what is no object (a product event's data)", () => {
     const tapped = new Map<string, string>();
-    tap(tapped, { metadata: { name: "a" } });
+    tap(tapped, { data: { metadata: { name: "a" } } });
     tap(tapped, {});
     expect(tapped.size).toBe(0);
   });

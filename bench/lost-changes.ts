@@ -2,9 +2,11 @@
 // source sends events about, next to a tap on the Broker (a Trigger without a filter). The watch
 // keeps, per object, the last change the source is to send (shared/source-events.ts, sent: not
 // the adds of the children apply makes, nor a DynamoPoolRelay's status writes); that change is
-// lost when no event about the object at its version or a later one reached the Broker.
+// lost when no event about the object at its version or a later one reached the Broker, by itself
+// or covered by another event of its pair.
 import { compareResourceVersions } from "../shared/resource-version.ts";
-import type { Change } from "../shared/source-events.ts";
+import type { CloudEvent } from "../shared/cloudevent.ts";
+import { coversOf, type Change } from "../shared/source-events.ts";
 
 export interface Watched {
   kind: string;
@@ -27,11 +29,23 @@ export function lostChanges(watched: Iterable<Watched>, tapped: Tapped): Watched
   return lost;
 }
 
-/** Adds one tapped event (a change event's object) to `tapped`, keeping the newest version per object. */
-export function tap(tapped: Map<string, string>, obj: { kind?: string; metadata?: { namespace?: string; name?: string; resourceVersion?: string } }): void {
-  const { kind, metadata } = obj;
+/**
+ * Adds one tapped event to `tapped`, keeping the newest version per object: the change event's
+ * object, and each object the event stands for too (its `covers` extension, `Kind/name@version`:
+ * shared/source-events.ts, merged).
+ */
+export function tap(tapped: Map<string, string>, event: { data?: unknown; extensions?: Record<string, string> }): void {
+  const { kind, metadata } = (event.data ?? {}) as { kind?: string; metadata?: { namespace?: string; name?: string; resourceVersion?: string } };
   if (!kind || !metadata?.name || !metadata.resourceVersion) return;
-  const id = `${kind}/${metadata.namespace ?? ""}/${metadata.name}`;
-  const before = tapped.get(id);
-  if (before === undefined || (compareResourceVersions(metadata.resourceVersion, before) ?? 0) > 0) tapped.set(id, metadata.resourceVersion);
+  const namespace = metadata.namespace ?? "";
+  const seen = (id: string, version: string) => {
+    const before = tapped.get(id);
+    if (before === undefined || (compareResourceVersions(version, before) ?? 0) > 0) tapped.set(id, version);
+  };
+  seen(`${kind}/${namespace}/${metadata.name}`, metadata.resourceVersion);
+  for (const entry of coversOf({ extensions: event.extensions ?? {} } as CloudEvent)) {
+    const [object = "", version = ""] = [entry.slice(0, entry.lastIndexOf("@")), entry.slice(entry.lastIndexOf("@") + 1)];
+    const slash = object.indexOf("/");
+    seen(`${object.slice(0, slash)}/${namespace}/${object.slice(slash + 1)}`, version);
+  }
 }

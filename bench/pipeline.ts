@@ -133,7 +133,7 @@ try {
   const brokerTap = await startTap((e) => {
     tappedEvents++;
     lastTapped = performance.now();
-    tap(tapped, (e.data ?? {}) as never);
+    tap(tapped, e);
   }, cp.hostAddress);
   const tapName = "bench-tap";
   await persist(`creating Trigger ${tapName}`, () => admin.apply({ ...tapTrigger(tapName, PRODUCT_NAMESPACE, BROKER, brokerTap.sink), spec: { broker: BROKER, filter: {}, subscriber: { uri: brokerTap.sink }, delivery: { retry: 10, backoffPolicy: "exponential", backoffDelay: "PT0.2S", timeout: "PT10S" } } }, MANAGER, { force: true }));

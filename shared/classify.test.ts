@@ -31,6 +31,23 @@ describe("classify", () => {
   });
 });
 
+describe("classifyForStatus: an event that stands for other children's changes too (covers)", () => {
+  const deployment = { ...obj("Deployment", managed), apiVersion: "apps/v1", metadata: { ...obj("Deployment", managed).metadata, resourceVersion: "6" }, status: { replicas: 2, readyReplicas: 2 } };
+  const covering = (covers: string) => ({ ...ev("dev.knative.apiserver.resource.update", deployment), extensions: { covers } });
+
+  it("reads for every kind it stands for, with no version or Deployment to take a shortcut by", () => {
+    const plain = classifyForStatus(ev("dev.knative.apiserver.resource.update", deployment));
+    expect(plain).toMatchObject({ ok: true, value: { changed: ["Deployment"], deployment } });
+    expect(plain.ok && plain.value.version).toBeTruthy();
+    const got = classifyForStatus(covering("EndpointSlice/x-abcde@5 EndpointSlice/x-fghij@7"));
+    expect(got).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment", "EndpointSlice"] } });
+  });
+
+  it.each(["Pod/p@1", "/x@1"])("refuses covers naming %s with 422", (covers) => {
+    expect(classifyForStatus(covering(covers))).toMatchObject({ ok: false, status: 422, error: expect.stringMatching(/extension covers names a/) });
+  });
+});
+
 describe("keys are checked as the API server checks names, before any request", () => {
   const dgd = (namespace: string, name: string) => ev("dev.knative.apiserver.resource.update", { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { namespace, name } });
   const reconcile = (namespace: string, name: string) => ev("com.nvidia.dynamo.poolrelay.reconcile.v1", { namespace, name, cause: "Drift" });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { changeEvent, holdMs, relistChanges, sent, type Watched } from "./source-events.ts";
+import { COVERS, changeEvent, coversOf, holdMs, merged, queueKey, relistChanges, sent, type Watched } from "./source-events.ts";
 
 const obj = (name: string, resourceVersion: string, uid = `uid-${name}`, kind = "Deployment"): Watched => ({
   apiVersion: "apps/v1",
@@ -98,6 +98,54 @@ describe("sent: a child's update that changes nothing status reads of it", () =>
   it("sends a child's delete even when nothing of it changed", () => {
     const d = deployment("1", counting);
     expect(sent("delete", d, d)).toBe(true);
+  });
+});
+
+describe("queueKey and merged: one event for a pair's Deployment and EndpointSlices", () => {
+  const ctx = { source: "https://api", plural: "things", time: "2026-12-06T00:00:00Z" };
+  const ev = (kind: string, name: string, rv: string, change: "add" | "update" | "delete" = "update") => changeEvent(change, obj(name, rv, `uid-${name}`, kind), ctx);
+  const deployment = (rv: string) => ev("Deployment", "g1-pool-relay", rv);
+  const slice = (name: string, rv: string, change: "add" | "update" | "delete" = "update") => ev("EndpointSlice", name, rv, change);
+
+  it.each([
+    { kind: "Deployment", expected: "children/n/g1" },
+    { kind: "EndpointSlice", expected: "children/n/g1" },
+    { kind: "Service", expected: "Service/n/a" },
+    { kind: "ConfigMap", expected: "ConfigMap/n/a" },
+    { kind: "DynamoPoolRelay", expected: "DynamoPoolRelay/n/a" },
+  ])("$kind: $expected", ({ kind, expected }) => {
+    expect(queueKey(kind, obj("a", "1", "u", kind), "n/g1")).toBe(expected);
+  });
+
+  it.each([
+    { name: "a Deployment's update after another Deployment update: the newer", pending: deployment("6"), next: deployment("9"), kept: "update Deployment@9", covers: [] },
+    { name: "an EndpointSlice's update after a Deployment's: the slice's, covering the Deployment", pending: deployment("6"), next: slice("s-1", "7"), kept: "update EndpointSlice@7", covers: ["Deployment/g1-pool-relay@6"] },
+    { name: "a Deployment's update after an EndpointSlice's add: still the add, covering the Deployment", pending: slice("s-1", "5", "add"), next: deployment("6"), kept: "add EndpointSlice@5", covers: ["Deployment/g1-pool-relay@6"] },
+    { name: "an EndpointSlice's update after its own add: an add of the newer object", pending: slice("s-1", "5", "add"), next: slice("s-1", "7"), kept: "add EndpointSlice@7", covers: [] },
+    { name: "an EndpointSlice's delete after its own add: the delete", pending: slice("s-1", "5", "add"), next: slice("s-1", "7", "delete"), kept: "delete EndpointSlice@7", covers: [] },
+    { name: "two EndpointSlices' adds: the newer, covering the other", pending: slice("s-1", "5", "add"), next: slice("s-2", "8", "add"), kept: "add EndpointSlice@8", covers: ["EndpointSlice/s-1@5"] },
+  ])("$name", ({ pending, next, kept, covers }) => {
+    const one = merged(pending, next);
+    expect(`${one.type.split(".").at(-1)} ${one.extensions["kind"]}@${(one.data as Watched).metadata.resourceVersion}`).toBe(kept);
+    expect(coversOf(one)).toEqual(covers);
+    // Another event than either, unless it is one of them as it was.
+    expect(one.id === next.id).toBe(covers.length === 0 && one.type === next.type);
+    expect(one.id).not.toBe(pending.id);
+  });
+
+  it("keeps the newest version of each covered object, and never the carried one itself", () => {
+    let one = merged(slice("s-1", "5", "add"), deployment("6"));
+    one = merged(one, deployment("7"));
+    one = merged(one, slice("s-2", "8"));
+    expect(`${one.type.split(".").at(-1)} ${one.extensions["kind"]}@${(one.data as Watched).metadata.resourceVersion}`).toBe("add EndpointSlice@5");
+    expect(coversOf(one)).toEqual(["Deployment/g1-pool-relay@7", "EndpointSlice/s-2@8"]);
+    // The carried slice changed again: an add of it as it is now; a covered one carried: its entry goes.
+    const again = merged(one, slice("s-1", "9"));
+    expect(`${again.type.split(".").at(-1)} ${(again.data as Watched).metadata.resourceVersion}`).toBe("add 9");
+    expect(coversOf(again)).toEqual(["Deployment/g1-pool-relay@7", "EndpointSlice/s-2@8"]);
+    const plain = merged(merged(deployment("6"), slice("s-2", "8")), deployment("10"));
+    expect(coversOf(plain)).toEqual(["EndpointSlice/s-2@8"]);
+    expect(COVERS in merged(deployment("6"), deployment("7")).extensions).toBe(false);
   });
 });
 

@@ -61,6 +61,56 @@ export function objectKey(obj: Watched): string {
 }
 
 /**
+ * The children whose changes only status takes, sent under their pair's one queue key: every
+ * status run reads the Deployment and the EndpointSlices alike, so one event wakes it for both. In
+ * a burst a Relay's EndpointSlice is born with its pods Ready, and its add and the Deployment's
+ * update, sent apart, woke two status runs that raced for one status write.
+ */
+const PAIR_KEYED: readonly string[] = ["Deployment", "EndpointSlice"];
+
+/** The extension naming the objects whose changes an event also stands for: `Kind/name@resourceVersion`, space-separated. */
+export const COVERS = "covers";
+
+/** The send queue's key of a change: its pair's for the kinds of PAIR_KEYED, otherwise its object's. */
+export function queueKey(kind: string, obj: Watched, pair: string): string {
+  return PAIR_KEYED.includes(kind) ? `children/${pair}` : `${kind}/${objectKey(obj)}`;
+}
+
+const objectOfEvent = (e: CloudEvent) => `${String(e.extensions["kind"])}/${((e.data ?? {}) as Partial<Watched>).metadata?.name ?? ""}`;
+const entryOf = (e: CloudEvent) => `${objectOfEvent(e)}@${((e.data ?? {}) as Partial<Watched>).metadata?.resourceVersion ?? ""}`;
+const objectOf = (entry: string) => entry.slice(0, entry.lastIndexOf("@"));
+const isAdd = (e: CloudEvent) => e.type === SourceEventType.Add;
+
+/** The entries of an event's COVERS extension. */
+export function coversOf(e: CloudEvent): string[] {
+  const covers = e.extensions[COVERS];
+  return typeof covers === "string" && covers !== "" ? covers.split(" ") : [];
+}
+
+/**
+ * The one event a queue key sends for two changes, `pending` not sent yet and `next` after it. Of
+ * one object: the newer, still an add if the first was (its receiver never saw the object). Of two:
+ * the newer, unless only the pending one is an add (an add is never hidden: status answers one
+ * with no ready endpoint without a read), naming the other's object, and those the two named
+ * before, in COVERS (the newest version of each), so status reads for their kinds too and a tap
+ * can account for them. Its id is derived from what it carries and covers: another event than either.
+ */
+export function merged(pending: CloudEvent, next: CloudEvent): CloudEvent {
+  const same = objectOfEvent(pending) === objectOfEvent(next);
+  const kept = same || !isAdd(pending) || isAdd(next) ? next : pending;
+  const other = kept === next ? pending : next;
+  const entries = [...coversOf(pending), ...(kept === next ? [entryOf(pending)] : []), ...coversOf(next), ...(kept === next ? [] : [entryOf(next)])];
+  const covered = new Map(entries.map((entry) => [objectOf(entry), entry]));
+  covered.delete(objectOfEvent(kept));
+  const { [COVERS]: _, ...extensions } = kept.extensions;
+  const stillAdd = same && isAdd(pending) && next.type === SourceEventType.Update;
+  const base = stillAdd ? { ...kept, type: SourceEventType.Add, id: derivedId(kept.source, "add", other.id, kept.id) } : kept;
+  if (covered.size === 0) return { ...base, extensions };
+  const covers = [...covered.values()].join(" ");
+  return { ...base, id: derivedId(base.id, covers), extensions: { ...extensions, [COVERS]: covers } };
+}
+
+/**
  * The event of one change, as the ApiServerSource makes it (`pkg/adapter/apiserver/events`): the
  * object as data and `kind`, `apiversion`, `name`, `namespace` as extensions. The id is derived
  * from the object's version, so the same change seen twice (a watch replayed after a relist) is

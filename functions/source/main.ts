@@ -15,7 +15,7 @@ import { LABEL_MANAGED_BY, PRODUCT } from "../../shared/names.ts";
 import { requeueAfterMs, requeueReason } from "../../shared/requeue.ts";
 import type { ResyncCandidate } from "../../shared/resync.ts";
 import type { ObservedDpr } from "../../shared/vouched-status.ts";
-import { changeEvent, holdMs, objectKey, sent } from "../../shared/source-events.ts";
+import { changeEvent, holdMs, merged, objectKey, queueKey, sent } from "../../shared/source-events.ts";
 import { sinkPost } from "../runtime/sink.ts";
 import { inform, type Watch } from "./informer.ts";
 import { SendQueue } from "./send-queue.ts";
@@ -56,6 +56,7 @@ const queue = new SendQueue(
   config.concurrency,
   { refused: (i) => log({ msg: "refused", ...i }), retrying: (i) => log({ msg: "retrying", ...i }), settled },
   sleep,
+  merged,
 );
 
 type Pair = ResyncCandidate & ObservedDpr & KubeObject;
@@ -129,7 +130,7 @@ const watching = WATCHES.map((watch) =>
       } else changed(pair);
       if (sent(change, obj, previous)) {
         const event = changeEvent(change, obj, { source: connection.server, plural: watch.plural, time: new Date().toISOString() });
-        send(pair, `${watch.kind}/${objectKey(obj)}`, event, holdMs(change, watch.kind, config.batchMs));
+        send(pair, queueKey(watch.kind, obj, pair), event, holdMs(change, watch.kind, config.batchMs));
       }
     },
     listed({ objects, ...info }) {

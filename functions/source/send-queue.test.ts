@@ -173,4 +173,17 @@ describe("SendQueue", () => {
     expect(q.holds("a")).toBe(false);
     expect(q.holds("b")).toBe(false);
   });
+
+  it("sends, for a key's event not sent yet and a newer one, what its merge makes of the two", async () => {
+    const sink = manualSink();
+    const q = new SendQueue(sink.post, 1, noLog, async () => undefined, (pending, next) => ev(`${pending.id}+${next.id}`));
+    q.push("x", ev("x1"));
+    q.push("a", ev("a1"));
+    q.push("a", ev("a2"));
+    q.push("a", ev("a3"));
+    await tick();
+    sink.calls[0]!.answer(202);
+    await tick();
+    expect(sink.calls.map((c) => c.id)).toEqual(["x1", "a1+a2+a3"]);
+  });
 });

@@ -43,20 +43,25 @@ export class SendQueue {
   private readonly log: SendHooks;
   private readonly sleep: (ms: number) => Promise<void>;
 
-  constructor(post: Post, concurrency: number, log: SendHooks, sleep: (ms: number) => Promise<void>) {
+  private readonly merge: (pending: CloudEvent, next: CloudEvent) => CloudEvent;
+
+  /** @param merge the one event to send for a key's event not sent yet and a newer one: the newer, unless told otherwise */
+  constructor(post: Post, concurrency: number, log: SendHooks, sleep: (ms: number) => Promise<void>, merge = (_pending: CloudEvent, next: CloudEvent) => next) {
     this.post = post;
     this.concurrency = concurrency;
     this.log = log;
     this.sleep = sleep;
+    this.merge = merge;
   }
 
   /**
-   * Queues the event of `key`, replacing one of the same key that has not left yet. With `holdMs`,
+   * Queues the event of `key`, merged with one of the same key that has not left yet. With `holdMs`,
    * a key with nothing queued waits that long before it may be sent, so that the changes of a
    * burst (a Deployment's status as each Relay pod becomes ready) leave as one event, the newest.
    */
   push(key: string, event: CloudEvent, holdMs = 0): void {
-    if (this.pending.has(key)) this.counts.superseded++;
+    const pending = this.pending.get(key);
+    if (pending) this.counts.superseded++;
     else if (this.inFlight.has(key)) {
       // Readied when the send in flight ends: order per key.
     } else if (holdMs > 0) {
@@ -67,7 +72,7 @@ export class SendQueue {
         this.pump();
       });
     } else this.ready.push(key);
-    this.pending.set(key, event);
+    this.pending.set(key, pending ? this.merge(pending, event) : event);
     this.pump();
   }
 
