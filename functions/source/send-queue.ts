@@ -1,7 +1,7 @@
 /**
  * The events the source sends, a workqueue's way: one pending event per key (a newer one replaces
- * it: the functions re-read the object, so only the latest matters), one send per key at a time,
- * so an object's events arrive in order, and `concurrency` keys sent at once, so no slow delivery
+ * it, or is merged with it: the functions re-read the objects, so only the latest matters), one
+ * send per key at a time, so a key's events arrive in order, and `concurrency` keys sent at once, so no slow delivery
  * holds the others (Knative's adapter sends one event at a time per kind). A send that fails is
  * tried again, with backoff, until it is delivered or a newer event of its key replaces it;
  * nothing is dropped but an event the sink refuses as malformed. An event may be held for a while
