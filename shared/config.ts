@@ -69,6 +69,7 @@ const Env = z.object({
 /** The event source's (functions/source): the functions do not read these. */
 const SourceEnv = z.object({
   K_SINK: z.url({ error: "must be the URL to send events to (the ContainerSource's SinkBinding sets it)" }),
+  /** Sends at once in each of the source's lanes (shared/source-events.ts, laneOf). */
   SOURCE_CONCURRENCY: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(256)), 32),
   REQUEUE_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(10), z.maximum(3600)), 60),
   SOURCE_BATCH_MS: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(10000)), 1000),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { COVERS, changeEvent, coversOf, holdMs, merged, queueKey, relistChanges, sent, type Watched } from "./source-events.ts";
+import { COVERS, changeEvent, coversOf, holdMs, laneOf, merged, queueKey, relistChanges, requeueKey, sent, type Watched } from "./source-events.ts";
 
 const obj = (name: string, resourceVersion: string, uid = `uid-${name}`, kind = "Deployment"): Watched => ({
   apiVersion: "apps/v1",
@@ -146,6 +146,19 @@ describe("queueKey and merged: one event for a pair's Deployment and EndpointSli
     const plain = merged(merged(deployment("6"), slice("s-2", "8")), deployment("10"));
     expect(coversOf(plain)).toEqual(["EndpointSlice/s-2@8"]);
     expect(COVERS in merged(deployment("6"), deployment("7")).extensions).toBe(false);
+  });
+});
+
+describe("laneOf: a pair's own events apart from its children's", () => {
+  it.each([
+    { key: queueKey("DynamoPoolRelay", obj("g1", "1", "u", "DynamoPoolRelay"), "n/g1"), expected: "pairs" },
+    { key: requeueKey("n/g1"), expected: "pairs" },
+    { key: queueKey("Deployment", obj("g1-pool-relay", "1"), "n/g1"), expected: "children" },
+    { key: queueKey("EndpointSlice", obj("g1-pool-relay-x", "1", "u", "EndpointSlice"), "n/g1"), expected: "children" },
+    { key: queueKey("Service", obj("g1-pool-relay", "1", "u", "Service"), "n/g1"), expected: "children" },
+    { key: queueKey("ConfigMap", obj("g1-pool-relay", "1", "u", "ConfigMap"), "n/g1"), expected: "children" },
+  ])("$key: $expected", ({ key, expected }) => {
+    expect(laneOf(key)).toBe(expected);
   });
 });
 

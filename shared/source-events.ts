@@ -76,6 +76,19 @@ export function queueKey(kind: string, obj: Watched, pair: string): string {
   return PAIR_KEYED.includes(kind) ? `children/${pair}` : `${kind}/${objectKey(obj)}`;
 }
 
+/** The queue key of a pair's requeue (functions/source/main.ts). */
+export const requeueKey = (pair: string): string => `requeue/${pair}`;
+
+/**
+ * The send queue's lane of a key: a pair's own events (its DynamoPoolRelay's, its requeue), whose
+ * delivery lasts apply's whole run, or its children's, which wake status. In a 1,000-pair burst with
+ * one lane the children's events waited behind the DynamoPoolRelays' adds: half the pairs turned
+ * Ready more than 140 s after their Service was published.
+ */
+export function laneOf(queueKey: string): "pairs" | "children" {
+  return queueKey.startsWith("DynamoPoolRelay/") || queueKey.startsWith("requeue/") ? "pairs" : "children";
+}
+
 const objectOfEvent = (e: CloudEvent) => `${String(e.extensions["kind"])}/${((e.data ?? {}) as Partial<Watched>).metadata?.name ?? ""}`;
 const entryOf = (e: CloudEvent) => `${objectOfEvent(e)}@${((e.data ?? {}) as Partial<Watched>).metadata?.resourceVersion ?? ""}`;
 const objectOf = (entry: string) => entry.slice(0, entry.lastIndexOf("@"));

@@ -86,7 +86,8 @@ func run() int {
 	if *namespace != "" {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{*namespace: {}}
 	}
-	shutdown := 5 * time.Second
+	// Under the burst a reconcile may still wait on the API server when the bench stops it (bench/classic.ts kills after 30 s).
+	shutdown := 20 * time.Second
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Cache:                   cacheOpts,

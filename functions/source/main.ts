@@ -15,7 +15,7 @@ import { LABEL_MANAGED_BY, PRODUCT } from "../../shared/names.ts";
 import { requeueAfterMs, requeueReason } from "../../shared/requeue.ts";
 import type { ResyncCandidate } from "../../shared/resync.ts";
 import type { ObservedDpr } from "../../shared/vouched-status.ts";
-import { changeEvent, holdMs, merged, objectKey, queueKey, sent } from "../../shared/source-events.ts";
+import { changeEvent, holdMs, laneOf, merged, objectKey, queueKey, requeueKey, sent } from "../../shared/source-events.ts";
 import { sinkPost } from "../runtime/sink.ts";
 import { inform, type Watch } from "./informer.ts";
 import { SendQueue } from "./send-queue.ts";
@@ -56,7 +56,7 @@ const queue = new SendQueue(
   config.concurrency,
   { refused: (i) => log({ msg: "refused", ...i }), retrying: (i) => log({ msg: "retrying", ...i }), settled },
   sleep,
-  merged,
+  { merge: merged, laneOf },
 );
 
 type Pair = ResyncCandidate & ObservedDpr & KubeObject;
@@ -172,7 +172,7 @@ const requeue = setInterval(() => {
     p.asked++;
     const { namespace = "", name } = p.dpr.metadata;
     const cause = `requeue-${p.dpr.metadata.uid ?? ""}-${p.dpr.metadata.resourceVersion ?? ""}-${p.asked}`;
-    send(key, `requeue/${key}`, productEvent(EventType.Reconcile, { namespace, name, cause: "Requeue" }, { source: REQUEUE_SOURCE, cause, time: new Date(now).toISOString() }));
+    send(key, requeueKey(key), productEvent(EventType.Reconcile, { namespace, name, cause: "Requeue" }, { source: REQUEUE_SOURCE, cause, time: new Date(now).toISOString() }));
     log({ msg: "requeued", key, reason, asked: p.asked });
   }
 }, requeueMs / 4);

@@ -176,7 +176,7 @@ describe("SendQueue", () => {
 
   it("sends, for a key's event not sent yet and a newer one, what its merge makes of the two", async () => {
     const sink = manualSink();
-    const q = new SendQueue(sink.post, 1, noLog, async () => undefined, (pending, next) => ev(`${pending.id}+${next.id}`));
+    const q = new SendQueue(sink.post, 1, noLog, async () => undefined, { merge: (pending, next) => ev(`${pending.id}+${next.id}`) });
     q.push("x", ev("x1"));
     q.push("a", ev("a1"));
     q.push("a", ev("a2"));
@@ -185,5 +185,20 @@ describe("SendQueue", () => {
     sink.calls[0]!.answer(202);
     await tick();
     expect(sink.calls.map((c) => c.id)).toEqual(["x1", "a1+a2+a3"]);
+  });
+
+  it("sends each lane's keys up to `concurrency` at once, so a lane whose sends are slow holds no other", async () => {
+    const sink = manualSink();
+    const q = new SendQueue(sink.post, 1, noLog, async () => undefined, { laneOf: (key) => key.split("/")[0]! });
+    for (const k of ["slow/a", "slow/b", "fast/c", "fast/d"]) q.push(k, ev(k));
+    await tick();
+    expect(sink.calls.map((c) => c.id)).toEqual(["slow/a", "fast/c"]);
+    sink.calls[1]!.answer(202);
+    await tick();
+    expect(sink.calls.map((c) => c.id)).toEqual(["slow/a", "fast/c", "fast/d"]);
+    sink.calls[0]!.answer(202);
+    sink.calls[2]!.answer(202);
+    await tick();
+    expect(sink.calls.map((c) => c.id)).toEqual(["slow/a", "fast/c", "fast/d", "slow/b"]);
   });
 });

@@ -32,8 +32,9 @@ export class SendQueue {
   private readonly inFlight = new Set<string>();
   /** Keys waiting out their hold before they may be sent. */
   private readonly holding = new Set<string>();
-  private readonly ready: string[] = [];
-  private running = 0;
+  /** Keys ready to be sent, and sends under way, per lane. */
+  private readonly ready = new Map<string, string[]>();
+  private readonly running = new Map<string, number>();
   private idleWaiters: (() => void)[] = [];
   /** Events delivered, and attempts that failed. */
   readonly counts = { sent: 0, superseded: 0, failedAttempts: 0, refused: 0 };
@@ -44,14 +45,26 @@ export class SendQueue {
   private readonly sleep: (ms: number) => Promise<void>;
 
   private readonly merge: (pending: CloudEvent, next: CloudEvent) => CloudEvent;
+  private readonly laneOf: (key: string) => string;
 
-  /** @param merge the one event to send for a key's event not sent yet and a newer one: the newer, unless told otherwise */
-  constructor(post: Post, concurrency: number, log: SendHooks, sleep: (ms: number) => Promise<void>, merge = (_pending: CloudEvent, next: CloudEvent) => next) {
+  /**
+   * @param concurrency sends at once in each lane
+   * @param options.merge the one event to send for a key's event not sent yet and a newer one: the newer, unless told otherwise
+   * @param options.laneOf the lane of a key (always the same for one key): a lane's slow sends never hold another's; one lane unless told otherwise
+   */
+  constructor(
+    post: Post,
+    concurrency: number,
+    log: SendHooks,
+    sleep: (ms: number) => Promise<void>,
+    options: { merge?: (pending: CloudEvent, next: CloudEvent) => CloudEvent; laneOf?: (key: string) => string } = {},
+  ) {
     this.post = post;
     this.concurrency = concurrency;
     this.log = log;
     this.sleep = sleep;
-    this.merge = merge;
+    this.merge = options.merge ?? ((_pending, next) => next);
+    this.laneOf = options.laneOf ?? (() => "");
   }
 
   /**
@@ -68,10 +81,10 @@ export class SendQueue {
       this.holding.add(key);
       void this.sleep(holdMs).then(() => {
         this.holding.delete(key);
-        if (this.pending.has(key) && !this.inFlight.has(key)) this.ready.push(key);
+        if (this.pending.has(key) && !this.inFlight.has(key)) this.readyUp(key);
         this.pump();
       });
-    } else this.ready.push(key);
+    } else this.readyUp(key);
     this.pending.set(key, pending ? this.merge(pending, event) : event);
     this.pump();
   }
@@ -91,22 +104,31 @@ export class SendQueue {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  private readyUp(key: string): void {
+    const lane = this.laneOf(key);
+    const ready = this.ready.get(lane);
+    if (ready) ready.push(key);
+    else this.ready.set(lane, [key]);
+  }
+
   private pump(): void {
-    while (this.running < this.concurrency && this.ready.length > 0) {
-      const key = this.ready.shift()!;
-      const event = this.pending.get(key)!;
-      this.pending.delete(key);
-      this.inFlight.add(key);
-      this.running++;
-      void this.send(key, event).finally(() => {
-        this.running--;
-        this.inFlight.delete(key);
-        // An event that came while this one was sent waits for it: order per key.
-        if (this.pending.has(key)) this.ready.push(key);
-        else this.log.settled(key);
-        this.pump();
-        if (this.size === 0) for (const w of this.idleWaiters.splice(0)) w();
-      });
+    for (const [lane, ready] of this.ready) {
+      while ((this.running.get(lane) ?? 0) < this.concurrency && ready.length > 0) {
+        const key = ready.shift()!;
+        const event = this.pending.get(key)!;
+        this.pending.delete(key);
+        this.inFlight.add(key);
+        this.running.set(lane, (this.running.get(lane) ?? 0) + 1);
+        void this.send(key, event).finally(() => {
+          this.running.set(lane, this.running.get(lane)! - 1);
+          this.inFlight.delete(key);
+          // An event that came while this one was sent waits for it: order per key.
+          if (this.pending.has(key)) this.readyUp(key);
+          else this.log.settled(key);
+          this.pump();
+          if (this.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+        });
+      }
     }
   }
 
