@@ -10,7 +10,7 @@ import { ConditionType, readyReason } from "./conditions.ts";
 import type { Decision, DecisionSettings } from "./decide.ts";
 import type { ReconcileCause } from "./events.ts";
 import { controlledBy } from "./ownership.ts";
-import { changeObserved, type ResyncCandidate } from "./resync.ts";
+import { changeObserved, neverWritten, type ResyncCandidate } from "./resync.ts";
 import type { Seen } from "./seen-versions.ts";
 import type { StatusPlanInput } from "./status-plan.ts";
 import { rolledOut, type ObservedDeployment } from "./status.ts";
@@ -87,10 +87,6 @@ function statusRun({ input, dpr, settings, offRecord }: { input: StatusInput; dp
   return { reads: ["Deployment", ...service, "EndpointSlice"], recorded };
 }
 
-/** Whether the product never wrote the status: no observed generation and no condition. */
-function neverWritten(dpr: StoredDpr): boolean {
-  return dpr.status?.observedGeneration === undefined && (dpr.status?.conditions ?? []).length === 0;
-}
 
 /** An apply run's first reads: the DynamoPoolRelay, and its DGD unless the request needs none. */
 function applyPair({ causes, dpr }: { causes: readonly ReconcileCause[]; dpr?: StoredDpr | "gone" }): ReadPlan {

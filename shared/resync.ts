@@ -85,6 +85,15 @@ export function unobserved(dpr: ResyncCandidate): boolean {
 }
 
 /**
+ * Whether the product never wrote the status: no observed generation and no condition. Apply's
+ * first run writes it; a child's change before then is apply's to show (status answers
+ * `AwaitsApply`, and the event source holds such changes back until the status is written).
+ */
+export function neverWritten(dpr: ResyncCandidate): boolean {
+  return dpr.status?.observedGeneration === undefined && (dpr.status?.conditions ?? []).length === 0;
+}
+
+/**
  * Whether a reconcile asked for only because a live DynamoPoolRelay changed (eligibility asks
  * unread) came late or twice: its generation is observed, so a run that read every child found
  * them carrying its decision. Not for a spec the core rejects: status runs observe that too, but

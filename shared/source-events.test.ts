@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { COVERS, changeEvent, coversOf, holdMs, laneOf, merged, queueKey, relistChanges, requeueKey, sent, type Watched } from "./source-events.ts";
+import { COVERS, awaitsFirstStatus, changeEvent, coversOf, holdMs, laneOf, merged, queueKey, relistChanges, requeueKey, sent, type Watched } from "./source-events.ts";
 
 const obj = (name: string, resourceVersion: string, uid = `uid-${name}`, kind = "Deployment"): Watched => ({
   apiVersion: "apps/v1",
@@ -202,5 +202,19 @@ describe("holdMs: how long a change waits before it may leave", () => {
     { change: "update", kind: "DynamoPoolRelay", expected: 0 },
   ] as const)("$change of a $kind: $expected ms", ({ change, kind, expected }) => {
     expect(holdMs(change, kind, 1000)).toBe(expected);
+  });
+});
+
+describe("awaitsFirstStatus: a pair's children's changes held back until its first status", () => {
+  const pair = (status?: Record<string, unknown>, deleting = false) => ({ metadata: { name: "g1", namespace: "n", generation: 1, ...(deleting ? { deletionTimestamp: "2026-12-06T00:00:00Z" } : {}) }, ...(status ? { status } : {}) });
+  it.each([
+    { name: "no status yet", dpr: pair(), expected: true },
+    { name: "an empty status", dpr: pair({}), expected: true },
+    { name: "the generation observed", dpr: pair({ observedGeneration: 1 }), expected: false },
+    { name: "a condition written", dpr: pair({ conditions: [{ type: "Ready", status: "False" }] }), expected: false },
+    { name: "a pair the source does not know", dpr: undefined, expected: false },
+    { name: "a pair being deleted", dpr: pair(undefined, true), expected: false },
+  ])("$name: $expected", ({ dpr, expected }) => {
+    expect(awaitsFirstStatus(dpr)).toBe(expected);
   });
 });

@@ -5,7 +5,7 @@
  */
 import type { CloudEvent } from "./cloudevent.ts";
 import { SourceEventType, derivedId } from "./events.ts";
-import { observedInEvent } from "./resync.ts";
+import { neverWritten, observedInEvent, type ResyncCandidate } from "./resync.ts";
 import { statusDigest } from "./seen-versions.ts";
 
 export type Change = "add" | "update" | "delete";
@@ -74,6 +74,19 @@ export const COVERS = "covers";
 /** The send queue's key of a change: its pair's for the kinds of PAIR_KEYED, otherwise its object's. */
 export function queueKey(kind: string, obj: Watched, pair: string): string {
   return PAIR_KEYED.includes(kind) ? `children/${pair}` : `${kind}/${objectKey(obj)}`;
+}
+
+/**
+ * Whether its children's changes wait in the source until a pair's first status is written: until
+ * then apply's first run is under way and shows what its writes make, and status answers such a
+ * change with nothing (`AwaitsApply`), so sent at once it would be lost for Ready. Held back, it
+ * leaves when the status appears, and status shows what it brought. Not when the source knows no
+ * such pair (status then finds it gone).
+ *
+ * @param dpr the DynamoPoolRelay as the source last saw it
+ */
+export function awaitsFirstStatus(dpr: ResyncCandidate | undefined): boolean {
+  return dpr !== undefined && !dpr.metadata.deletionTimestamp && neverWritten(dpr);
 }
 
 /** The queue key of a pair's requeue (functions/source/main.ts). */

@@ -15,7 +15,7 @@ import { LABEL_MANAGED_BY, PRODUCT } from "../../shared/names.ts";
 import { requeueAfterMs, requeueReason } from "../../shared/requeue.ts";
 import type { ResyncCandidate } from "../../shared/resync.ts";
 import type { ObservedDpr } from "../../shared/vouched-status.ts";
-import { changeEvent, holdMs, laneOf, merged, objectKey, queueKey, requeueKey, sent } from "../../shared/source-events.ts";
+import { awaitsFirstStatus, changeEvent, holdMs, laneOf, merged, objectKey, queueKey, requeueKey, sent } from "../../shared/source-events.ts";
 import { sinkPost } from "../runtime/sink.ts";
 import { inform, type Watch } from "./informer.ts";
 import { SendQueue } from "./send-queue.ts";
@@ -65,6 +65,8 @@ type Pair = ResyncCandidate & ObservedDpr & KubeObject;
  * last delivered, or it was last asked for; and how often it was asked for since it last changed.
  */
 const pairs = new Map<string, { dpr: Pair; since: number; asked: number; converged?: string }>();
+/** Children's changes held back until their pair's first status is written (awaitsFirstStatus), one event a queue key, merged as the queue merges. */
+const awaiting = new Map<string, Map<string, CloudEvent>>();
 /** Each pair's events queued or being sent, and the pair of each queue key that holds one. */
 const sending = new Map<string, number>();
 const pairOfKey = new Map<string, string>();
@@ -88,6 +90,19 @@ function settled(queueKey: string): void {
   else sending.delete(pair);
   const p = pairs.get(pair);
   if (p) p.since = Date.now();
+}
+
+/** A pair's first status is written, or the pair is gone: what its children's changes held back leaves now, or never. */
+function firstStatus(pair: string): void {
+  const held = awaiting.get(pair);
+  if (!held) return;
+  awaiting.delete(pair);
+  const p = pairs.get(pair);
+  if (!p || awaitsFirstStatus(p.dpr)) {
+    if (p) awaiting.set(pair, held);
+    return;
+  }
+  for (const [key, event] of held) send(pair, key, event);
 }
 
 /** The pair or its DGD changed: quiet from now, and its requeue's backoff starts over. */
@@ -127,10 +142,16 @@ const watching = WATCHES.map((watch) =>
       if (watch.kind === "DynamoPoolRelay") {
         if (change === "delete") pairs.delete(pair);
         else pairs.set(pair, { dpr: obj as Pair, since: Date.now(), asked: 0 });
+        firstStatus(pair);
       } else changed(pair);
       if (sent(change, obj, previous)) {
         const event = changeEvent(change, obj, { source: connection.server, plural: watch.plural, time: new Date().toISOString() });
-        send(pair, queueKey(watch.kind, obj, pair), event, holdMs(change, watch.kind, config.batchMs));
+        const key = queueKey(watch.kind, obj, pair);
+        if (watch.kind !== "DynamoPoolRelay" && awaitsFirstStatus(pairs.get(pair)?.dpr)) {
+          const held = awaiting.get(pair) ?? new Map<string, CloudEvent>();
+          const before = held.get(key);
+          awaiting.set(pair, held.set(key, before ? merged(before, event) : event));
+        } else send(pair, key, event, holdMs(change, watch.kind, config.batchMs));
       }
     },
     listed({ objects, ...info }) {
@@ -143,6 +164,7 @@ const watching = WATCHES.map((watch) =>
           const same = was?.dpr.metadata.resourceVersion === obj.metadata.resourceVersion;
           pairs.set(objectKey(obj), same && was ? was : { dpr: obj as Pair, since: Date.now(), asked: 0 });
         }
+        for (const pair of [...awaiting.keys()]) firstStatus(pair);
       }
       log({ msg: "listed", objects: objects.length, ...info });
     },
