@@ -2,9 +2,11 @@
  * The product's event source, run by the ContainerSource in knative/source.yaml: the change events
  * of the DynamoPoolRelays and of the product's labelled children, sent to K_SINK (the Broker) as
  * the ApiServerSource sends them, without what Knative's adapter loses (changes while a watch
- * expired; everything while one slow delivery holds a kind), and a reconcile request for each pair
- * quiet for REQUEUE_SECONDS that is not converged or whose status does not show its DGD (it
- * watches the DGDs for that, and sends none of their events). It decides nothing else.
+ * expired; everything while one slow delivery holds a kind), in two lanes (the pairs' own events,
+ * their children's), a pair's children's changes held back until its first status is written; and
+ * a reconcile request for each pair quiet for REQUEUE_SECONDS that is not converged or whose status
+ * does not show its DGD (it watches the DGDs for that, and sends none of their events). What it
+ * sends, holds and asks for is decided in shared/source-events.ts and shared/requeue.ts.
  * node dist/functions/source.mjs
  */
 import { toBinary, type CloudEvent } from "../../shared/cloudevent.ts";
