@@ -95,8 +95,8 @@ export const requeueKey = (pair: string): string => `requeue/${pair}`;
 /**
  * The send queue's lane of a key: a pair's own events (its DynamoPoolRelay's, its requeue), whose
  * delivery lasts apply's whole run, or its children's, which wake status. In a 1,000-pair burst with
- * one lane the children's events waited behind the DynamoPoolRelays' adds: half the pairs turned
- * Ready more than 140 s after their Service was published.
+ * one lane the children's events waited behind the DynamoPoolRelays' adds: the median Ready came
+ * 140 s after the median publish.
  */
 export function laneOf(queueKey: string): "pairs" | "children" {
   return queueKey.startsWith("DynamoPoolRelay/") || queueKey.startsWith("requeue/") ? "pairs" : "children";
