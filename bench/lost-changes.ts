@@ -5,8 +5,7 @@
 // lost when no event about the object at its version or a later one reached the Broker, by itself
 // or covered by another event of its pair.
 import { compareResourceVersions } from "../shared/resource-version.ts";
-import type { CloudEvent } from "../shared/cloudevent.ts";
-import { coversOf, type Change } from "../shared/source-events.ts";
+import { coveredObjects, type Change } from "../shared/source-events.ts";
 
 export interface Watched {
   kind: string;
@@ -43,9 +42,5 @@ export function tap(tapped: Map<string, string>, event: { data?: unknown; extens
     if (before === undefined || (compareResourceVersions(version, before) ?? 0) > 0) tapped.set(id, version);
   };
   seen(`${kind}/${namespace}/${metadata.name}`, metadata.resourceVersion);
-  for (const entry of coversOf({ extensions: event.extensions ?? {} } as CloudEvent)) {
-    const [object = "", version = ""] = [entry.slice(0, entry.lastIndexOf("@")), entry.slice(entry.lastIndexOf("@") + 1)];
-    const slash = object.indexOf("/");
-    seen(`${object.slice(0, slash)}/${namespace}/${object.slice(slash + 1)}`, version);
-  }
+  for (const o of coveredObjects({ extensions: event.extensions ?? {} })) seen(`${o.kind}/${namespace}/${o.name}`, o.resourceVersion);
 }

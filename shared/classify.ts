@@ -11,7 +11,7 @@ import { childVersion, type ChildVersion } from "./seen-versions.ts";
 import { readyEndpoints, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
 import type { LiveObject } from "./apply-plan.ts";
 import { compareResourceVersions } from "./resource-version.ts";
-import { COVERS, coversOf } from "./source-events.ts";
+import { COVERS, coveredObjects } from "./source-events.ts";
 import type * as z from "./zod.ts";
 
 export type Classified<T> = { ok: true; value: T } | { ok: false; status: 400 | 422; error: string };
@@ -139,7 +139,7 @@ export function classifyForStatus(event: CloudEvent): Classified<StatusInput> {
   const { kind, metadata } = obj.value;
   // An event standing for other children's changes too (shared/source-events.ts, merged): a run
   // that reads for every kind changed, taking no shortcut this one object's version would allow.
-  const covered = coversOf(event).map((entry) => entry.slice(0, entry.indexOf("/")));
+  const covered = coveredObjects(event).map((o) => o.kind);
   const foreign = covered.find((k) => !STATUS_CHILD_KINDS.includes(k));
   if (foreign !== undefined) return { ok: false, status: 422, error: `extension ${COVERS} names a ${foreign || "kindless object"}; status handles ${STATUS_CHILD_KINDS.join(", ")}` };
   if (covered.length > 0) return { ok: true, value: { key, changed: [...new Set([kind, ...covered])] } };

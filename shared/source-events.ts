@@ -104,13 +104,22 @@ export function laneOf(queueKey: string): "pairs" | "children" {
 
 const objectOfEvent = (e: CloudEvent) => `${String(e.extensions["kind"])}/${((e.data ?? {}) as Partial<Watched>).metadata?.name ?? ""}`;
 const entryOf = (e: CloudEvent) => `${objectOfEvent(e)}@${((e.data ?? {}) as Partial<Watched>).metadata?.resourceVersion ?? ""}`;
-const objectOf = (entry: string) => entry.slice(0, entry.lastIndexOf("@"));
+const objectOf = (entry: string) => (entry.includes("@") ? entry.slice(0, entry.lastIndexOf("@")) : entry);
 const isAdd = (e: CloudEvent) => e.type === SourceEventType.Add;
 
 /** The entries of an event's COVERS extension. */
-export function coversOf(e: CloudEvent): string[] {
+export function coversOf(e: Pick<CloudEvent, "extensions">): string[] {
   const covers = e.extensions[COVERS];
   return typeof covers === "string" && covers !== "" ? covers.split(" ") : [];
+}
+
+/** The objects an event's COVERS extension names, each entry read as `Kind/name@resourceVersion`. */
+export function coveredObjects(e: Pick<CloudEvent, "extensions">): { kind: string; name: string; resourceVersion: string }[] {
+  return coversOf(e).map((entry) => {
+    const [object, at] = [objectOf(entry), entry.lastIndexOf("@")];
+    const slash = object.indexOf("/");
+    return { kind: object.slice(0, Math.max(slash, 0)), name: object.slice(slash + 1), resourceVersion: at < 0 ? "" : entry.slice(at + 1) };
+  });
 }
 
 /**

@@ -97,14 +97,10 @@ function settled(queueKey: string): void {
 /** A pair's first status is written, or the pair is gone: what its children's changes held back leaves now, or never. */
 function firstStatus(pair: string): void {
   const held = awaiting.get(pair);
-  if (!held) return;
-  awaiting.delete(pair);
   const p = pairs.get(pair);
-  if (!p || awaitsFirstStatus(p.dpr)) {
-    if (p) awaiting.set(pair, held);
-    return;
-  }
-  for (const [key, event] of held) send(pair, key, event);
+  if (!held || (p && awaitsFirstStatus(p.dpr))) return;
+  awaiting.delete(pair);
+  if (p) for (const [key, event] of held) send(pair, key, event);
 }
 
 /** The pair or its DGD changed: quiet from now, and its requeue's backoff starts over. */
