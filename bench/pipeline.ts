@@ -186,9 +186,13 @@ try {
   const aloneReadyAt = [...(await alone.ready).values()].map((t) => (t - ssaStarted) / 1000).sort((a, b) => a - b);
 
   // 3. A classic controller-runtime operator (bench/classic/) on the same burst, in a namespace of
-  // its own, with the product's Triggers removed first so that only it acts on what is created.
+  // its own, with the product's Triggers and sources removed first so that only it acts on, or
+  // watches, what is created.
   for (const fn of PRODUCT_FUNCTIONS.filter((f) => f !== "dead-letter")) {
     await persist(`deleting Trigger poolrelay-${fn}`, () => admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/poolrelay-${fn}`));
+  }
+  for (const [plural, name] of [["containersources", "poolrelay-source"], ["apiserversources", "poolrelay-watch"], ["pingsources", "poolrelay-resync"]]) {
+    await persist(`deleting ${plural}/${name}`, () => admin.request("DELETE", `/apis/sources.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/${plural}/${name}`));
   }
   for (let i = 2 * NODES + 1; i <= 3 * NODES; i++) await admin.apply(fakeNode(`kwok-node-${i}`, true), MANAGER, { force: true });
   const cns = "classic";

@@ -79,7 +79,7 @@ export interface SourceConfig {
   sink: string;
   /** Events sent at once, each for a different object. */
   concurrency: number;
-  /** A pair not converged is asked for again when it has been quiet this long (shared/requeue.ts, requeueReason). */
+  /** A pair not converged is asked for again when it has been quiet this long, or a quarter of it when the functions have not acted on it (shared/requeue.ts, requeueDue). */
   requeueSeconds: number;
   /** How long a child's update waits before it is sent, so that a burst of them leaves as one event. */
   batchMs: number;

@@ -4,7 +4,7 @@ import { appliedHashes, liveChildren } from "../test/live-children.ts";
 import { desiredChildren } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
-import { MAX_REQUEUE_MS, requeueAfterMs, requeueReason } from "./requeue.ts";
+import { MAX_REQUEUE_MS, requeueAfterMs, requeueDue, requeueReason } from "./requeue.ts";
 import { planStatus } from "./status-plan.ts";
 
 const settings = DEFAULT_OPERATOR_DEFAULTS;
@@ -42,22 +42,41 @@ describe("requeueReason: the pairs the event source asks a reconcile for", () =>
     { name: "settling", pair: settling, dgd: rolled, expected: "Settling" },
     { name: "unobserved", pair: { ...ready, metadata: { ...ready.metadata, generation: 4 } }, dgd: rolled, expected: "Unobserved" },
   ])("$name: $expected", ({ pair, dgd: source, expected }) => {
-    expect(requeueReason(pair, source, quiet, 60_000, 60_000, settings)).toBe(expected);
-  });
-
-  it("waits until the pair has been quiet for the whole period", () => {
-    expect(requeueReason(ready, rolledOn, { since: 1, sending: 0 }, 60_000, 60_000, settings)).toBeUndefined();
-    expect(requeueReason(settling, rolled, { since: 1, sending: 0 }, 60_000, 60_000, settings)).toBeUndefined();
-  });
-
-  it("never asks for a pair while an event of it waits to be delivered, however long ago it changed", () => {
-    expect(requeueReason(settling, rolled, { since: 0, sending: 1 }, 600_000, 60_000, settings)).toBeUndefined();
-    expect(requeueReason(ready, rolledOn, { since: 0, sending: 2 }, 600_000, 60_000, settings)).toBeUndefined();
+    expect(requeueReason(pair, source, settings)).toBe(expected);
   });
 
   it("never asks for a pair being deleted", () => {
+    expect(requeueReason(settling, rolledOn, settings)).toBe("Settling");
     const deleting = { ...settling, metadata: { ...settling.metadata, deletionTimestamp: "2026-02-01T00:00:00Z" } };
-    expect(requeueReason(deleting, rolledOn, quiet, 600_000, 60_000, settings)).toBeUndefined();
+    expect(requeueReason(deleting, rolledOn, settings)).toBeUndefined();
+  });
+});
+
+describe("requeueDue: a pair is asked for once it has been quiet long enough for its reason", () => {
+  it.each([
+    // What the world has yet to do: the whole period.
+    { reason: "Settling", quietMs: 59_999, due: false },
+    { reason: "Settling", quietMs: 60_000, due: true },
+    { reason: "Blocked", quietMs: 15_000, due: false },
+    { reason: "Blocked", quietMs: 60_000, due: true },
+    // What the functions have not acted on: a quarter of it.
+    { reason: "DGDNotShown", quietMs: 14_999, due: false },
+    { reason: "DGDNotShown", quietMs: 15_000, due: true },
+    { reason: "Unobserved", quietMs: 14_999, due: false },
+    { reason: "Unobserved", quietMs: 15_000, due: true },
+  ] as const)("$reason, quiet for $quietMs ms: $due", ({ reason, quietMs, due }) => {
+    expect(requeueDue(reason, { since: 1_000, sending: 0 }, 1_000 + quietMs, 60_000)).toBe(due);
+  });
+
+  it("waits the backed-off period it is given", () => {
+    expect(requeueDue("DGDNotShown", quiet, 30_000, 120_000)).toBe(true);
+    expect(requeueDue("DGDNotShown", quiet, 29_999, 120_000)).toBe(false);
+  });
+
+  it("never asks for a pair while an event of it waits to be delivered, however long ago it changed", () => {
+    expect(requeueDue("Settling", quiet, 600_000, 60_000)).toBe(true);
+    expect(requeueDue("Settling", { since: 0, sending: 1 }, 600_000, 60_000)).toBe(false);
+    expect(requeueDue("DGDNotShown", { since: 0, sending: 2 }, 600_000, 60_000)).toBe(false);
   });
 });
 

@@ -1,11 +1,11 @@
 /**
  * The event source's requeue: which DynamoPoolRelays it asks a reconcile for, from what it watches,
- * with no event to go by. A pair is asked for when it has been quiet for `afterMs` (neither it, its
- * DGD nor a child changed, no event of it was delivered, none is waiting to be, and it was not asked
- * for: a pair whose events wait in a burst's backlog is not lost) and either it is not converged (shared/resync.ts,
+ * with no event to go by. A pair is asked for when it is not converged (shared/resync.ts,
  * unconverged: unobserved, settling, blocked) or its status does not show what its DGD makes of it
  * (shared/vouched-status.ts, changesNothing: the DGD's change, or its reconcile request, was lost
- * on the way). A converged pair costs nothing.
+ * or lags on the way), and it has been quiet long enough (neither it, its DGD nor a child changed,
+ * no event of it was delivered, none is waiting to be, and it was not asked for: a pair whose
+ * events wait in a burst's backlog is not lost). A converged pair costs nothing.
  */
 import type { DecisionSettings } from "./decide.ts";
 import { unconverged, type ResyncCandidate } from "./resync.ts";
@@ -37,20 +37,32 @@ export interface Activity {
 }
 
 /**
+ * Why a pair would be asked for, from what the source last saw of it and its DGD, however quiet it
+ * is: undefined when it is converged and shows its DGD, which stays so until either changes.
+ *
  * @param dgd the DGD as the source last saw it, undefined when there is none, "unknown" before the
  *   source's first list of DGDs
  */
-export function requeueReason(
-  dpr: ResyncCandidate & ObservedDpr,
-  dgd: unknown,
-  activity: Activity,
-  now: number,
-  afterMs: number,
-  settings: DecisionSettings,
-): RequeueReason | undefined {
-  if (dpr.metadata.deletionTimestamp || activity.sending > 0 || now - activity.since < afterMs) return undefined;
+export function requeueReason(dpr: ResyncCandidate & ObservedDpr, dgd: unknown, settings: DecisionSettings): RequeueReason | undefined {
+  if (dpr.metadata.deletionTimestamp) return undefined;
   const reason = unconverged(dpr);
   if (reason) return reason;
   if (dgd !== "unknown" && !changesNothing(dpr, dgd, settings)) return "DGDNotShown";
   return undefined;
+}
+
+/**
+ * The share of the quiet period a pair waits when the functions have not acted on what it shows:
+ * a generation unobserved, or a DGD change its status does not show. Apply acts on those within
+ * seconds of their event, and the ApiServerSource's one lane of DGD events can lag a burst by
+ * minutes (in a 1,000-pair burst whose DGDs came after their pairs, 108 pairs waited on it). A pair
+ * settling or blocked waits on the world (pods starting, a foreign object), and the whole period.
+ */
+export const PROMPT_SHARE = 4;
+
+/** Whether a pair with this reason has been quiet long enough to be asked for (`afterMs`: its backed-off period). */
+export function requeueDue(reason: RequeueReason, activity: Activity, now: number, afterMs: number): boolean {
+  if (activity.sending > 0) return false;
+  const wait = reason === "Unobserved" || reason === "DGDNotShown" ? afterMs / PROMPT_SHARE : afterMs;
+  return now - activity.since >= wait;
 }

@@ -4,8 +4,9 @@
  * the ApiServerSource sends them, without what Knative's adapter loses (changes while a watch
  * expired; everything while one slow delivery holds a kind), in two lanes (the pairs' own events,
  * their children's), a pair's children's changes held back until its first status is written; and
- * a reconcile request for each pair quiet for REQUEUE_SECONDS that is not converged or whose status
- * does not show its DGD (it watches the DGDs for that, and sends none of their events). What it
+ * a reconcile request for each pair that is not converged or whose status does not show its DGD,
+ * once quiet for REQUEUE_SECONDS (a quarter of it when the functions have not acted on its
+ * generation or its DGD's change; it watches the DGDs for that, and sends none of their events). What it
  * sends, holds and asks for is decided in shared/source-events.ts and shared/requeue.ts.
  * node dist/functions/source.mjs
  */
@@ -14,7 +15,7 @@ import { parseConfig, parseSourceConfig } from "../../shared/config.ts";
 import { EventType, childOwnerKey, keyString, productEvent } from "../../shared/events.ts";
 import { connect, KubeClient, type KubeObject } from "../../shared/kube/client.ts";
 import { LABEL_MANAGED_BY, PRODUCT } from "../../shared/names.ts";
-import { requeueAfterMs, requeueReason } from "../../shared/requeue.ts";
+import { PROMPT_SHARE, requeueAfterMs, requeueDue, requeueReason } from "../../shared/requeue.ts";
 import type { ResyncCandidate } from "../../shared/resync.ts";
 import type { ObservedDpr } from "../../shared/vouched-status.ts";
 import { awaitsFirstStatus, changeEvent, holdMs, laneOf, merged, objectKey, queueKey, requeueKey, sent } from "../../shared/source-events.ts";
@@ -177,17 +178,16 @@ const requeue = setInterval(() => {
   const now = Date.now();
   for (const [key, p] of pairs) {
     const dgd = dgdsListed ? dgds.get(key) : "unknown";
-    // A quiet pair found converged stays so until it or its DGD changes: not decided again every
-    // tick (a decision a pair, 10,000 pairs every 15 s, would be most of what the source does).
+    // A pair found converged stays so until it or its DGD changes: not decided again every tick (a
+    // decision a pair, 10,000 pairs every 5 s, would be most of what the source does).
     const versions = `${p.dpr.metadata.resourceVersion}/${dgd === "unknown" ? "?" : (dgd?.metadata.resourceVersion ?? "-")}`;
     if (p.converged === versions) continue;
-    const afterMs = requeueAfterMs(requeueMs, p.asked);
-    const activity = { since: p.since, sending: sending.get(key) ?? 0 };
-    const reason = requeueReason(p.dpr, dgd, activity, now, afterMs, settings.defaults);
+    const reason = requeueReason(p.dpr, dgd, settings.defaults);
     if (!reason) {
-      if (activity.sending === 0 && now - p.since >= afterMs) p.converged = versions;
+      p.converged = versions;
       continue;
     }
+    if (!requeueDue(reason, { since: p.since, sending: sending.get(key) ?? 0 }, now, requeueAfterMs(requeueMs, p.asked))) continue;
     p.since = now;
     p.asked++;
     const { namespace = "", name } = p.dpr.metadata;
@@ -195,7 +195,7 @@ const requeue = setInterval(() => {
     send(key, requeueKey(key), productEvent(EventType.Reconcile, { namespace, name, cause: "Requeue" }, { source: REQUEUE_SOURCE, cause, time: new Date(now).toISOString() }));
     log({ msg: "requeued", key, reason, asked: p.asked });
   }
-}, requeueMs / 4);
+}, requeueMs / PROMPT_SHARE / 3);
 
 log({ msg: "started", sink: config.sink, concurrency: config.concurrency, requeueSeconds: config.requeueSeconds, batchMs: config.batchMs, kinds: WATCHES.map((w) => w.kind) });
 

@@ -48,7 +48,7 @@ describe("the resync", () => {
     await eventually("the watch runs again", async () => ((await runningContainer(admin, PRODUCT_NAMESPACE, SOURCE, "source"))?.restartCount ?? 0) > watch.restartCount);
 
     // The source came back after the DynamoPoolRelay was created: its first list passes nothing
-    // on, but it asks for the unobserved pair once it has been quiet for REQUEUE_SECONDS (60 s),
+    // on, but it asks for the unobserved pair once it has been quiet for a quarter of REQUEUE_SECONDS (15 s),
     // and the tick (every minute here) asks too. Whichever comes first publishes it.
     const dpr = await settledDpr(ns, "g1", "is published by the resync or the source's requeue", (d) => condition(d, "ServicePublished")?.status === "True", 120_000);
     expect(dpr.status?.["observedGeneration"]).toBe(1);
