@@ -82,8 +82,15 @@ describe("a change made while the event source's watch expired", () => {
     // Put back within the bound: a change is repaired within 2 minutes.
     await eventually("the pair's Deployment has its 2 replicas again", async () => (await admin.get<{ spec: { replicas: number } }>(deployment))!.spec.replicas === 2, 120_000);
     await settledDpr(ns, "g1", "is Ready with 2 ready replicas", (d) => condition(d, "Ready")?.status === "True" && d.status?.["readyReplicas"] === 2, 120_000);
-    // Not by the resync (every 10 minutes): by the drift status saw, or the source's requeue.
-    const repairs = invocations("apply").filter((i) => i.key?.namespace === ns && i.decision === "Applied").map((i) => (i.key as { cause?: string }).cause);
+    // Not by the resync (every 10 minutes): by the drift status saw, or the source's requeue. Apply
+    // logs its run after its last write, which can be after status wrote Ready: its line is waited for.
+    const appliedRuns = () => invocations("apply").filter((i) => i.key?.namespace === ns && i.decision === "Applied").map((i) => (i.key as { cause?: string }).cause);
+    const repairs = await eventually("apply's run that put the replicas back is logged", async () => {
+      const runs = appliedRuns();
+      return runs.some((c) => c === "Drift" || c === "Requeue") ? runs : undefined;
+    }, 30_000).catch((err: Error) => {
+      throw new Error(`${err.message}; apply runs that applied: ${appliedRuns().join(", ") || "none"}`);
+    });
     expect(repairs.filter((c) => c === "Drift" || c === "Requeue").length).toBeGreaterThan(0);
     console.log(`repaired by apply runs of cause ${repairs.join(", ")}`);
     // The pause did expire the watch: the source listed its Deployments again and found changes.
