@@ -42,14 +42,14 @@ function batchPeriod() {
 const settle = () => new Promise((r) => setTimeout(r, 0));
 
 /** The DynamoPoolRelay, its DGD and the six children carrying the decision; the Deployment with `readyReplicas` Ready. */
-function world(readyReplicas: number, omit: readonly string[] = []): { kube: FakeKube; deployment: KubeObject } {
+function world(readyReplicas: number, omit: readonly string[] = [], edit: (d: KubeObject) => KubeObject = (d) => d): { kube: FakeKube; deployment: KubeObject } {
   const decision = decide(dpr, dgd, config.defaults) as Extract<Decision, { action: "apply" }>;
   const live = liveChildren({
     dprUid: UID, clusterID: "dc-1", connectionRevision: decision.connectionRevision, sourcesText: decision.sources.text, appliedHash: appliedHashes(desiredChildren(decision)),
     deploymentStatus: { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas, availableReplicas: readyReplicas },
   });
-  const children = Object.entries(live).filter(([kind]) => !omit.includes(kind)).map(([, o]) => o as unknown as KubeObject);
-  return { kube: new FakeKube([dpr, dgd, ...children]), deployment: live.Deployment as unknown as KubeObject };
+  const children = Object.entries(live).filter(([kind]) => !omit.includes(kind)).map(([kind, o]) => (kind === "Deployment" ? edit(o as unknown as KubeObject) : o as unknown as KubeObject));
+  return { kube: new FakeKube([dpr, dgd, ...children]), deployment: edit(live.Deployment as unknown as KubeObject) };
 }
 
 let ids = 0;
@@ -188,6 +188,20 @@ describe("a child event whose object is, in all status reads, what the last run 
     const newer = withStatus(deployment, { readyReplicas: 0, availableReplicas: 0 }, String(Number(read.metadata.resourceVersion) + 1));
     expect((await status(childEvent("Deployment", "update", newer), context(kube))).decision).not.toBe("Stale");
     expect(dprReads(kube)).toBe(2);
+  });
+
+  it("is read again when the run that read it found it off the decision without answering for it: its own event asks for the repair", async () => {
+    // Scaled to zero by someone; the runs before its own event were about other changes.
+    const { kube, deployment } = world(2, [], (d) => ({ ...d, spec: { ...(d["spec"] as object), replicas: 0 } }));
+    const first = await status(applied(), context(kube));
+    expect(first.fields?.["reflects"]).toBe(false);
+    expect(first.reply).toBeUndefined();
+    const own = await status(childEvent("Deployment", "update", deployment), context(kube));
+    expect(own.decision).not.toBe("Seen");
+    expect(own.reply).toMatchObject({ type: EventType.Reconcile, data: { namespace: "team-a", name: "g1", cause: "Drift" } });
+    // The next test starts with nothing recorded: a run that finds the DynamoPoolRelay gone forgets it.
+    await kube.deleteExact({ apiVersion: dpr.apiVersion, kind: dpr.kind, namespace: "team-a", name: "g1" }, UID);
+    expect((await status(applied(), context(kube))).decision).toBe("Gone");
   });
 
   it("is read again when the run that read it failed to write", async () => {

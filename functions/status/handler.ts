@@ -79,7 +79,9 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   // 4. Write only a change.
   const written = plan.write ? await writeStatus(ctx, dpr, plan.status, Reporter.Status) : undefined;
   const statusAt = written ? written.resourceVersion : dpr.metadata.resourceVersion;
-  seen.record(keyString(key), childVersions(read), read.map((r) => r.kind), statusAt);
+  // A child read off the decision that this run did not answer for (it was not among the changes)
+  // is not remembered: its own event must run, and ask for the repair (drift).
+  if (plan.reflects || plan.drift) seen.record(keyString(key), childVersions(read), read.map((r) => r.kind), statusAt);
   if (!written) return { decision: "Unchanged", fields, ...reply };
   return { decision: "StatusWritten", fields: { ...fields, ...eventFields(written.events) }, ...reply };
 }
