@@ -54,9 +54,10 @@ export function requeueReason(dpr: ResyncCandidate & ObservedDpr, dgd: unknown, 
 /**
  * The share of the quiet period a pair waits when the functions have not acted on what it shows:
  * a generation unobserved, or a DGD change its status does not show. Apply acts on those within
- * seconds of their event, and the ApiServerSource's one lane of DGD events can lag a burst by
- * minutes (in a 1,000-pair burst whose DGDs came after their pairs, 108 pairs waited on it). A pair
- * settling or blocked waits on the world (pods starting, a foreign object), and the whole period.
+ * seconds of their event, and the ApiServerSource's one lane of DGD events lags in a burst (in a
+ * 1,000-pair burst whose DGDs came after their pairs, 83 of 108 such pairs waited a quiet minute
+ * for the requeue). A pair settling or blocked waits on the world (pods starting, a foreign
+ * object), and the whole period.
  */
 export const PROMPT_SHARE = 4;
 
