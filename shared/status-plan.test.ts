@@ -6,7 +6,7 @@ import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
 import type { LiveObject } from "./apply-plan.ts";
 import { deploymentShown, readsService, shownOnly } from "./read-plan.ts";
-import { endpointsBehind, observedChildren, planStatus, sourcesStatus } from "./status-plan.ts";
+import { endpointsBehind, observedChildren, planStatus, remembersReads, sourcesStatus } from "./status-plan.ts";
 import type { ObservedDeployment } from "./status.ts";
 
 const NOW = "2026-02-01T00:00:00Z";
@@ -452,5 +452,16 @@ describe("endpointsBehind: which Services' EndpointSlices are listed", () => {
   it("only a Service that was there when read: one created by this run, or absent, has none of its own", () => {
     expect(endpointsBehind(live.Service)).toBe(true);
     expect(endpointsBehind(undefined)).toBe(false);
+  });
+});
+
+describe("remembersReads: the runs whose reads a child's later event may count as seen", () => {
+  it.each([
+    { reflects: true, drift: false, remembers: true },
+    { reflects: false, drift: true, remembers: true },
+    // Off the decision, and not answered for: the child's own event must run.
+    { reflects: false, drift: false, remembers: false },
+  ])("reflects $reflects, drift $drift: $remembers", ({ reflects, drift, remembers }) => {
+    expect(remembersReads({ reflects, drift })).toBe(remembers);
   });
 });

@@ -40,7 +40,7 @@ export interface StatusPlan {
   status: DynamoPoolRelayStatus;
   /** The computed status differs from the stored one. */
   write: boolean;
-  /** The children do not carry the decision for the current generation. */
+  /** The children carry the decision for the current generation. */
   reflects: boolean;
   /** A changed child is off the decision: ask for a reconcile. */
   drift: boolean;
@@ -98,6 +98,16 @@ export function endpointsBehind(service: LiveObject | undefined): boolean {
 export function sourcesStatus(dpr: StatusPlanInput["dpr"], decision: Extract<Decision, { action: "apply" }>, configMap: LiveObject): StatusPlan {
   const status = { ...dpr.status, workerNamespaces: decision.workerNamespaces, sourcesRevision: decision.sources.revision, ...sourcesVersion(configMap, dpr.metadata.uid) };
   return { status, write: stableJson(status) !== stableJson(dpr.status ?? {}), reflects: true, drift: false };
+}
+
+/**
+ * Whether a run may remember the children it read (shared/seen-versions.ts), so that their own
+ * events at those versions cost nothing: only when they carry the decision, or when it asked for
+ * the repair. A child off the decision that the run did not answer for (not among its changes)
+ * must run on its own event, which asks for the repair.
+ */
+export function remembersReads(plan: Pick<StatusPlan, "reflects" | "drift">): boolean {
+  return plan.reflects || plan.drift;
 }
 
 /** The version a ConfigMap that is this DynamoPoolRelay's was read at: what a rollout writes over (shared/vouched-status.ts). */

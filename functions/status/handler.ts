@@ -14,7 +14,7 @@ import { isConflict } from "../../shared/kube/errors.ts";
 import { API_VERSION, KIND, childName } from "../../shared/names.ts";
 import { planReads, type Read } from "../../shared/read-plan.ts";
 import { SeenVersions, childVersions } from "../../shared/seen-versions.ts";
-import { planStatus, type StatusPlanInput } from "../../shared/status-plan.ts";
+import { planStatus, remembersReads, type StatusPlanInput } from "../../shared/status-plan.ts";
 import type { ObjectRef } from "../../shared/kube/client.ts";
 import type { ObservedDeployment } from "../../shared/status.ts";
 import { coalescing, eventFields, mustClassify, relayEndpointSlices, writeStatus, type Context, type Handler, type Result } from "../runtime/handler.ts";
@@ -79,9 +79,7 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   // 4. Write only a change.
   const written = plan.write ? await writeStatus(ctx, dpr, plan.status, Reporter.Status) : undefined;
   const statusAt = written ? written.resourceVersion : dpr.metadata.resourceVersion;
-  // A child read off the decision that this run did not answer for (it was not among the changes)
-  // is not remembered: its own event must run, and ask for the repair (drift).
-  if (plan.reflects || plan.drift) seen.record(keyString(key), childVersions(read), read.map((r) => r.kind), statusAt);
+  if (remembersReads(plan)) seen.record(keyString(key), childVersions(read), read.map((r) => r.kind), statusAt);
   if (!written) return { decision: "Unchanged", fields, ...reply };
   return { decision: "StatusWritten", fields: { ...fields, ...eventFields(written.events) }, ...reply };
 }
