@@ -10,13 +10,14 @@ const managed = { "app.kubernetes.io/managed-by": "dynamo-pool-relay", "app.kube
 describe("classify", () => {
   it.each([
     { name: "eligibility: a DGD update", got: classifyForEligibility(ev("dev.knative.apiserver.resource.update", { ...obj("DynamoGraphDeployment"), apiVersion: "nvidia.com/v1beta1" })), expected: { ok: true, value: { kind: "dgd", key: { namespace: "n", name: "x" } } } },
-    { name: "eligibility: a DynamoPoolRelay add", got: classifyForEligibility(ev("dev.knative.apiserver.resource.add", { ...obj("DynamoPoolRelay"), apiVersion: "nvidia.com/v1alpha1" })), expected: { ok: true, value: { kind: "dpr", key: { namespace: "n", name: "x" }, observed: { ...obj("DynamoPoolRelay"), apiVersion: "nvidia.com/v1alpha1" }, deleted: false } } },
-    { name: "eligibility: a DynamoPoolRelay delete", got: classifyForEligibility(ev("dev.knative.apiserver.resource.delete", { ...obj("DynamoPoolRelay"), apiVersion: "nvidia.com/v1alpha1" })), expected: { ok: true, value: { kind: "dpr", key: { namespace: "n", name: "x" }, observed: undefined, deleted: true } } },
+    { name: "eligibility: a DynamoPoolRelay add (apply's)", got: classifyForEligibility(ev("dev.knative.apiserver.resource.add", { ...obj("DynamoPoolRelay"), apiVersion: "nvidia.com/v1alpha1" })), expected: { ok: false, status: 422 } },
     { name: "eligibility: a ping", got: classifyForEligibility(ev("dev.knative.sources.ping", undefined)), expected: { ok: true, value: { kind: "resync" } } },
     { name: "eligibility: another kind", got: classifyForEligibility(ev("dev.knative.apiserver.resource.add", obj("Pod"))), expected: { ok: false, status: 422 } },
     { name: "eligibility: another type", got: classifyForEligibility(ev("x", {})), expected: { ok: false, status: 400 } },
     { name: "apply: a reconcile request", got: classifyForApply(ev("com.nvidia.dynamo.poolrelay.reconcile.v1", { namespace: "n", name: "g", cause: "Drift" })), expected: { ok: true, value: { namespace: "n", name: "g", cause: "Drift" } } },
     { name: "apply: bad data", got: classifyForApply(ev("com.nvidia.dynamo.poolrelay.reconcile.v1", { name: "g" })), expected: { ok: false, status: 422 } },
+    { name: "apply: a DGD change (eligibility's)", got: classifyForApply(ev("dev.knative.apiserver.resource.add", { ...obj("DynamoGraphDeployment"), apiVersion: "nvidia.com/v1beta1" })), expected: { ok: false, status: 422 } },
+    { name: "apply: another type", got: classifyForApply(ev("com.nvidia.dynamo.poolrelay.applied.v1", {})), expected: { ok: false, status: 400 } },
     { name: "status: an applied report", got: classifyForStatus(ev("com.nvidia.dynamo.poolrelay.applied.v1", { namespace: "n", name: "g", uid: "u", generation: 1, applied: [], unchanged: [], skipped: [] })), expected: { ok: true, value: { key: { namespace: "n", name: "g" }, changed: [] } } },
     { name: "status: an applied report of a status apply wrote", got: classifyForStatus(ev("com.nvidia.dynamo.poolrelay.applied.v1", { namespace: "n", name: "g", uid: "u", generation: 1, applied: ["ConfigMap"], unchanged: [], skipped: [], statusWritten: true })), expected: { ok: true, value: { key: { namespace: "n", name: "g" }, changed: [], shownByApply: true } } },
     { name: "status: a rejected report with an apply failure", got: classifyForStatus(ev("com.nvidia.dynamo.poolrelay.rejected.v1", { namespace: "n", name: "g", uid: "u", generation: 2, reason: "ApplyFailed", message: "m" })), expected: { ok: true, value: { key: { namespace: "n", name: "g" }, changed: [], failure: { uid: "u", generation: 2, message: "m" } } } },
@@ -83,7 +84,7 @@ describe("keys are checked as the API server checks names, before any request", 
   it("answers a DGD whose name no DynamoPoolRelay can have without reading anything, and a DynamoPoolRelay event so named with 422", () => {
     expect(classifyForEligibility(dgd("team-a", "model.v1"))).toEqual({ ok: true, value: { kind: "unpairable", namespace: "team-a", name: "model.v1" } });
     expect(classifyForEligibility(dgd("team-a", `g${"1".repeat(52)}`))).toMatchObject({ ok: true, value: { kind: "unpairable" } });
-    expect(classifyForEligibility(ev("dev.knative.apiserver.resource.add", { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace: "team-a", name: "model.v1" } }))).toMatchObject({ ok: false, status: 422 });
+    expect(classifyForApply(ev("dev.knative.apiserver.resource.add", { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace: "team-a", name: "model.v1" } }))).toMatchObject({ ok: false, status: 422 });
   });
 
   it("treats a child whose instance label no DynamoPoolRelay can have as not ours", () => {
@@ -114,11 +115,52 @@ describe("classifyForEligibility, exactly", () => {
     });
   });
 
+  it("answers a DynamoPoolRelay event with 422: apply takes those", () => {
+    expect(classifyForEligibility(ev("dev.knative.apiserver.resource.add", { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace: "team-a", name: "g1" } }))).toEqual({
+      ok: false,
+      status: 422,
+      error: "eligibility handles DynamoGraphDeployment change events, got kind DynamoPoolRelay",
+    });
+  });
+});
+
+describe("classifyForApply, exactly", () => {
+  const dprObject = (metadata: Record<string, unknown> = {}, status?: Record<string, unknown>) => ({
+    apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace: "team-a", name: "g1", generation: 3, ...metadata }, spec: { image: "i", clusterID: "c" }, ...(status ? { status } : {}),
+  });
+
+  it("takes a reconcile request as it is", () => {
+    expect(classifyForApply(ev("com.nvidia.dynamo.poolrelay.reconcile.v1", { namespace: "team-a", name: "g1", cause: "Requeue" }))).toEqual({ ok: true, value: { namespace: "team-a", name: "g1", cause: "Requeue" } });
+  });
+
+  it.each([
+    { name: "a new one without status", type: "dev.knative.apiserver.resource.add", object: dprObject() },
+    { name: "an unobserved generation", type: "dev.knative.apiserver.resource.update", object: dprObject({}, { observedGeneration: 2 }) },
+  ])("takes a DynamoPoolRelay change carrying $name as a request of cause DPRChanged", ({ type, object }) => {
+    expect(classifyForApply(ev(type, object))).toEqual({ ok: true, value: { namespace: "team-a", name: "g1", cause: "DPRChanged" } });
+  });
+
+  it.each([
+    { name: "whose generation is observed", type: "dev.knative.apiserver.resource.update", object: dprObject({}, { observedGeneration: 3 }) },
+    { name: "being deleted", type: "dev.knative.apiserver.resource.update", object: dprObject({ deletionTimestamp: "2026-12-01T00:00:00Z" }) },
+    { name: "deleted", type: "dev.knative.apiserver.resource.delete", object: dprObject() },
+  ])("marks a DynamoPoolRelay change $name as observed: nothing to do", ({ type, object }) => {
+    expect(classifyForApply(ev(type, object))).toEqual({ ok: true, value: { namespace: "team-a", name: "g1", cause: "DPRChanged", observed: true } });
+  });
+
   it("answers a DynamoPoolRelay event whose name no DynamoPoolRelay can have with 422, naming the rule", () => {
-    expect(classifyForEligibility(ev("dev.knative.apiserver.resource.add", { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace: "team-a", name: "model.v1" } }))).toEqual({
+    expect(classifyForApply(ev("dev.knative.apiserver.resource.add", dprObject({ name: "model.v1" })))).toEqual({
       ok: false,
       status: 422,
       error: "DynamoPoolRelay team-a/model.v1: the name cannot be a DynamoPoolRelay's (a DNS-1035 label of at most 52 characters)",
+    });
+  });
+
+  it("answers another type with 400, naming the types it handles", () => {
+    expect(classifyForApply(ev("com.nvidia.dynamo.poolrelay.applied.v1", {}))).toEqual({
+      ok: false,
+      status: 400,
+      error: "apply handles com.nvidia.dynamo.poolrelay.reconcile.v1 and DynamoPoolRelay change events, got type com.nvidia.dynamo.poolrelay.applied.v1",
     });
   });
 });

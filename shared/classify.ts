@@ -11,6 +11,7 @@ import { childVersion, type ChildVersion } from "./seen-versions.ts";
 import { readyEndpoints, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
 import type { LiveObject } from "./apply-plan.ts";
 import { compareResourceVersions } from "./resource-version.ts";
+import { observedInEvent } from "./resync.ts";
 import { COVERS, coveredObjects } from "./source-events.ts";
 import type * as z from "./zod.ts";
 
@@ -25,39 +26,52 @@ function data<T>(event: CloudEvent, parse: (e: CloudEvent) => { ok: true; value:
 }
 
 /**
- * `unpairable`: a DGD whose name no DynamoPoolRelay can have, so there is nothing to read. A DGD or
- * DynamoPoolRelay event carries the object as the source saw it (`observed`, absent for a delete):
- * a hint that may only ever skip work (shared/vouched-status.ts, changesNothing; shared/resync.ts, observedInEvent), never feed a write.
+ * `unpairable`: a DGD whose name no DynamoPoolRelay can have, so there is nothing to read. A DGD
+ * event carries the object as the source saw it (`observed`, absent for a delete): a hint that may
+ * only ever skip work (shared/vouched-status.ts, changesNothing), never feed a write.
  */
 export type EligibilityInput =
   | { kind: "dgd"; key: DprKey; observed: unknown }
-  | { kind: "dpr"; key: DprKey; observed: unknown; deleted: boolean }
   | { kind: "unpairable"; namespace: string; name: string }
   | { kind: "resync" };
 
-/** The kinds whose change events eligibility turns into reconcile requests. */
-const ELIGIBILITY_KINDS = { DynamoGraphDeployment: "dgd", DynamoPoolRelay: "dpr" } as const;
+/** A change event of one kind, parsed: the object's key, and the object as the event carries it (absent for a delete). */
+function changeOf(fn: string, kind: string, event: CloudEvent): Classified<{ namespace: string; name: string; observed: unknown }> {
+  const obj = data(event, (e) => parseData(e, ApiServerObject));
+  if (!obj.ok) return obj;
+  if (obj.value.kind !== kind) return { ok: false, status: 422, error: `${fn} handles ${kind} change events, got kind ${obj.value.kind}` };
+  const { namespace, name } = obj.value.metadata;
+  return { ok: true, value: { namespace, name, observed: event.type === SourceEventType.Delete ? undefined : event.data } };
+}
 
 export function classifyForEligibility(event: CloudEvent): Classified<EligibilityInput> {
   if (event.type === SourceEventType.Ping) return { ok: true, value: { kind: "resync" } };
   if (!APISERVER_TYPES.includes(event.type)) return wrongType("eligibility", `${APISERVER_TYPES.join(", ")} and ${SourceEventType.Ping}`, event);
-  const obj = data(event, (e) => parseData(e, ApiServerObject));
-  if (!obj.ok) return obj;
-  const kind = Object.hasOwn(ELIGIBILITY_KINDS, obj.value.kind) ? ELIGIBILITY_KINDS[obj.value.kind as keyof typeof ELIGIBILITY_KINDS] : undefined;
-  if (!kind) return { ok: false, status: 422, error: `eligibility handles ${Object.keys(ELIGIBILITY_KINDS).join(" and ")} events, got kind ${obj.value.kind}` };
-  const { namespace, name } = obj.value.metadata;
-  if (!canPair(name)) {
-    if (kind === "dgd") return { ok: true, value: { kind: "unpairable", namespace, name } };
-    return { ok: false, status: 422, error: `DynamoPoolRelay ${namespace}/${name}: the name cannot be a DynamoPoolRelay's (a DNS-1035 label of at most ${MAX_DGD_NAME_LENGTH} characters)` };
-  }
-  const deleted = event.type === SourceEventType.Delete;
-  const observed = deleted ? undefined : event.data;
-  if (kind === "dpr") return { ok: true, value: { kind, key: { namespace, name }, observed, deleted } };
-  return { ok: true, value: { kind, key: { namespace, name }, observed } };
+  const change = changeOf("eligibility", "DynamoGraphDeployment", event);
+  if (!change.ok) return change;
+  const { namespace, name, observed } = change.value;
+  if (!canPair(name)) return { ok: true, value: { kind: "unpairable", namespace, name } };
+  return { ok: true, value: { kind: "dgd", key: { namespace, name }, observed } };
 }
 
-export function classifyForApply(event: CloudEvent): Classified<ReconcileData> {
-  if (event.type !== EventType.Reconcile) return wrongType("apply", EventType.Reconcile, event);
+/**
+ * A reconcile request, or a DynamoPoolRelay's change event from the product's source, which is a
+ * request of cause `DPRChanged` (the source sends only those of a generation not yet observed:
+ * shared/source-events.ts, sent). `observed`: the event shows the generation observed, or the
+ * object deleted (shared/resync.ts, observedInEvent), a hint that may only skip the run.
+ */
+export type ApplyInput = ReconcileData & { observed?: true };
+
+export function classifyForApply(event: CloudEvent): Classified<ApplyInput> {
+  if (APISERVER_TYPES.includes(event.type)) {
+    const change = changeOf("apply", "DynamoPoolRelay", event);
+    if (!change.ok) return change;
+    const { namespace, name, observed } = change.value;
+    if (!canPair(name)) return { ok: false, status: 422, error: `DynamoPoolRelay ${namespace}/${name}: the name cannot be a DynamoPoolRelay's (a DNS-1035 label of at most ${MAX_DGD_NAME_LENGTH} characters)` };
+    const key: ApplyInput = { namespace, name, cause: "DPRChanged" };
+    return { ok: true, value: observedInEvent(observed, event.type === SourceEventType.Delete) ? { ...key, observed: true } : key };
+  }
+  if (event.type !== EventType.Reconcile) return wrongType("apply", `${EventType.Reconcile} and DynamoPoolRelay change events`, event);
   return data(event, (e) => parseData(e, ReconcileData));
 }
 

@@ -90,7 +90,7 @@ function statusRun({ input, dpr, settings, offRecord }: { input: StatusInput; dp
 
 /** An apply run's first reads: the DynamoPoolRelay, and its DGD unless the request needs none. */
 function applyPair({ causes, dpr }: { causes: readonly ReconcileCause[]; dpr?: StoredDpr | "gone" }): ReadPlan {
-  // Asked only because the DynamoPoolRelay changed (eligibility asks unread): it alone first, and
+  // Asked only because the DynamoPoolRelay changed (its change event, taken unread): it alone first, and
   // nothing more when that change is observed by now (the request came late or twice).
   const dprOnly = causes.every((cause) => cause === "DPRChanged");
   if (dpr === undefined) return { reads: dprOnly ? ["DynamoPoolRelay"] : ["DynamoPoolRelay", "DynamoGraphDeployment"] };

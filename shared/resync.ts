@@ -94,8 +94,8 @@ export function neverWritten(dpr: ResyncCandidate): boolean {
 }
 
 /**
- * Whether a reconcile asked for only because a live DynamoPoolRelay changed (eligibility asks
- * unread) came late or twice: its generation is observed, so a run that read every child found
+ * Whether a reconcile asked for only because a live DynamoPoolRelay changed (its change event,
+ * taken unread) came late or twice: its generation is observed, so a run that read every child found
  * them carrying its decision. Not for a spec the core rejects: status runs observe that too, but
  * only apply's run reports it as a Kubernetes Event.
  */

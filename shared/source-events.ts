@@ -29,11 +29,11 @@ export const UNSENT_ADDS: readonly string[] = ["ConfigMap", "Deployment", "Servi
  * changes nothing status reads of it (shared/seen-versions.ts, statusDigest: the Deployment
  * controller's conditions and observedGeneration, an EndpointSlice's endpoints not yet ready)
  * since the version the source saw before, whose change was sent then or was itself one such. Of the DynamoPoolRelay's,
- * only those eligibility acts on: an add or an update to a generation the status has not observed
+ * only those apply acts on: an add or an update to a generation the status has not observed
  * (shared/resync.ts, observedInEvent) that differs from the one of the version the source saw
  * before (whose event was sent then). Not its delete (the garbage collector removes the children),
  * nor the updates of its status or metadata alone: the product's own status writes, several per
- * publish, each of which eligibility would answer with nothing or a request apply finds observed.
+ * publish, each of which apply would answer with nothing or a read that finds it observed.
  *
  * @param previous the object as the source last saw it, if it did
  */

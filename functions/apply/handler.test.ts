@@ -158,6 +158,39 @@ describe("apply's applied.v1 reply", () => {
   });
 });
 
+describe("apply on a DynamoPoolRelay's change event, from the product's source", () => {
+  /** The change event as the source sends it, carrying the object. */
+  const change = (type: "add" | "update" | "delete", object: object): CloudEvent => ({
+    specversion: "1.0", id: "c1", type: `dev.knative.apiserver.resource.${type}`, source: "https://10.96.0.1:443", time: NOW, datacontenttype: "application/json",
+    extensions: { kind: "DynamoPoolRelay", name: "g1", namespace: "team-a" }, data: object,
+  });
+
+  it("takes an unobserved generation as a request of cause DPRChanged: reads the pair and applies", async () => {
+    const kube = new FakeKube([dpr, dgd()]);
+    const result = await apply(change("add", dpr), context(kube));
+    expect(result).toMatchObject({ decision: "Applied", fields: { key: { namespace: "team-a", name: "g1", cause: "DPRChanged" } } });
+    expect(result.reply).toMatchObject({ type: EventType.Applied, data: { applied: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"] } });
+    expect(kube.ops("get").slice(0, 2).map((c) => ("ref" in c ? c.ref.kind : ""))).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment"]);
+  });
+
+  it.each([
+    { name: "whose generation is observed", type: "update", object: { ...dpr, status: { observedGeneration: 4 } } },
+    { name: "being deleted", type: "update", object: { ...dpr, metadata: { ...dpr.metadata, deletionTimestamp: NOW } } },
+    { name: "deleted", type: "delete", object: dpr },
+  ] as const)("answers one $name with nothing, unread", async ({ type, object }) => {
+    const kube = new FakeKube([dpr, dgd()]);
+    const result = await apply(change(type, object), context(kube));
+    expect(result).toEqual({ decision: "Observed", fields: { key: { namespace: "team-a", name: "g1", cause: "DPRChanged" }, from: "event" } });
+    expect(kube.calls).toEqual([]);
+  });
+
+  it("refuses a DGD's change with 422, unread: eligibility takes those", async () => {
+    const kube = new FakeKube([dpr, dgd()]);
+    await expect(apply(change("add", dgd()), context(kube))).rejects.toMatchObject({ name: "BadEvent", status: 422 });
+    expect(kube.calls).toEqual([]);
+  });
+});
+
 describe("apply on a DynamoPoolRelay whose children and status carry the decision", () => {
   /** The world once the status function has shown what the current children make of the DynamoPoolRelay. */
   async function settled(): Promise<{ kube: FakeKube; live: Record<string, KubeObject> }> {

@@ -31,8 +31,11 @@ export const SOURCE = "/dynamo-pool-relay/apply";
 const requests = coalescing<ReconcileData, readonly ReconcileCause[]>((earlier = [], later) => [...new Set([...earlier, ...later])]);
 
 export const apply: Handler = async (event, ctx) => {
-  // 1. Parse: only reconcile requests, with a valid key.
-  const key = mustClassify(classifyForApply(event));
+  // 1. Parse: a reconcile request, or a DynamoPoolRelay's change, with a valid key.
+  const { observed, ...key } = mustClassify(classifyForApply(event));
+  // As the change event carries it, the generation is observed or the object deleted: apply would
+  // read the DynamoPoolRelay only to stop there (a late or repeated event).
+  if (observed) return { decision: "Observed", fields: { key, from: "event" } };
   return requests(key, [key.cause], (asked) => converge(event, ctx, key, asked));
 };
 

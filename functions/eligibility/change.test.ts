@@ -1,6 +1,6 @@
-// The change events of the eligibility handler (a DGD or a DynamoPoolRelay added, updated or
-// deleted) with the in-memory adapter: which ones become a reconcile request, which are answered
-// with none, and what they read.
+// The change events of the eligibility handler (a DGD added, updated or deleted) with the
+// in-memory adapter: which ones become a reconcile request, which are answered with none, and what
+// they read.
 import { describe, expect, it } from "vitest";
 import { dgd, dpr } from "../../test/builders.ts";
 import { FakeKube } from "../../test/unit/fake-kube.ts";
@@ -65,21 +65,9 @@ describe("a DGD change", () => {
 });
 
 describe("a DynamoPoolRelay change", () => {
-  it("asks for a reconcile, unread, when the object it carries has a generation not yet observed", async () => {
-    const kube = new FakeKube();
-    const result = await eligibility(change("e3", "update", relay()), context(kube));
-    expect(result).toMatchObject({ decision: "Reconcile", fields: { key, from: "event" } });
-    expect(result.reply).toMatchObject({ id: derivedId(SOURCE, "e3", EventType.Reconcile, "team-a", "g1"), source: SOURCE, time: NOW, data: { ...key, cause: "DPRChanged" } });
-    expect(kube.calls).toEqual([]);
-  });
-
-  it.each([
-    { name: "is being deleted", type: "update", object: () => relay(true) },
-    { name: "was deleted", type: "delete", object: () => relay() },
-  ] as const)("asks for nothing, unread, when the object $name", async ({ type, object }) => {
-    const kube = new FakeKube();
-    const result = await eligibility(change("e4", type, object()), context(kube));
-    expect(result).toEqual({ decision: "Observed", fields: { key, from: "event" } });
+  it("is refused, unread, with 422: apply takes those itself (functions/apply/handler.test.ts)", async () => {
+    const kube = new FakeKube([relay()]);
+    await expect(eligibility(change("e3", "add", relay()), context(kube))).rejects.toMatchObject({ name: "BadEvent", status: 422 });
     expect(kube.calls).toEqual([]);
   });
 });

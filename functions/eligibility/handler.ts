@@ -1,15 +1,15 @@
 /**
- * eligibility: turns DynamoGraphDeployment and DynamoPoolRelay changes and resync ticks into
- * reconcile requests for apply, leaving out those the event or the stored status shows need none.
+ * eligibility: turns DynamoGraphDeployment changes and resync ticks into reconcile requests for
+ * apply, leaving out those the stored status shows need none.
  */
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForEligibility, type EligibilityInput } from "../../shared/classify.ts";
 import { changesNothing, type ObservedDpr } from "../../shared/vouched-status.ts";
 import { API_VERSION, KIND } from "../../shared/names.ts";
-import { EventType, productEvent, type DprKey, type ReconcileCause } from "../../shared/events.ts";
+import { EventType, productEvent, type DprKey } from "../../shared/events.ts";
 import { settleBounded } from "../../shared/concurrency.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
-import { candidatesOf, dueOnTick, observedInEvent, resyncCause, tickOf, type ResyncCandidate, type TablePage } from "../../shared/resync.ts";
+import { candidatesOf, dueOnTick, resyncCause, tickOf, type ResyncCandidate, type TablePage } from "../../shared/resync.ts";
 import { mustClassify, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/eligibility";
@@ -24,29 +24,19 @@ export const EMIT_CONCURRENCY = 32;
 
 /**
  * A DGD event asks for the same-named DynamoPoolRelay's reconcile unless the DGD it carries decides
- * what the status says the children carry; a DynamoPoolRelay event, with no read, only when the
- * object it carries has a generation not yet observed (its own status writes change nothing).
+ * what the status says the children carry. (A DynamoPoolRelay's change goes to apply itself:
+ * shared/classify.ts, classifyForApply.)
  */
-async function onChange(event: CloudEvent, input: Extract<EligibilityInput, { kind: "dgd" | "dpr" }>, ctx: Context): Promise<Result> {
+async function onChange(event: CloudEvent, input: Extract<EligibilityInput, { kind: "dgd" }>, ctx: Context): Promise<Result> {
   const { key } = input;
-  const reconcile = (cause: ReconcileCause, fields: Record<string, unknown> = {}): Result => {
-    const reply = productEvent(EventType.Reconcile, { ...key, cause }, { source: SOURCE, cause: event.id, time: ctx.now() });
-    return { decision: "Reconcile", reply, fields: { key, ...fields } };
-  };
-  if (input.kind === "dpr") {
-    // Deleted, or as the event carries it already observed: nothing to do. Otherwise a hint for
-    // apply, which reads the DynamoPoolRelay first and stops there if its generation is observed
-    // by then (a late or repeated event): a read here would only repeat that one.
-    if (observedInEvent(input.observed, input.deleted)) return { decision: "Observed", fields: { key, from: "event" } };
-    return reconcile("DPRChanged", { from: "event" });
-  }
   // 2. Read: is there a DynamoPoolRelay for this key?
   const dpr = await ctx.kube.get<ResyncCandidate & ObservedDpr>({ apiVersion: API_VERSION, kind: KIND, ...key });
   if (!dpr || dpr.metadata.deletionTimestamp) return { decision: "NoDynamoPoolRelay", fields: { key } };
   // A DGD event whose DGD decides what the status says the children carry: nothing to do.
   if (changesNothing(dpr, input.observed, ctx.config.defaults)) return { decision: "Unchanged", fields: { key } };
   // 3. Reply: a reconcile request.
-  return reconcile("DGDChanged");
+  const reply = productEvent(EventType.Reconcile, { ...key, cause: "DGDChanged" }, { source: SOURCE, cause: event.id, time: ctx.now() });
+  return { decision: "Reconcile", reply, fields: { key } };
 }
 
 /**
@@ -93,7 +83,7 @@ async function onResync(event: CloudEvent, ctx: Context): Promise<Result> {
 }
 
 export const eligibility: Handler = async (event, ctx) => {
-  // 1. Parse: a DGD or DynamoPoolRelay event, or a resync tick.
+  // 1. Parse: a DGD event, or a resync tick.
   const input = mustClassify(classifyForEligibility(event));
   if (input.kind === "resync") return onResync(event, ctx);
   if (input.kind === "unpairable") return { decision: "NoDynamoPoolRelay", fields: { key: { namespace: input.namespace, name: input.name }, why: "unpairable name" } };

@@ -48,6 +48,9 @@ describe("recorded deliveries", () => {
     // status and its events are handled.
     await settledDpr(ns, "g1", "has a status", (d) => condition(d, "Eligible") !== undefined);
     await statusQuiet(ns);
+    // A DynamoPoolRelay's add goes to apply itself: eligibility replies to a DGD change the status
+    // does not show yet, which a rollout after the first status always is.
+    await rollout(ns, ["bbbb2222"]);
     const first = await admin.list<KubeObject>("discovery.k8s.io/v1", "EndpointSlice", ns, "kubernetes.io/service-name=g1-pool-relay");
     expect(first.length).toBeGreaterThan(0);
     for (const slice of first) await admin.deleteExact({ apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", namespace: ns, name: slice.metadata.name }, slice.metadata.uid!);

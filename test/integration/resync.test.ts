@@ -55,7 +55,7 @@ describe("the resync", () => {
     await appliedFor(ns, ["Resync", "Requeue"]);
     // Its add event never came (the source sends none of the status writes that followed, which
     // change no generation: shared/source-events.ts, sent).
-    const dprEvents = invocations("eligibility").filter((i) => i.key?.namespace === ns && i.event.subject?.includes("/dynamopoolrelays/"));
+    const dprEvents = invocations("apply").filter((i) => i.key?.namespace === ns && i.event.subject?.includes("/dynamopoolrelays/"));
     expect(dprEvents.filter((i) => i.event.type === "dev.knative.apiserver.resource.add")).toEqual([]);
   });
 

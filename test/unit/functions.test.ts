@@ -117,9 +117,9 @@ describe("bad input is answered 4xx and changes nothing", () => {
     { name: "a missing source", fn: "apply", req: { headers: { "ce-specversion": "1.0", "ce-id": "1", "ce-type": EventType.Reconcile, "content-type": "application/json" }, body: "{}" }, status: 400, error: /source is required/ },
     { name: "a bad time", fn: "apply", req: { headers: { ...toBinary(reconcile()).headers, "ce-time": "lunchtime" }, body: toBinary(reconcile()).body }, status: 400, error: /time must be an RFC 3339 timestamp/ },
     { name: "a batch", fn: "status", req: { headers: { "content-type": "application/cloudevents-batch+json" }, body: "[]" }, status: 400, error: /batched CloudEvents are not accepted/ },
-    { name: "a type the function does not handle", fn: "apply", req: toBinary({ ...reconcile(), type: "com.example.other" }), status: 400, error: /apply handles com\.nvidia\.dynamo\.poolrelay\.reconcile\.v1, got type com\.example\.other/ },
+    { name: "a type the function does not handle", fn: "apply", req: toBinary({ ...reconcile(), type: "com.example.other" }), status: 400, error: /apply handles com\.nvidia\.dynamo\.poolrelay\.reconcile\.v1 and DynamoPoolRelay change events, got type com\.example\.other/ },
     { name: "invalid data", fn: "apply", req: toBinary({ ...reconcile(), data: { namespace: "", name: "g1", cause: "Whim" } }), status: 422, error: /the data of com\.nvidia\.dynamo\.poolrelay\.reconcile\.v1 event .* is invalid: namespace: .*; cause: / },
-    { name: "a DGD event for another kind", fn: "eligibility", req: toBinary({ ...reconcile(), type: "dev.knative.apiserver.resource.add", data: { apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "n" } } }), status: 422, error: /eligibility handles DynamoGraphDeployment and DynamoPoolRelay events, got kind Pod/ },
+    { name: "a DGD event for another kind", fn: "eligibility", req: toBinary({ ...reconcile(), type: "dev.knative.apiserver.resource.add", data: { apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "n" } } }), status: 422, error: /eligibility handles DynamoGraphDeployment change events, got kind Pod/ },
     { name: "a child event for an unmanaged object", fn: "status", req: toBinary({ ...reconcile(), type: "dev.knative.apiserver.resource.update", data: { apiVersion: "v1", kind: "Service", metadata: { name: "s", namespace: "n" } } }), status: 422, error: /Service n\/s is not managed by dynamo-pool-relay/ },
   ])("$name → $status", async ({ fn, req, status, error }) => {
     const before = logs.length;
@@ -261,23 +261,22 @@ describe("replies", () => {
   it.each([
     { name: "an unobserved generation", metadata: { generation: 9 }, status: { observedGeneration: 8 } },
     { name: "a new one without status", metadata: { generation: 1 }, status: undefined },
-  ])("asks for a reconcile on a DynamoPoolRelay event carrying $name, with no request: apply reads the object", async ({ metadata, status }) => {
+  ])("refuses a DynamoPoolRelay event carrying $name with 422, with no request: apply takes those", async ({ metadata, status }) => {
     // No API interceptor: a read would fail the invocation.
     const res = await binary("eligibility", dprEvent(`d-${metadata.generation}`, "update", metadata, status ?? {}));
-    expect(res.status).toBe(200);
-    expect(res.headers["ce-type"]).toBe(EventType.Reconcile);
-    expect(JSON.parse(res.text)).toEqual({ namespace: "team-a", name: "g1", cause: "DPRChanged" });
-    expect(logs.at(-1)).toMatchObject({ function: "eligibility", decision: "Reconcile", from: "event", reads: 0, writes: 0 });
+    expect(res.status).toBe(422);
+    expect(JSON.parse(res.text).error).toMatch(/eligibility handles DynamoGraphDeployment change events, got kind DynamoPoolRelay/);
+    expect(logs.at(-1)).toMatchObject({ function: "eligibility", status: 422, reads: 0, writes: 0 });
   });
 
   it.each([
     { name: "whose object is already observed (the product's own status write)", type: "update", metadata: { generation: 4 }, status: { observedGeneration: 4 } },
     { name: "whose object is being deleted", type: "update", metadata: { generation: 5, deletionTimestamp: "2026-03-01T00:00:00Z" }, status: { observedGeneration: 4 } },
     { name: "that was deleted", type: "delete", metadata: { generation: 5 }, status: { observedGeneration: 4 } },
-  ])("answers a DynamoPoolRelay event $name with no request", async ({ type, metadata, status }) => {
-    const res = await binary("eligibility", dprEvent(`o-${type}-${metadata.generation}`, type, metadata, status));
+  ])("apply answers a DynamoPoolRelay event $name with no request", async ({ type, metadata, status }) => {
+    const res = await binary("apply", dprEvent(`o-${type}-${metadata.generation}`, type, metadata, status));
     expect(res.status).toBe(204);
-    expect(logs.at(-1)).toMatchObject({ function: "eligibility", decision: "Observed", from: "event", reads: 0, writes: 0 });
+    expect(logs.at(-1)).toMatchObject({ function: "apply", decision: "Observed", from: "event", reads: 0, writes: 0 });
   });
 
   it("answers 204 without a reply when the DGD has no DynamoPoolRelay", async () => {

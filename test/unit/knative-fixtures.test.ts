@@ -25,17 +25,20 @@ describe("recorded Knative deliveries", () => {
     ]);
   });
 
-  it.each([
-    { name: "apiserversource-dgd-add", kind: "dgd" },
-    { name: "apiserversource-dgd-update", kind: "dgd" },
-    { name: "source-dpr-add", kind: "dpr" },
-  ])("eligibility takes $name as a $kind change of the object it names", ({ name, kind }) => {
+  it.each(["apiserversource-dgd-add", "apiserversource-dgd-update"])("eligibility takes %s as a DGD change of the object it names", (name) => {
     const event = parsed(name);
     const data = event.data as { metadata: { namespace: string; name: string; managedFields?: unknown[] } };
     expect(data.metadata.managedFields?.length).toBeGreaterThan(0);
     const key = { namespace: data.metadata.namespace, name: data.metadata.name };
     // The event also carries the object as the source saw it, as a hint for skipping a no-op.
-    expect(classifyForEligibility(event)).toEqual({ ok: true, value: kind === "dgd" ? { kind, key, observed: event.data } : { kind, key, observed: event.data, deleted: false } });
+    expect(classifyForEligibility(event)).toEqual({ ok: true, value: { kind: "dgd", key, observed: event.data } });
+  });
+
+  it("apply takes source-dpr-add as a request of cause DPRChanged for the object it names", () => {
+    const event = parsed("source-dpr-add");
+    const data = event.data as { metadata: { namespace: string; name: string; managedFields?: unknown[] } };
+    expect(data.metadata.managedFields?.length).toBeGreaterThan(0);
+    expect(classifyForApply(event)).toEqual({ ok: true, value: { namespace: data.metadata.namespace, name: data.metadata.name, cause: "DPRChanged" } });
   });
 
   it("eligibility takes the PingSource tick as a resync", () => {

@@ -63,7 +63,7 @@ describe("the Triggers' filters", () => {
   const cases: [string, Attributes, string[]][] = [
     ["a DGD add", recorded("apiserversource-dgd-add.json"), ["eligibility"]],
     ["a DGD update", recorded("apiserversource-dgd-update.json"), ["eligibility"]],
-    ["a DynamoPoolRelay add, from the product's event source", recorded("source-dpr-add.json"), ["eligibility"]],
+    ["a DynamoPoolRelay add, from the product's event source", recorded("source-dpr-add.json"), ["apply"]],
     ["the resync tick", recorded("pingsource-tick.json"), ["eligibility"]],
     ["a reconcile request", recorded("broker-reconcile.json"), ["apply"]],
     ["an EndpointSlice add", recorded("source-endpointslice-add.json"), ["status"]],
