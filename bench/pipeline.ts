@@ -22,6 +22,7 @@ import { sampleFunctionMemory } from "./function-memory.ts";
 import { serviceMemoryLimit } from "./memory-limit.ts";
 import { buildClassic, startClassic } from "./classic.ts";
 import { podsCpuSeconds } from "./cpu.ts";
+import { cpuByName, processCpu } from "./process-cpu.ts";
 import { lostChanges, tap } from "./lost-changes.ts";
 import { ALONE_SELECTOR, childrenAlone, dgd, dpr, namespaceWatched, readyAlone, since, sleep, until, watchChanges } from "./pipeline-support.ts";
 
@@ -149,6 +150,7 @@ try {
   cp.podLogs.sweep();
   const before = allInvocationsByPod(cp.logs);
   const cpuBefore = podsCpuSeconds();
+  const machineBefore = processCpu();
   const started = performance.now();
   await all("DynamoPoolRelays", names, (name) => admin.apply(dpr(ns, name), MANAGER));
   await all("DGDs", names, (name) => admin.apply(dgd(ns, name), MANAGER));
@@ -160,6 +162,7 @@ try {
   const publishedAt = after("ServicePublished");
   const notReady = listed.filter((d) => !condition(d, "Ready")).map((d) => `${d.metadata.name} (${d.status?.conditions?.find((c) => c.type === "Ready")?.reason ?? "no status"})`);
   const pipelineCpuS = podsCpuSeconds() - cpuBefore;
+  const pipelineMachine = cpuByName(machineBefore, processCpu());
   // Until the Broker is idle (nothing entered it for 15 s): what the burst cost in all.
   await until("the Broker idle for 15 s", async () => performance.now() - lastTapped > 15_000, 600_000, 1000);
   const idleAfterS = (lastTapped - started) / 1000;
@@ -199,10 +202,12 @@ try {
   await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: cns } }, MANAGER);
   const classic = startClassic(classicBinary, cp.kubeconfig, cns);
   await sleep(3000); // its informers' start (one watch a kind, the initial list streamed through it)
+  const classicMachineBefore = processCpu();
   const classicStarted = performance.now();
   await all("DynamoPoolRelays (classic)", names, (name) => admin.apply(dpr(cns, name), MANAGER));
   await all("DGDs (classic)", names, (name) => admin.apply(dgd(cns, name), MANAGER));
   const classicListed = await allReady(cns, classicStarted);
+  const classicMachine = cpuByName(classicMachineBefore, processCpu());
   const classicReport = await classic.stop();
   const classicReadyAt = transitions(classicListed, "Ready");
 
@@ -261,6 +266,14 @@ try {
     const limit = serviceMemoryLimit(f.name.replace(/^poolrelay-/, "")).text;
     console.log(`| ${f.name} | ${limit} | ${f.pods} | ${f.peakMiB === undefined ? "not measured" : `${f.peakMiB.toFixed(0)} MiB`} | ${f.restarts}${f.reason ? ` (${f.reason})` : ""} |`);
   }
+  // The whole machine, by process, from the first create to the last Ready of each part: the
+  // processes of the cluster itself and of the bench run in both, the functions and Knative's in the first.
+  const seconds = (part: [string, number][], name: string) => part.find(([n]) => n === name)?.[1] ?? 0;
+  const top = [...new Set([...pipelineMachine, ...classicMachine].sort((a, b) => b[1] - a[1]).map(([n]) => n))].slice(0, 25);
+  const total = (part: [string, number][]) => part.reduce((n, [, s]) => n + s, 0);
+  console.log(`\n| CPU seconds on the machine, to the last Ready (2 cores: ${readyAt.length === PAIRS ? `${(2 * readyAt.at(-1)!).toFixed(0)}` : "-"} / ${classicReadyAt.length === PAIRS ? `${(2 * classicReadyAt.at(-1)!).toFixed(0)}` : "-"} available) | the pipeline | the classic operator |\n|---|---|---|`);
+  for (const name of top) console.log(`| ${name} | ${seconds(pipelineMachine, name).toFixed(1)} | ${seconds(classicMachine, name).toFixed(1)} |`);
+  console.log(`| all | ${total(pipelineMachine).toFixed(0)} | ${total(classicMachine).toFixed(0)} |`);
   const ticks = per("eligibility").filter((i) => i.decision === "Resync");
   console.log(`\nresync ticks during the run: ${ticks.length}`);
   if (notReady.length) process.exitCode = 1;
