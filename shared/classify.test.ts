@@ -44,8 +44,11 @@ describe("classifyForStatus: an event that stands for other children's changes t
     expect(got).toEqual({ ok: true, value: { key: { namespace: "n", name: "g1" }, changed: ["Deployment", "EndpointSlice"] } });
   });
 
-  it.each(["Pod/p@1", "/x@1"])("refuses covers naming %s with 422", (covers) => {
-    expect(classifyForStatus(covering(covers))).toMatchObject({ ok: false, status: 422, error: expect.stringMatching(/extension covers names a/) });
+  it.each([
+    { covers: "Pod/p@1", named: "Pod" },
+    { covers: "/x@1", named: "kindless object" },
+  ])("refuses covers naming $covers with 422, naming the kinds it takes", ({ covers, named }) => {
+    expect(classifyForStatus(covering(covers))).toEqual({ ok: false, status: 422, error: `extension covers names a ${named}; status handles ConfigMap, Deployment, Service, EndpointSlice` });
   });
 });
 
@@ -146,6 +149,14 @@ describe("classifyForApply, exactly", () => {
     { name: "deleted", type: "dev.knative.apiserver.resource.delete", object: dprObject() },
   ])("marks a DynamoPoolRelay change $name as observed: nothing to do", ({ type, object }) => {
     expect(classifyForApply(ev(type, object))).toEqual({ ok: true, value: { namespace: "team-a", name: "g1", cause: "DPRChanged", observed: true } });
+  });
+
+  it("answers another kind's change with 422, naming the kind it takes", () => {
+    expect(classifyForApply(ev("dev.knative.apiserver.resource.add", { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { namespace: "team-a", name: "g1" } }))).toEqual({
+      ok: false,
+      status: 422,
+      error: "apply handles DynamoPoolRelay change events, got kind DynamoGraphDeployment",
+    });
   });
 
   it("answers a DynamoPoolRelay event whose name no DynamoPoolRelay can have with 422, naming the rule", () => {
