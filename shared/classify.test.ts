@@ -117,13 +117,14 @@ describe("classifyForEligibility, exactly", () => {
       error: "eligibility handles dev.knative.apiserver.resource.add, dev.knative.apiserver.resource.update, dev.knative.apiserver.resource.delete and dev.knative.sources.ping, got type com.nvidia.dynamo.poolrelay.reconcile.v1",
     });
   });
+});
 
-  it("answers a DynamoPoolRelay event with 422: apply takes those", () => {
-    expect(classifyForEligibility(ev("dev.knative.apiserver.resource.add", { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace: "team-a", name: "g1" } }))).toEqual({
-      ok: false,
-      status: 422,
-      error: "eligibility handles DynamoGraphDeployment change events, got kind DynamoPoolRelay",
-    });
+describe("each function's change events: the other kind's", () => {
+  it.each([
+    { fn: "eligibility", classify: classifyForEligibility, apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", error: "eligibility handles DynamoGraphDeployment change events, got kind DynamoPoolRelay" },
+    { fn: "apply", classify: classifyForApply, apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", error: "apply handles DynamoPoolRelay change events, got kind DynamoGraphDeployment" },
+  ])("$fn answers a $kind change with 422, naming the kind it takes", ({ classify, apiVersion, kind, error }) => {
+    expect(classify(ev("dev.knative.apiserver.resource.add", { apiVersion, kind, metadata: { namespace: "team-a", name: "g1" } }))).toEqual({ ok: false, status: 422, error });
   });
 });
 
@@ -149,14 +150,6 @@ describe("classifyForApply, exactly", () => {
     { name: "deleted", type: "dev.knative.apiserver.resource.delete", object: dprObject() },
   ])("marks a DynamoPoolRelay change $name as observed: nothing to do", ({ type, object }) => {
     expect(classifyForApply(ev(type, object))).toEqual({ ok: true, value: { namespace: "team-a", name: "g1", cause: "DPRChanged", observed: true } });
-  });
-
-  it("answers another kind's change with 422, naming the kind it takes", () => {
-    expect(classifyForApply(ev("dev.knative.apiserver.resource.add", { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { namespace: "team-a", name: "g1" } }))).toEqual({
-      ok: false,
-      status: 422,
-      error: "apply handles DynamoPoolRelay change events, got kind DynamoGraphDeployment",
-    });
   });
 
   it("answers a DynamoPoolRelay event whose name no DynamoPoolRelay can have with 422, naming the rule", () => {

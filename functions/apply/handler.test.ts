@@ -58,6 +58,9 @@ const ownService = (uid: string, ownerReferences: unknown[] = [{ apiVersion: "nv
   ...SERVICE_REF, metadata: { name: "g1-pool-relay", namespace: "team-a", uid, ownerReferences }, spec: { ports: [{ port: 5561 }] },
 });
 
+/** The kinds of the calls of one operation, in order. */
+const kinds = (kube: FakeKube, op: "get" | "apply" | "list") => kube.ops(op).map((c) => ("ref" in c ? c.ref.kind : "object" in c ? c.object.kind : c.kind));
+
 describe("apply's applied.v1 reply", () => {
   it("lists exactly what it applied, what was unchanged and what it skipped (a foreign Service), in apply order", async () => {
     const live = current();
@@ -170,7 +173,7 @@ describe("apply on a DynamoPoolRelay's change event, from the product's source",
     const result = await apply(change("add", dpr), context(kube));
     expect(result).toMatchObject({ decision: "Applied", fields: { key: { namespace: "team-a", name: "g1", cause: "DPRChanged" } } });
     expect(result.reply).toMatchObject({ type: EventType.Applied, data: { applied: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"] } });
-    expect(kube.ops("get").slice(0, 2).map((c) => ("ref" in c ? c.ref.kind : ""))).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment"]);
+    expect(kinds(kube, "get").slice(0, 2)).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment"]);
   });
 
   it.each([
@@ -259,7 +262,6 @@ describe("apply for a DGD change under a status that vouches for the children (a
     expect(shown["status"]).toMatchObject({ observedGeneration: 4, connectionRevision: expect.any(String) });
     return { kube: new FakeKube([{ ...shown, metadata: { ...shown.metadata, resourceVersion: "8" } }, rolledOut, ...children]), before: shown["status"] as Record<string, unknown> };
   }
-  const kinds = (kube: FakeKube, op: "get" | "apply" | "list") => kube.ops(op).map((c) => ("ref" in c ? c.ref.kind : "object" in c ? c.object.kind : c.kind));
 
   it("reads the DynamoPoolRelay and the DGD only, writes the ConfigMap over the version the status found it at, and shows the new sources itself", async () => {
     const { kube, before } = await rollout();
