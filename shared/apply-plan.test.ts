@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { dgd, dpr } from "../test/builders.ts";
 import { appliedHashes, liveChildren, type LiveInput } from "../test/live-children.ts";
-import { absentWhenPlanned, childState, childrenNeverShown, foreignChildren, isSubset, planAbsent, planApply, planSources, NO_STORED_VERSION, reflectsDecision, withAppliedHash, APPLIED_HASH, type LiveObject } from "./apply-plan.ts";
+import { absentWhenPlanned, childState, childrenNeverShown, foreignChildren, isSubset, planAbsent, planApply, planSources, NO_STORED_VERSION, reflectsDecision, withAppliedHash, writeWaves, APPLIED_HASH, type LiveObject } from "./apply-plan.ts";
 import { decide, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
 import { renderChildren, type KubeObject } from "./render/index.ts";
@@ -261,5 +261,27 @@ describe("reflectsDecision and foreignChildren, the edges", () => {
     all.set("ConfigMap", { metadata: { ownerReferences: [{ uid: "someone-else", controller: true }] } });
     all.set("Service", { metadata: { ownerReferences: [{ uid: "someone-else", controller: true }] } });
     expect(foreignChildren(desired, all, UID)).toEqual(["ConfigMap g1-pool-relay"]);
+  });
+});
+
+describe("writeWaves: what is sent at once", () => {
+  const plan = (...kinds: string[]) => kinds.map((kind) => ({ object: { kind } }));
+  const kindsOf = (waves: { object: { kind: string } }[][]) => waves.map((w) => w.map((a) => a.object.kind));
+  it.each([
+    { name: "a creation: identity and document, the binding, the workload, the Service", kinds: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"], waves: [["ServiceAccount", "Role", "ConfigMap"], ["RoleBinding"], ["Deployment"], ["Service"]] },
+    { name: "a rollout: the document before the pods that read it", kinds: ["ConfigMap", "Deployment"], waves: [["ConfigMap"], ["Deployment"]] },
+    { name: "a Role and the Deployment, through the binding the plan leaves as it is", kinds: ["Role", "Deployment"], waves: [["Role"], ["Deployment"]] },
+    { name: "a ServiceAccount and the Service, through the Deployment", kinds: ["ServiceAccount", "Service"], waves: [["ServiceAccount"], ["Service"]] },
+    { name: "children that need nothing the plan writes", kinds: ["RoleBinding", "ConfigMap"], waves: [["RoleBinding", "ConfigMap"]] },
+    { name: "the Service after the document, through the Deployment the plan leaves as it is", kinds: ["RoleBinding", "ConfigMap", "Service"], waves: [["RoleBinding", "ConfigMap"], ["Service"]] },
+    { name: "the Deployment alone", kinds: ["Deployment"], waves: [["Deployment"]] },
+    { name: "nothing", kinds: [], waves: [] },
+  ])("$name", ({ kinds, waves }) => {
+    expect(kindsOf(writeWaves(plan(...kinds)))).toEqual(waves);
+  });
+
+  it("keeps each entry as given, forced or not", () => {
+    const entries = [{ object: { kind: "ConfigMap" }, force: true }, { object: { kind: "Deployment" }, force: false }];
+    expect(writeWaves(entries)).toEqual([[entries[0]], [entries[1]]]);
   });
 });

@@ -100,6 +100,20 @@ export function blockedBy(kind: string, foreign: ReadonlySet<string>): string | 
   return undefined;
 }
 
+/**
+ * The plan's writes in waves, each sent at once: a child goes in a wave after every child it needs
+ * (NEEDS, through the children between) that the plan writes too, so pods never start without
+ * their ServiceAccount, ConfigMap or binding, the API server can resolve a RoleBinding's Role, and
+ * the Service publishes only a Deployment that exists. A full creation takes 4 round trips, not 6.
+ */
+export function writeWaves<T extends { object: { kind: string } }>(apply: readonly T[]): T[][] {
+  const written = new Set(apply.map((a) => a.object.kind));
+  const wave = (kind: string): number => Math.max(0, ...(NEEDS[kind] ?? []).map((need) => wave(need) + (written.has(need) ? 1 : 0)));
+  const waves: T[][] = [];
+  for (const a of apply) (waves[wave(a.object.kind)] ??= []).push(a);
+  return waves.filter((w) => w !== undefined);
+}
+
 const foreignKinds = (desired: readonly KubeObject[], live: readonly (LiveObject | undefined)[], dprUid: string | undefined) =>
   new Set(desired.filter((_d, i) => live[i] !== undefined && !controlledBy(live[i]!, dprUid)).map((d) => d.kind));
 

@@ -86,8 +86,9 @@ describe("apply's applied.v1 reply", () => {
     const all = ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"];
     expect(result.reply?.data).toMatchObject({ applied: all, unchanged: [], skipped: [] });
     expect(result.fields).toMatchObject({ childReads: "none" });
-    // The Deployment's server dry-run first, then each child once, in that order, over a version no stored object has.
-    expect(kube.ops("apply").map((c) => [c.object.kind, c.options, c.object.metadata.resourceVersion])).toEqual([["Deployment", { force: false, dryRun: true }, "1"], ...all.map((k) => [k, { force: false }, "1"])]);
+    // The Deployment's server dry-run first, then each child once, in its wave, over a version no stored object has.
+    const waves = ["ServiceAccount", "Role", "ConfigMap", "RoleBinding", "Deployment", "Service"];
+    expect(kube.ops("apply").map((c) => [c.object.kind, c.options, c.object.metadata.resourceVersion])).toEqual([["Deployment", { force: false, dryRun: true }, "1"], ...waves.map((k) => [k, { force: false }, "1"])]);
     expect(kube.calls.filter((c) => c.op === "get").map((c) => c.ref.kind)).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment"]);
     // A Service it just created has no EndpointSlices yet: none listed.
     expect(kube.ops("replaceStatus")).toHaveLength(1);
@@ -100,14 +101,15 @@ describe("apply's applied.v1 reply", () => {
     const live = current();
     const kube = new FakeKube([dpr, dgd(), live["ServiceAccount"]!, live["Role"]!]);
     const result = await apply(reconcile(), context(kube));
-    expect(result.reply?.data).toMatchObject({ applied: ["RoleBinding", "ConfigMap", "Deployment", "Service"], unchanged: ["ServiceAccount", "Role"], skipped: [] });
+    expect(result.reply?.data).toMatchObject({ applied: ["RoleBinding", "Deployment", "Service"], unchanged: ["ServiceAccount", "Role", "ConfigMap"], skipped: [] });
     expect(result.fields).toMatchObject({ childReads: "all" });
-    // The dry-run passed (no Deployment), the ServiceAccount refused; then every child read, the missing ones applied.
+    // The dry-run passed (no Deployment); in the first wave the ServiceAccount and the Role refused and the
+    // ConfigMap was created, so nothing after that wave was sent; then every child read, the missing ones applied.
     expect(kube.ops("apply").map((c) => [c.object.kind, c.object.metadata.resourceVersion, c.options.dryRun ?? false])).toEqual([
       ["Deployment", "1", true],
-      ["ServiceAccount", "1", false],
+      ...["ServiceAccount", "Role", "ConfigMap"].map((k) => [k, "1", false]),
       ["Deployment", undefined, true],
-      ...["RoleBinding", "ConfigMap", "Deployment", "Service"].map((k) => [k, undefined, false]),
+      ...["RoleBinding", "Deployment", "Service"].map((k) => [k, undefined, false]),
     ]);
     expect(new Set(kube.calls.filter((c) => c.op === "get").map((c) => c.ref.kind))).toEqual(new Set(["DynamoPoolRelay", "DynamoGraphDeployment", "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"]));
   });
@@ -389,6 +391,32 @@ describe("apply for a DGD change under a status that vouches for the children (a
     kube.failWith = (c) => (c.op === "apply" ? new ApiError(503, "ServiceUnavailable", "etcd is slow") : undefined);
     await expect(apply(reconcile("DGDChanged"), context(kube))).rejects.toThrow("etcd is slow");
     expect(kinds(kube, "get")).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment"]);
+  });
+});
+
+describe("apply's child writes, wave after wave", () => {
+  const refusal = new ApiError(422, "Invalid", 'Role.rbac.authorization.k8s.io "g1-pool-relay" is invalid');
+  const slow = new ApiError(503, "ServiceUnavailable", "etcd is slow");
+
+  it("answers every write of a wave that has a refused one, sends no later wave, and reports the refusal (ApplyFailed)", async () => {
+    const kube = new FakeKube([dpr, dgd()]);
+    kube.failWith = (c) => (c.op === "apply" && c.object.kind === "Role" && !c.options.dryRun ? refusal : undefined);
+    const result = await apply(reconcile(), context(kube));
+    expect(result).toMatchObject({ decision: "ApplyFailed", fields: { error: refusal.message } });
+    expect(kinds(kube, "apply")).toEqual(["Deployment", "ServiceAccount", "Role", "ConfigMap"]);
+    expect(kube.stored("ConfigMap")).toBeDefined();
+    expect(kube.stored("RoleBinding")).toBeUndefined();
+    expect(kube.stored("Deployment")).toBeUndefined();
+  });
+
+  it.each([
+    { name: "before it", refused: "ServiceAccount", failing: "ConfigMap" },
+    { name: "after it", refused: "ConfigMap", failing: "ServiceAccount" },
+  ])("throws a wave's transient failure, not its refusal, with the refused write $name: the redelivery decides again", async ({ refused, failing }) => {
+    const kube = new FakeKube([dpr, dgd()]);
+    kube.failWith = (c) => (c.op !== "apply" || c.options.dryRun ? undefined : c.object.kind === refused ? refusal : c.object.kind === failing ? slow : undefined);
+    await expect(apply(reconcile(), context(kube))).rejects.toThrow("etcd is slow");
+    expect(kinds(kube, "apply")).toEqual(["Deployment", "ServiceAccount", "Role", "ConfigMap"]);
   });
 });
 

@@ -4,7 +4,7 @@
  * writes the status those writes make. What it reads: shared/read-plan.ts.
  */
 import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
-import { desiredChildren, planAbsent, planApply, planSources, type ApplyPlan, type LiveObject } from "../../shared/apply-plan.ts";
+import { desiredChildren, planAbsent, planApply, planSources, writeWaves, type ApplyPlan, type LiveObject } from "../../shared/apply-plan.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForApply } from "../../shared/classify.ts";
 import { decide, type Decision } from "../../shared/decide.ts";
@@ -74,7 +74,7 @@ async function converge(event: CloudEvent, ctx: Context, key: ReconcileData, ask
   const rolled = vouched && (await rollout(ctx, dpr, decision, desired, vouched, key, run));
   if (rolled) return rolled;
 
-  // 4c. Apply the children that are missing or differ, in order. An unread write refused (the
+  // 4c. Apply the children that are missing or differ, in waves. An unread write refused (the
   // rollout's ConfigMap changed since, a child to create exists): the status's word is out of date.
   const refused = () => planReads({ fn: "apply", causes: asked, dpr, decision, unreadRefused: true });
   const applied = await applyChildren(ctx, key, dpr, desired, vouched ? refused() : reads, refused);
@@ -156,16 +156,23 @@ async function applyChildren(
 }
 
 /**
- * Writes a plan's children in order. The Deployment carries the user's opaque fields
- * (tolerations, affinity, env sources), so a server dry-run checks it first: a spec the API server
- * refuses writes nothing and is reported instead of retried.
+ * Writes a plan's children, wave after wave (writeWaves). The Deployment carries the user's opaque
+ * fields (tolerations, affinity, env sources), so a server dry-run checks it first: a spec the API
+ * server refuses writes nothing and is reported instead of retried. A wave with a failed write
+ * ends the run after its other writes are answered; a transient failure is thrown before a refusal,
+ * so the retry finds what the refusal was about.
  */
 async function writeChildren(ctx: Context, plan: ApplyPlan): Promise<Map<string, LiveObject> | { refused: ApiError }> {
   const written = new Map<string, LiveObject>();
   try {
     const deployment = plan.apply.find((a) => a.object.kind === "Deployment");
     if (deployment) await ctx.kube.apply(deployment.object, APPLY_FIELD_MANAGER, { force: deployment.force, dryRun: true });
-    for (const { object, force } of plan.apply) written.set(object.kind, await ctx.kube.apply<LiveObject>(object, APPLY_FIELD_MANAGER, { force }));
+    for (const wave of writeWaves(plan.apply)) {
+      const results = await Promise.allSettled(wave.map(({ object, force }) => ctx.kube.apply<LiveObject>(object, APPLY_FIELD_MANAGER, { force })));
+      const failed: unknown[] = [];
+      results.forEach((r, i) => (r.status === "fulfilled" ? written.set(wave[i]!.object.kind, r.value) : failed.push(r.reason)));
+      if (failed.length > 0) throw failed.find((err) => !(err instanceof ApiError) || err.transient) ?? failed[0];
+    }
   } catch (err) {
     if (!(err instanceof ApiError) || err.transient) throw err;
     return { refused: err };
