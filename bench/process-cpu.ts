@@ -5,8 +5,11 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { basename } from "node:path";
 
-/** CPU seconds of each live process, by `name#pid`. */
-export type ProcessCpu = Map<string, number>;
+/**
+ * Each live process's name and CPU seconds, by `pid@starttime`: a process keeps its key when its
+ * name changes (a kernel worker's comm names the work it serves), and a reused pid gets a new one.
+ */
+export type ProcessCpu = Map<string, { name: string; seconds: number }>;
 
 const TICKS = 100; // USER_HZ on Linux
 
@@ -34,7 +37,7 @@ export function processCpu(proc = "/proc"): ProcessCpu {
       const stat = readFileSync(`${proc}/${pid}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       const name = nameOf(proc, pid);
-      if (name !== undefined) out.set(`${name}#${pid}`, (Number(fields[11]) + Number(fields[12])) / TICKS);
+      if (name !== undefined) out.set(`${pid}@${fields[19]}`, { name, seconds: (Number(fields[11]) + Number(fields[12])) / TICKS });
     } catch {
       // gone meanwhile
     }
@@ -42,12 +45,9 @@ export function processCpu(proc = "/proc"): ProcessCpu {
   return out;
 }
 
-/** CPU seconds by process name between two readings, most first (a process new since `before` counts whole). */
+/** CPU seconds by process name (as last read) between two readings, most first (a process new since `before` counts whole). */
 export function cpuByName(before: ProcessCpu, after: ProcessCpu): [string, number][] {
   const byName = new Map<string, number>();
-  for (const [key, seconds] of after) {
-    const name = key.slice(0, key.lastIndexOf("#"));
-    byName.set(name, (byName.get(name) ?? 0) + seconds - (before.get(key) ?? 0));
-  }
+  for (const [key, { name, seconds }] of after) byName.set(name, (byName.get(name) ?? 0) + seconds - (before.get(key)?.seconds ?? 0));
   return [...byName].filter(([, s]) => s >= 0.05).sort((a, b) => b[1] - a[1]);
 }
