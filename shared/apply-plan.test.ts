@@ -272,6 +272,7 @@ describe("writeWaves: what is sent at once", () => {
     { name: "a rollout: the document before the pods that read it", kinds: ["ConfigMap", "Deployment"], waves: [["ConfigMap"], ["Deployment"]] },
     { name: "a Role and the Deployment, through the binding the plan leaves as it is", kinds: ["Role", "Deployment"], waves: [["Role"], ["Deployment"]] },
     { name: "a ServiceAccount and the Service, through the Deployment", kinds: ["ServiceAccount", "Service"], waves: [["ServiceAccount"], ["Service"]] },
+    { name: "a Role and the Service, through the binding and the Deployment", kinds: ["Role", "Service"], waves: [["Role"], ["Service"]] },
     { name: "children that need nothing the plan writes", kinds: ["RoleBinding", "ConfigMap"], waves: [["RoleBinding", "ConfigMap"]] },
     { name: "the Service after the document, through the Deployment the plan leaves as it is", kinds: ["RoleBinding", "ConfigMap", "Service"], waves: [["RoleBinding", "ConfigMap"], ["Service"]] },
     { name: "the Deployment alone", kinds: ["Deployment"], waves: [["Deployment"]] },

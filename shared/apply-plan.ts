@@ -109,9 +109,10 @@ export function blockedBy(kind: string, foreign: ReadonlySet<string>): string | 
 export function writeWaves<T extends { object: { kind: string } }>(apply: readonly T[]): T[][] {
   const written = new Set(apply.map((a) => a.object.kind));
   const wave = (kind: string): number => Math.max(0, ...(NEEDS[kind] ?? []).map((need) => wave(need) + (written.has(need) ? 1 : 0)));
+  // No wave is left empty: a child in wave n needs one the plan writes in wave n - 1.
   const waves: T[][] = [];
   for (const a of apply) (waves[wave(a.object.kind)] ??= []).push(a);
-  return waves.filter((w) => w !== undefined);
+  return waves;
 }
 
 const foreignKinds = (desired: readonly KubeObject[], live: readonly (LiveObject | undefined)[], dprUid: string | undefined) =>
