@@ -17,7 +17,7 @@ const podSpec = (objects: ReturnType<typeof renderChildren>) => (byKind(objects,
 const envOf = (objects: ReturnType<typeof renderChildren>) => podSpec(objects).containers[0].env as { name: string; value?: string }[];
 
 describe("renderChildren", () => {
-  it("renders the six kinds, in apply order, all named <dgd>-pool-relay", () => {
+  it("renders the six kinds, each after what it needs, all named <dgd>-pool-relay", () => {
     const objects = renderChildren(applyDecision());
     expect(objects.map((o) => o.kind)).toEqual([...CHILD_KINDS]);
     expect(new Set(objects.map((o) => `${o.metadata.namespace}/${o.metadata.name}`))).toEqual(new Set(["team-a/g1-pool-relay"]));

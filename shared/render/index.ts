@@ -1,6 +1,7 @@
 /**
- * The complete desired set of children for an apply decision, in apply order: identity and
- * permissions first, then the document, the workload, and last the Service that publishes it.
+ * The complete desired set of children for an apply decision, each after what it needs: identity
+ * and permissions first, then the document, the workload, and last the Service that publishes it
+ * (apply sends them in waves of that order: writeWaves in shared/apply-plan.ts).
  */
 import type { Decision } from "../decide.ts";
 import { renderConfigMap } from "./config-map.ts";

@@ -21,7 +21,7 @@ export function condition(dpr: { status?: Record<string, any> }, type: string): 
   return dpr.status?.["conditions"]?.find((c: { type: string }) => c.type === type);
 }
 
-/** The six children, in apply order. */
+/** The six children, each after what it needs. */
 export const CHILD_REFS = [
   ["v1", "ServiceAccount"],
   ["rbac.authorization.k8s.io/v1", "Role"],
