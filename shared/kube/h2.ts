@@ -155,7 +155,9 @@ export class H2Sessions {
       (s) => {
         if (s !== session) return;
         this.current = undefined;
-        session.destroy();
+        // On the next turn: destroyed from a stream's callback while other streams' DATA is still
+        // being read (a wave of writes), Node 22 aborts the process (nodejs/node#64850).
+        setImmediate(() => session.destroy());
       },
       () => undefined,
     );

@@ -99,7 +99,9 @@ export class FaultProxy {
     const write = method !== "GET";
     if (this.outage) {
       this.counts.outage++;
-      if (this.outage === "reset") return void ("stream" in req ? req.stream.session?.destroy() : req.socket.destroy());
+      // A session is destroyed on the next turn, not inside the stream's handler: Node 22 aborts
+      // when other streams' DATA is still being read (nodejs/node#64850), as when apply sends a wave.
+      if (this.outage === "reset") return void ("stream" in req ? setImmediate(() => req.stream.session?.destroy()) : req.socket.destroy());
       return status(res, 503, "ServiceUnavailable", "injected outage");
     }
     const fault = drawFault(this.random, this.rates, write);

@@ -214,8 +214,9 @@ describe("apply under races, on the real API server", () => {
     const result = await apply(reconcile(ns), context(kube));
     expect(result.decision).toBe("Applied");
     expect(result.fields).toMatchObject({ childReads: "all" });
-    // What the refused attempt created, read back, is unchanged for the run that read it.
-    expect(result.reply?.data).toMatchObject({ applied: [], unchanged: ["ServiceAccount", "Role", "RoleBinding"], skipped: [{ kind: "ConfigMap" }, { kind: "Deployment" }, { kind: "Service" }] });
+    // What the refused wave created, read back, is unchanged for the run that read it; the
+    // RoleBinding, in the wave after it, was never sent until then.
+    expect(result.reply?.data).toMatchObject({ applied: ["RoleBinding"], unchanged: ["ServiceAccount", "Role"], skipped: [{ kind: "ConfigMap" }, { kind: "Deployment" }, { kind: "Service" }] });
     const live = await client.get<{ data: Record<string, string>; metadata: { ownerReferences?: unknown; managedFields: { manager: string }[] } }>(ref);
     expect(live?.data).toEqual(theirs.data);
     expect(live?.metadata.ownerReferences).toBeUndefined();
@@ -245,11 +246,12 @@ describe("apply under races, on the real API server", () => {
     const live = await client.get<{ data: Record<string, string>; metadata: { ownerReferences?: unknown } }>({ apiVersion: "v1", kind: "ConfigMap", namespace: ns, name: "g1-pool-relay" });
     expect(live?.data).toEqual(theirs.data);
     expect(live?.metadata.ownerReferences).toBeUndefined();
-    // The redelivery sees a foreign ConfigMap: skipped, and nothing that needs it is applied.
+    // The redelivery sees a foreign ConfigMap: skipped, and nothing that needs it is applied; the
+    // RoleBinding, in the wave after the refused one, is.
     const again = await apply(reconcile(ns), context(client));
     expect(again.decision).toBe("Applied");
     expect((again.reply?.data as { skipped: { kind: string }[] }).skipped.map((s) => s.kind)).toEqual(["ConfigMap", "Deployment", "Service"]);
-    expect((again.reply?.data as { applied: string[] }).applied).toEqual([]);
+    expect((again.reply?.data as { applied: string[] }).applied).toEqual(["RoleBinding"]);
     expect((await client.get<{ data: Record<string, string> }>({ apiVersion: "v1", kind: "ConfigMap", namespace: ns, name: "g1-pool-relay" }))?.data).toEqual(theirs.data);
   });
 });
