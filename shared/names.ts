@@ -77,6 +77,14 @@ export function commonLabels(dgdName: string): Record<string, string> {
   };
 }
 
+/**
+ * Knative Eventing's SinkBinding webhook (failure policy Fail) is called for every Deployment write
+ * in the cluster, the controllers' status updates included, unless the object carries this label.
+ * A Relay Deployment is never a SinkBinding's subject: with it, its writes neither wait on nor fail
+ * with eventing-webhook.
+ */
+export const SINK_BINDING_EXCLUDE: Readonly<Record<string, string>> = { "bindings.knative.dev/exclude": "true" };
+
 /** The Relay registers through Kubernetes discovery, which watches only objects with both labels. */
 export const DISCOVERY_LABELS: Readonly<Record<string, string>> = {
   [LABEL_DISCOVERY_BACKEND]: "kubernetes",

@@ -110,6 +110,7 @@ export function liveChildren(input: LiveInput): Record<"ServiceAccount" | "Role"
       kind: "Deployment",
       metadata: metadata(input, "Deployment", "apps/v1", 5, { "f:spec": { "f:replicas": {}, "f:selector": {}, "f:strategy": {}, "f:template": {} } }, {
         generation: 1,
+        labels: { ...LABELS, "bindings.knative.dev/exclude": "true" },
         annotations: { "deployment.kubernetes.io/revision": "1" },
       }),
       spec: {

@@ -41,6 +41,7 @@ const (
 	labelDGDName            = "nvidia.com/dynamo-graph-deployment-name"
 	labelDiscoveryBackend   = "nvidia.com/dynamo-discovery-backend"
 	labelDiscoveryEnabled   = "nvidia.com/dynamo-discovery-enabled"
+	labelSinkBindingExclude = "bindings.knative.dev/exclude"
 	annotationDiscoveryBack = "nvidia.com/dynamo-discovery-backend"
 	annotationDiscoveryMode = "nvidia.com/dynamo-kube-discovery-mode"
 	annotationWorkerHash    = "nvidia.com/current-worker-hash"

@@ -63,6 +63,7 @@ func renderDeployment(d Decision) M {
 	dpr := d.DPR
 	spec := dpr.Spec
 	meta := childMeta(dpr, false)
+	meta["labels"].(M)[labelSinkBindingExclude] = "true"
 	ns := meta["namespace"].(string)
 	env := A{
 		M{"name": envDCID, "value": spec.ClusterID},

@@ -41,14 +41,14 @@ const container = (spec: Record<string, unknown> = {}) => {
 
 
 describe("the Relay Deployment's identity", () => {
-  it("is apps/v1 Deployment <dgd>-pool-relay in the DynamoPoolRelay's namespace, with the product labels and a controller reference", () => {
+  it("is apps/v1 Deployment <dgd>-pool-relay in the DynamoPoolRelay's namespace, with the product labels, Knative's SinkBinding opt-out and a controller reference", () => {
     const d = deployment();
     expect(d.apiVersion).toBe("apps/v1");
     expect(d.kind).toBe("Deployment");
     expect(d.metadata).toEqual({
       name: "g1-pool-relay",
       namespace: "team-a",
-      labels: LABELS,
+      labels: { ...LABELS, "bindings.knative.dev/exclude": "true" },
       ownerReferences: [{ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", name: "g1", uid: UID, controller: true, blockOwnerDeletion: true }],
     });
   });
@@ -61,7 +61,7 @@ describe("the Relay Deployment's identity", () => {
 
   it("carries no ownerReference when the DynamoPoolRelay has no UID to point at (an offline render)", () => {
     const d = deployment({}, DEFAULT_OPERATOR_DEFAULTS, { uid: undefined });
-    expect(d.metadata).toEqual({ name: "g1-pool-relay", namespace: "team-a", labels: LABELS });
+    expect(d.metadata).toEqual({ name: "g1-pool-relay", namespace: "team-a", labels: { ...LABELS, "bindings.knative.dev/exclude": "true" } });
   });
 
   it("selects its pods by name and instance only (a Deployment's selector can never change), and labels them for Kubernetes discovery", () => {

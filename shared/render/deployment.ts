@@ -10,6 +10,7 @@ import {
   GRPC_PORT,
   GRPC_SERVICE,
   SOURCES_DIR,
+  SINK_BINDING_EXCLUDE,
   SOURCES_PATH,
   SYSTEM_PORT,
   childName,
@@ -61,7 +62,7 @@ function spreadAcrossNodes(dgdName: string) {
 export function renderDeployment(decision: Extract<Decision, { action: "apply" }>) {
   const { dpr } = decision;
   const { spec } = dpr;
-  const meta = childMeta(dpr);
+  const meta = childMeta(dpr, SINK_BINDING_EXCLUDE);
   const env = [
     { name: ENV_DC_ID, value: spec.clusterID },
     { name: ENV_CONNECTION_REVISION, value: decision.connectionRevision },
