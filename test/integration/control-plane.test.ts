@@ -255,3 +255,54 @@ describe("apply under races, on the real API server", () => {
     expect((await client.get<{ data: Record<string, string> }>({ apiVersion: "v1", kind: "ConfigMap", namespace: ns, name: "g1-pool-relay" }))?.data).toEqual(theirs.data);
   });
 });
+
+describe("Knative Eventing's SinkBinding webhook", () => {
+  // Knative's own configuration of it (knative.dev/pkg webhook/psbinding, exclusion mode, the
+  // default): every Deployment write, status included, unless the object or its namespace carries
+  // bindings.knative.dev/exclude=true, and failure policy Fail. Here it answers nothing, as an
+  // eventing-webhook that is down, and only in this test's namespace.
+  const EXCLUSION = { matchExpressions: [{ key: "bindings.knative.dev/exclude", operator: "NotIn", values: ["true"] }] };
+  const config = parseConfig({ DGD_API_VERSION: "nvidia.com/v1beta1" });
+  it("is never called for a Relay Deployment: apply creates one and the Deployment controller updates its status while the webhook is down", async () => {
+    const ns = await freshNamespace("sinkbinding");
+    const name = `poolrelay-test-sinkbindings-${ns}`;
+    await client.apply({
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "MutatingWebhookConfiguration",
+      metadata: { name },
+      webhooks: [{
+        name: "sinkbindings.webhook.sources.knative.dev",
+        admissionReviewVersions: ["v1"],
+        clientConfig: { url: "https://127.0.0.1:1/sinkbindings" },
+        failurePolicy: "Fail",
+        sideEffects: "None",
+        timeoutSeconds: 10,
+        rules: [{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["deployments", "deployments/status"] }],
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns }, ...EXCLUSION },
+        objectSelector: EXCLUSION,
+      }],
+    }, TEST_MANAGER);
+    try {
+      const { children } = await renderedFor(ns, "g1", { replicas: 0 });
+      const deployment = children.find((o) => o.kind === "Deployment")!;
+      // The webhook is in force: the same Deployment without the label is refused.
+      const labels = { ...(deployment.metadata.labels as Record<string, string>) };
+      expect(labels["bindings.knative.dev/exclude"]).toBe("true");
+      delete labels["bindings.knative.dev/exclude"];
+      await eventually("the webhook refuses a Deployment without the label", async () => {
+        const err = await client.apply({ ...deployment, metadata: { ...deployment.metadata, name: "unlabelled", labels } }, TEST_MANAGER, { dryRun: true }).catch((e: unknown) => e);
+        return err instanceof ApiError && /sinkbindings\.webhook\.sources\.knative\.dev/.test(err.message);
+      });
+      const reconcile = productEvent(EventType.Reconcile, { namespace: ns, name: "g1", cause: "DGDChanged" }, { source: "/test", cause: randomUUID(), time: "2026-12-01T00:00:00Z" });
+      const result = await apply(reconcile, { kube: client, config, now: () => "2026-12-01T00:00:00Z", emit: async () => {}, sleep: async () => {} });
+      expect(result.decision).toBe("Applied");
+      expect(result.reply?.data).toMatchObject({ applied: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"] });
+      await eventually("the Deployment controller wrote the Relay Deployment's status", async () => {
+        const d = await client.get<{ status?: { observedGeneration?: number } }>(ref(deployment));
+        return d?.status?.observedGeneration === 1;
+      });
+    } finally {
+      await client.request("DELETE", `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${name}`);
+    }
+  });
+});
