@@ -263,6 +263,7 @@ describe("Knative Eventing's SinkBinding webhook", () => {
   // eventing-webhook that is down, and only in this test's namespace.
   const EXCLUSION = { matchExpressions: [{ key: "bindings.knative.dev/exclude", operator: "NotIn", values: ["true"] }] };
   const config = parseConfig({ DGD_API_VERSION: "nvidia.com/v1beta1" });
+
   it("is never called for a Relay Deployment: apply creates one and the Deployment controller updates its status while the webhook is down", async () => {
     const ns = await freshNamespace("sinkbinding");
     const name = `poolrelay-test-sinkbindings-${ns}`;
