@@ -153,12 +153,15 @@ describe("profile full", () => {
   });
 });
 
+/** A reconcile request for pair g1 of `ns`, and a context for apply over `kube`. */
+const config = parseConfig({ DGD_API_VERSION: "nvidia.com/v1beta1" });
+const reconcile = (ns: string) => productEvent(EventType.Reconcile, { namespace: ns, name: "g1", cause: "DGDChanged" }, { source: "/test", cause: randomUUID(), time: "2026-12-01T00:00:00Z" });
+const context = (kube: KubeClient): Context => ({ kube, config, now: () => "2026-12-01T00:00:00Z", emit: async () => {}, sleep: async () => {} });
+
 // The apply function run in this process against this file's control plane (no product installed
 // here, so nothing else reconciles), with one API call intercepted to make the race happen at
 // the worst moment.
 describe("apply under races, on the real API server", () => {
-  const config = parseConfig({ DGD_API_VERSION: "nvidia.com/v1beta1" });
-  const reconcile = (ns: string) => productEvent(EventType.Reconcile, { namespace: ns, name: "g1", cause: "DGDChanged" }, { source: "/test", cause: randomUUID(), time: "2026-12-01T00:00:00Z" });
   /** The client, except that `before(method, args)` runs first on the named method. */
   function intercepted(method: "deleteExact" | "apply", before: (...args: any[]) => Promise<void>): KubeClient {
     return new Proxy(client, {
@@ -172,7 +175,6 @@ describe("apply under races, on the real API server", () => {
       },
     });
   }
-  const context = (kube: KubeClient): Context => ({ kube, config, now: () => "2026-12-01T00:00:00Z", emit: async () => {}, sleep: async () => {} });
 
   it("deletes only the Service it read: one re-created between its read and its delete survives, and the request is retried (409)", async () => {
     const ns = await freshNamespace("uid-race");
@@ -262,7 +264,6 @@ describe("Knative Eventing's SinkBinding webhook", () => {
   // bindings.knative.dev/exclude=true, and failure policy Fail. Here it answers nothing, as an
   // eventing-webhook that is down, and only in this test's namespace.
   const EXCLUSION = { matchExpressions: [{ key: "bindings.knative.dev/exclude", operator: "NotIn", values: ["true"] }] };
-  const config = parseConfig({ DGD_API_VERSION: "nvidia.com/v1beta1" });
 
   it("is never called for a Relay Deployment: apply creates one and the Deployment controller updates its status while the webhook is down", async () => {
     const ns = await freshNamespace("sinkbinding");
@@ -294,8 +295,7 @@ describe("Knative Eventing's SinkBinding webhook", () => {
         const err = await client.apply({ ...deployment, metadata: { ...deployment.metadata, name: "unlabelled", labels } }, TEST_MANAGER, { dryRun: true }).catch((e: unknown) => e);
         return err instanceof ApiError && /sinkbindings\.webhook\.sources\.knative\.dev/.test(err.message);
       });
-      const reconcile = productEvent(EventType.Reconcile, { namespace: ns, name: "g1", cause: "DGDChanged" }, { source: "/test", cause: randomUUID(), time: "2026-12-01T00:00:00Z" });
-      const result = await apply(reconcile, { kube: client, config, now: () => "2026-12-01T00:00:00Z", emit: async () => {}, sleep: async () => {} });
+      const result = await apply(reconcile(ns), context(client));
       expect(result.decision).toBe("Applied");
       expect(result.reply?.data).toMatchObject({ applied: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"] });
       await eventually("the Deployment controller wrote the Relay Deployment's status", async () => {
