@@ -9,7 +9,7 @@ import { desiredChildren } from "../shared/apply-plan.ts";
 import { parseConfig } from "../shared/config.ts";
 import { decide, type Decision } from "../shared/decide.ts";
 import type { KubeClient, KubeObject } from "../shared/kube/client.ts";
-import { sent } from "../shared/source-events.ts";
+import { sent, sentFacts } from "../shared/source-events.ts";
 import { readyEndpoints, rolledOut, type ObservedDeployment, type ObservedEndpointSlice } from "../shared/status.ts";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -151,7 +151,8 @@ export function watchChanges(admin: KubeClient, namespace: string, signal: Abort
       if (o.metadata.namespace !== namespace) return;
       const key = `${namespace}/${o.metadata.name}`;
       const id = `${kind}/${key}`;
-      const previous = seen.get(id);
+      const before = seen.get(id);
+      const previous = before && sentFacts(before);
       if (type === "DELETED") seen.delete(id);
       else seen.set(id, o);
       // Only what the source is to send counts; what it leaves out by design is counted apart.

@@ -8,7 +8,7 @@ import { controlledBy } from "./ownership.ts";
 import { sameQuantity } from "./quantity.ts";
 import type { Decision } from "./decide.ts";
 import type { VouchedSources } from "./vouched-status.ts";
-import { renderChildren, type KubeObject } from "./render/index.ts";
+import { renderChild, renderChildren, type ChildKind, type KubeObject } from "./render/index.ts";
 import { sha256Hex } from "./sources-document.ts";
 
 export const APPLIED_HASH = "poolrelay.dynamo.nvidia.com/applied-hash";
@@ -226,4 +226,9 @@ export function foreignChildren(desired: readonly KubeObject[], live: ReadonlyMa
 /** The children an apply decision wants, each with the hash of that intent. */
 export function desiredChildren(decision: Extract<Decision, { action: "apply" }>): KubeObject[] {
   return renderChildren(decision).map(withAppliedHash);
+}
+
+/** The one child of this kind an apply decision wants, with the hash of that intent. */
+export function desiredChild(decision: Extract<Decision, { action: "apply" }>, kind: ChildKind): KubeObject {
+  return withAppliedHash(renderChild(decision, kind));
 }

@@ -73,6 +73,11 @@ const SourceEnv = z.object({
   SOURCE_CONCURRENCY: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(256)), 32),
   REQUEUE_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(10), z.maximum(3600)), 60),
   SOURCE_BATCH_MS: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(10000)), 1000),
+  SOURCE_RELIST_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(86400)), 1800),
+  /** The pod's name and namespace (the downward API): the Lease's candidate and where the Lease is. */
+  POD_NAME: z.optional(z.string().check(z.minLength(1))),
+  POD_NAMESPACE: z._default(z.string().check(z.minLength(1)), "dynamo-system"),
+  PORT: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(65535)), 8080),
 });
 
 export interface SourceConfig {
@@ -83,6 +88,14 @@ export interface SourceConfig {
   requeueSeconds: number;
   /** How long a child's update waits before it is sent, so that a burst of them leaves as one event. */
   batchMs: number;
+  /** How long each watched kind goes before it is listed again and every pair judged afresh (0: only when a watch expired). */
+  relistSeconds: number;
+  /** This replica, as a candidate for the Lease (the pod's name); the shell names one when unset. */
+  identity: string | undefined;
+  /** The Lease: only its holder sends. */
+  lease: { namespace: string; name: string };
+  /** Where /readyz and /livez answer. */
+  port: number;
 }
 
 export function parseSourceConfig(env: Record<string, string | undefined>): SourceConfig {
@@ -90,8 +103,21 @@ export function parseSourceConfig(env: Record<string, string | undefined>): Sour
   if (!r.success) {
     throw new Error(`invalid configuration: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   }
-  return { sink: r.data.K_SINK, concurrency: r.data.SOURCE_CONCURRENCY, requeueSeconds: r.data.REQUEUE_SECONDS, batchMs: r.data.SOURCE_BATCH_MS };
+  const d = r.data;
+  return {
+    sink: d.K_SINK,
+    concurrency: d.SOURCE_CONCURRENCY,
+    requeueSeconds: d.REQUEUE_SECONDS,
+    batchMs: d.SOURCE_BATCH_MS,
+    relistSeconds: d.SOURCE_RELIST_SECONDS,
+    identity: d.POD_NAME,
+    lease: { namespace: d.POD_NAMESPACE, name: SOURCE_LEASE },
+    port: d.PORT,
+  };
 }
+
+/** The Lease the event source's replicas elect their leader with, in their own namespace. */
+export const SOURCE_LEASE = "poolrelay-source";
 
 /** The variables parseConfig and parseSourceConfig read: the README's Configuration table must document each. */
 export const CONFIG_VARIABLES = [...new Set([...Object.keys(Env.shape), ...Object.keys(SourceEnv.shape)])];

@@ -44,11 +44,42 @@ export function objectKey(obj: { metadata?: { namespace?: string; name?: string 
 }
 
 /**
+ * What a DGD decides for the DynamoPoolRelay of its name, without the DynamoPoolRelay: the worker
+ * namespaces of an eligible one, or why it is not eligible. All a decision needs of the DGD, and
+ * what the event source keeps of one (shared/source-views.ts).
+ */
+export type DgdVerdict =
+  | { eligible: true; namespaces: string[] }
+  | { eligible: false; reason: IneligibleReason | typeof Reason.InvalidDGD; message: string };
+
+/**
+ * @param name the DGD's name, which is its DynamoPoolRelay's
+ * @param rawDgd the DGD as read, or undefined when there is none
+ */
+export function dgdVerdict(name: string, rawDgd: unknown, settings: OperatorDefaults): DgdVerdict {
+  let dgd: DynamoGraphDeployment | undefined;
+  if (rawDgd !== undefined) {
+    const parsedDgd = DynamoGraphDeployment.safeParse(rawDgd);
+    if (!parsedDgd.success) {
+      return { eligible: false, reason: Reason.InvalidDGD, message: formatIssues(parsedDgd.error, `DynamoGraphDeployment ${objectKey(rawDgd as never)}`) };
+    }
+    dgd = parsedDgd.data;
+  }
+  const verdict = eligibility(name, dgd, settings);
+  return verdict.eligible ? { eligible: true, namespaces: workerNamespaces(dgd!) } : verdict;
+}
+
+/**
  * @param rawDpr the DynamoPoolRelay as read from the API server or a file
  * @param rawDgd the same-named DynamoGraphDeployment, or undefined when there is none
  * @param settings the operator-wide settings (the functions pass their configuration's `defaults`)
  */
 export function decide(rawDpr: unknown, rawDgd: unknown, settings: DecisionSettings): Decision {
+  return decideFrom(rawDpr, (name) => dgdVerdict(name, rawDgd, settings), settings);
+}
+
+/** The decision, with what the DGD decides given as its verdict (asked for only of a valid DynamoPoolRelay). */
+export function decideFrom(rawDpr: unknown, dgd: (name: string) => DgdVerdict, settings: DecisionSettings): Decision {
   const parsedDpr = DynamoPoolRelay.safeParse(rawDpr);
   if (!parsedDpr.success) {
     return {
@@ -58,23 +89,9 @@ export function decide(rawDpr: unknown, rawDgd: unknown, settings: DecisionSetti
     };
   }
   const dpr = parsedDpr.data;
-  let dgd: DynamoGraphDeployment | undefined;
-  if (rawDgd !== undefined) {
-    const parsedDgd = DynamoGraphDeployment.safeParse(rawDgd);
-    if (!parsedDgd.success) {
-      return {
-        action: "withdraw",
-        dpr,
-        reason: Reason.InvalidDGD,
-        message: formatIssues(parsedDgd.error, `DynamoGraphDeployment ${objectKey(rawDgd as never)}`),
-      };
-    }
-    dgd = parsedDgd.data;
-  }
-  const verdict = eligibility(dpr.metadata.name, dgd, settings);
+  const verdict = dgd(dpr.metadata.name);
   if (!verdict.eligible) return { action: "withdraw", dpr, reason: verdict.reason, message: verdict.message };
-
-  return decideFor(dpr, workerNamespaces(dgd!), settings);
+  return decideFor(dpr, verdict.namespaces, settings);
 }
 
 /** The decision for an eligible DGD whose workers register under `namespaces`. */

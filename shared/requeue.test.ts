@@ -1,54 +1,100 @@
 import { describe, expect, it } from "vitest";
-import { dgd, dpr } from "../test/builders.ts";
-import { appliedHashes, liveChildren } from "../test/live-children.ts";
-import { desiredChildren } from "./apply-plan.ts";
-import { decide, type Decision } from "./decide.ts";
-import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
+import { dgd } from "../test/builders.ts";
+import { convergedPair, endpointSlice, objectsOf, rolled, settings, storeOf, UID, type ConvergedPair } from "../test/source-pair.ts";
+import { decide } from "./decide.ts";
 import { MAX_REQUEUE_MS, requeueAfterMs, requeueDue, requeueReason } from "./requeue.ts";
+import type { Seen } from "./source-views.ts";
 import { planStatus } from "./status-plan.ts";
 
-const settings = DEFAULT_OPERATOR_DEFAULTS;
-const UID = "11111111-2222-3333-4444-555555555555";
-const rolled = dgd({ componentNames: { decode: ["g1-decode-aaaa1111"] } });
-const rolledOn = dgd({ componentNames: { decode: ["g1-decode-aaaa1111", "g1-decode-bbbb2222"] } });
-
-/** The pair as the functions leave it for `source`, with Ready as given. */
-function shown(source: unknown, ready: { status: "True" | "False"; reason: string }) {
-  const d = dpr({ generation: 3, uid: UID });
-  const decision = decide(d, source, settings);
-  const live = decision.action === "apply" ? liveChildren({
-    dprUid: UID, clusterID: "dc-1", connectionRevision: decision.connectionRevision, sourcesText: decision.sources.text,
-    appliedHash: appliedHashes(desiredChildren(decision as Extract<Decision, { action: "apply" }>)),
-  }) : undefined;
-  const observed = { serviceAccount: live?.ServiceAccount, role: live?.Role, roleBinding: live?.RoleBinding, configMap: live?.ConfigMap, deployment: live?.Deployment, service: live?.Service, endpointSlices: [] };
-  const { status } = planStatus({ dpr: d, decision, observed, changed: [], now: "2026-02-01T00:00:00Z" });
-  return { ...d, status: { ...status, conditions: status.conditions!.map((c) => (c.type === "Ready" ? { ...c, ...ready } : c)) } };
-}
-const ready = shown(rolled, { status: "True", reason: "Ready" });
-const withdrawn = shown(undefined, { status: "False", reason: "NotEligible" });
-const settling = shown(rolled, { status: "False", reason: "RolloutPending" });
 /** Nothing of the pair since the start, nothing of it waiting to be sent. */
 const quiet = { since: 0, sending: 0 };
+const judge = (objects: readonly Seen[]) => requeueReason(storeOf(objects).view("team-a/g1")!, settings);
+/** An object at a new version with some of its fields replaced. */
+const edited = (obj: Seen, edit: Record<string, unknown>, resourceVersion = "500"): Seen => ({ ...obj, ...edit, metadata: { ...obj.metadata, resourceVersion, ...((edit["metadata"] as object) ?? {}) } });
+const rolledOn = () => ({ ...rolled(), status: { components: { decode: { componentNames: ["g1-decode-aaaa1111", "g1-decode-bbbb2222"] } } } });
+/** The pair's objects, with those of `kinds` left out and others replaced. */
+function pairWith(p: ConvergedPair, replace: Partial<Record<string, Seen | undefined>>): Seen[] {
+  return objectsOf(p).flatMap((o) => (o.kind in replace ? (replace[o.kind] ? [replace[o.kind]!] : []) : [o]));
+}
+/** The pair with Ready replaced, as a status run that saw it so would have left it. */
+function withReady(p: ConvergedPair, ready: { status: "True" | "False"; reason: string }): Seen {
+  const status = p.dpr["status"] as { conditions: { type: string }[] };
+  return { ...p.dpr, status: { ...status, conditions: status.conditions.map((c) => (c.type === "Ready" ? { ...c, ...ready } : c)) } };
+}
+/** The pair withdrawn for a missing DGD, its Service gone, as apply leaves it. */
+function withdrawn(): Seen[] {
+  const p = convergedPair();
+  const decision = decide(p.dpr, undefined, settings);
+  const observed = { serviceAccount: p.children.ServiceAccount, role: p.children.Role, roleBinding: p.children.RoleBinding, configMap: p.children.ConfigMap, deployment: p.children.Deployment as never, service: undefined, endpointSlices: [] };
+  const { status } = planStatus({ dpr: p.dpr as never, decision, observed, changed: [], now: "2026-02-01T00:00:00Z" });
+  return pairWith(p, { DynamoPoolRelay: { ...p.dpr, status }, DynamoGraphDeployment: undefined, Service: undefined, EndpointSlice: undefined });
+}
 
 describe("requeueReason: the pairs the event source asks a reconcile for", () => {
+  const p = convergedPair();
+  const { Deployment, Role, ConfigMap, Service } = p.children;
   it.each([
-    { name: "Ready and showing its DGD", pair: ready, dgd: rolled, expected: undefined },
-    { name: "Ready, its DGD's status rewritten with nothing the product decides", pair: ready, dgd: { ...rolled, status: { ...rolled.status, replicas: 7 } }, expected: undefined },
-    { name: "Ready but its DGD rolled on to a new worker namespace (the change's request lost)", pair: ready, dgd: rolledOn, expected: "DGDNotShown" },
-    { name: "Ready but its DGD gone (the delete's request lost)", pair: ready, dgd: undefined, expected: "DGDNotShown" },
-    { name: "withdrawn for a missing DGD that exists now (the add's request lost)", pair: withdrawn, dgd: rolled, expected: "DGDNotShown" },
-    { name: "withdrawn, its DGD still missing", pair: withdrawn, dgd: undefined, expected: undefined },
-    { name: "Ready, before the source has listed the DGDs", pair: ready, dgd: "unknown", expected: undefined },
-    { name: "settling", pair: settling, dgd: rolled, expected: "Settling" },
-    { name: "unobserved", pair: { ...ready, metadata: { ...ready.metadata, generation: 4 } }, dgd: rolled, expected: "Unobserved" },
-  ])("$name: $expected", ({ pair, dgd: source, expected }) => {
-    expect(requeueReason(pair, source, settings)).toBe(expected);
+    { name: "converged, Ready and showing its DGD", objects: () => objectsOf(p), expected: undefined },
+    { name: "its DGD's status rewritten with nothing the product decides", objects: () => pairWith(p, { DynamoGraphDeployment: edited(p.dgd, { status: { ...(p.dgd["status"] as object), replicas: 7 } }) }), expected: undefined },
+    { name: "its DGD rolled on to a new worker namespace (the change's request lost)", objects: () => pairWith(p, { DynamoGraphDeployment: rolledOn() as Seen }), expected: "DGDNotShown" },
+    { name: "its DGD gone (the delete's request lost)", objects: () => pairWith(p, { DynamoGraphDeployment: undefined }), expected: "DGDNotShown" },
+    { name: "withdrawn for a missing DGD, still missing", objects: withdrawn, expected: undefined },
+    { name: "withdrawn for a missing DGD that exists now (the add's request lost)", objects: () => [...withdrawn(), p.dgd], expected: "DGDNotShown" },
+    { name: "settling", objects: () => pairWith(p, { DynamoPoolRelay: withReady(p, { status: "False", reason: "RolloutPending" }) }), expected: "Settling" },
+    { name: "a generation unobserved", objects: () => pairWith(p, { DynamoPoolRelay: { ...p.dpr, metadata: { ...p.dpr.metadata, generation: 2 } } }), expected: "Unobserved" },
+    // Changed while nobody watched: what the children no longer carry, or show.
+    { name: "its Deployment scaled to 0 by hand", objects: () => pairWith(p, { Deployment: edited(Deployment, { spec: { ...(Deployment["spec"] as object), replicas: 0 } }) }), expected: "ChildrenOff" },
+    { name: "its RoleBinding deleted", objects: () => pairWith(p, { RoleBinding: undefined }), expected: "ChildrenOff" },
+    { name: "its Role's rules edited", objects: () => pairWith(p, { Role: edited(Role, { rules: [] }) }), expected: "ChildrenOff" },
+    { name: "its Deployment being deleted", objects: () => pairWith(p, { Deployment: edited(Deployment, { metadata: { deletionTimestamp: "2026-02-01T00:00:00Z" } }) }), expected: "ChildrenOff" },
+    { name: "its Relay pods lost (none ready)", objects: () => pairWith(p, { Deployment: edited(Deployment, { status: { observedGeneration: 1, replicas: 2, updatedReplicas: 2 } }), EndpointSlice: endpointSlice([false, false]) as Seen }), expected: "StatusOff" },
+    { name: "its EndpointSlice gone", objects: () => pairWith(p, { EndpointSlice: undefined }), expected: "StatusOff" },
+    { name: "its Service taken over by another controller", objects: () => pairWith(p, { Service: edited(Service, { metadata: { ownerReferences: [{ uid: "someone", controller: true }] } }) }), expected: "StatusOff" },
+    { name: "its ConfigMap relabelled (still carrying the document, at another version than the status records)", objects: () => pairWith(p, { ConfigMap: edited(ConfigMap, { metadata: { labels: { ...ConfigMap.metadata.labels, extra: "x" } } }) }), expected: "StatusOff" },
+    { name: "its Deployment rewritten by its controller with nothing status shows", objects: () => pairWith(p, { Deployment: edited(Deployment, { status: { ...(Deployment["status"] as object), conditions: [{ type: "Available", status: "True" }] } }) }), expected: undefined },
+  ])("$name: $expected", ({ objects, expected }) => {
+    expect(judge(objects())).toBe(expected);
   });
 
   it("never asks for a pair being deleted", () => {
-    expect(requeueReason(settling, rolledOn, settings)).toBe("Settling");
-    const deleting = { ...settling, metadata: { ...settling.metadata, deletionTimestamp: "2026-02-01T00:00:00Z" } };
-    expect(requeueReason(deleting, rolledOn, settings)).toBeUndefined();
+    const settling = withReady(p, { status: "False", reason: "RolloutPending" });
+    expect(judge(pairWith(p, { DynamoPoolRelay: settling }))).toBe("Settling");
+    expect(judge(pairWith(p, { DynamoPoolRelay: edited(settling, { metadata: { deletionTimestamp: "2026-02-01T00:00:00Z" } }) }))).toBeUndefined();
+  });
+
+  it("reads the DGD first when it was kept by its version alone (seen before any DynamoPoolRelay paired with it)", () => {
+    const [dpr, dgdObj, ...rest] = objectsOf(p);
+    expect(judge([dpr!, dgdObj!, ...rest])).toBeUndefined();
+    expect(judge([dgdObj!, dpr!, ...rest])).toEqual({ dgd: true, children: [] });
+  });
+
+  it("reads again the children seen before the decision their intent comes from was known", () => {
+    const [dpr, dgdObj, ...children] = objectsOf(p);
+    // Seen before their pair: no decision could judge their intent.
+    const judged = judge([...children, dpr!, dgdObj!]);
+    expect(judged).toMatchObject({ dgd: false });
+    expect((judged as { children: { kind: string }[] }).children.map((c) => c.kind)).toEqual(["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"]);
+  });
+
+  it("judges a child by the decision of the DGD when the status records none yet", () => {
+    // Apply wrote the children from the DGD; its status write came after them.
+    const unwritten = { ...p.dpr, status: undefined } as Seen;
+    const store = storeOf([unwritten, p.dgd, ...Object.values(p.children), p.slice]);
+    expect(requeueReason(store.view("team-a/g1")!, settings)).toBe("Unobserved");
+    store.take("update", edited(p.dpr, {}, "100"), 1);
+    expect(requeueReason(store.view("team-a/g1")!, settings)).toBeUndefined();
+  });
+
+  it("tells a foreign child under the pair's labels from its own", () => {
+    const foreign = edited(Role, { metadata: { ownerReferences: [{ uid: "someone-else", controller: true }] } });
+    expect(judge(pairWith(p, { Role: foreign }))).toBe("StatusOff");
+    expect(UID).not.toBe("someone-else");
+  });
+
+  it("is unchanged by a DGD of another shape deciding the same", () => {
+    const alpha = { ...rolled(), apiVersion: "nvidia.com/v1alpha1", spec: { services: { decode: { componentType: "worker" } } } };
+    expect(judge(pairWith(p, { DynamoGraphDeployment: alpha as Seen }))).toBeUndefined();
+    expect(dgd().kind).toBe("DynamoGraphDeployment");
   });
 });
 
@@ -64,6 +110,9 @@ describe("requeueDue: a pair is asked for once it has been quiet long enough for
     { reason: "DGDNotShown", quietMs: 15_000, due: true },
     { reason: "Unobserved", quietMs: 14_999, due: false },
     { reason: "Unobserved", quietMs: 15_000, due: true },
+    { reason: "ChildrenOff", quietMs: 14_999, due: false },
+    { reason: "ChildrenOff", quietMs: 15_000, due: true },
+    { reason: "StatusOff", quietMs: 15_000, due: true },
   ] as const)("$reason, quiet for $quietMs ms: $due", ({ reason, quietMs, due }) => {
     expect(requeueDue(reason, { since: 1_000, sending: 0 }, 1_000 + quietMs, 60_000)).toBe(due);
   });

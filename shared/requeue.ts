@@ -1,17 +1,41 @@
 /**
  * The event source's requeue: which DynamoPoolRelays it asks a reconcile for, from what it watches,
  * with no event to go by. A pair is asked for when it is not converged (shared/resync.ts,
- * unconverged: unobserved, settling, blocked) or its status does not show what its DGD makes of it
- * (shared/vouched-status.ts, changesNothing: the DGD's change, or its reconcile request, was lost
- * or lags on the way), and it has been quiet long enough (neither it, its DGD nor a child changed,
- * no event of it was delivered, none is waiting to be, and it was not asked for: a pair whose
- * events wait in a burst's backlog is not lost). A converged pair costs nothing.
+ * unconverged: unobserved, settling, blocked), when its status does not show what its DGD makes of
+ * it (shared/vouched-status.ts, showsDecision: the DGD's change, or its reconcile request, was lost
+ * or lags on the way), or when its children do not carry the decision its status records or would
+ * make another status (planStatus, run on what the source keeps of them: a child changed while
+ * nobody watched, or whose event was lost); and once it has been quiet long enough (neither it, its
+ * DGD nor a child changed, no event of it was delivered, none is waiting to be, and it was not asked
+ * for: a pair whose events wait in a burst's backlog is not lost). A converged pair costs nothing.
  */
-import type { DecisionSettings } from "./decide.ts";
-import { unconverged, type ResyncCandidate } from "./resync.ts";
-import { changesNothing, type ObservedDpr } from "./vouched-status.ts";
+import { desiredChildren } from "./apply-plan.ts";
+import { decideFrom, dgdVerdict, type DecisionSettings } from "./decide.ts";
+import { childName } from "./names.ts";
+import type { KubeObject } from "./render/index.ts";
+import { unconverged } from "./resync.ts";
+import { judgedAgainst, nameOf, shownDigest, sliceStandIn, slicesOf, standIn, type ChildView, type DgdView, type DprView } from "./source-views.ts";
+import { planStatus, type StatusPlanInput } from "./status-plan.ts";
+import { recordedDecision, showsDecision } from "./vouched-status.ts";
 
-export type RequeueReason = "Unobserved" | "Blocked" | "Settling" | "DGDNotShown";
+export type RequeueReason = "Unobserved" | "Blocked" | "Settling" | "DGDNotShown" | "ChildrenOff" | "StatusOff";
+
+/** What the source knows of a pair: its DynamoPoolRelay, its DGD (undefined: none exists) and the children labelled as its. */
+export interface PairView {
+  dpr: DprView;
+  dgd: DgdView | undefined;
+  children: readonly ChildView[];
+}
+
+/**
+ * What the source must read before it can judge a pair: its DGD, kept by version alone (no
+ * DynamoPoolRelay paired with it when it was seen), or children whose intent no decision the source
+ * knew when it saw them rendered.
+ */
+export interface Reread {
+  dgd: boolean;
+  children: ChildView[];
+}
 
 /** The longest a pair asked for again and again without changing waits between two requests. */
 export const MAX_REQUEUE_MS = 600_000;
@@ -36,34 +60,69 @@ export interface Activity {
   sending: number;
 }
 
+/** The transition time the judgment's status is computed with: a status it would write differs in more than its times. */
+const JUDGED_AT = "1970-01-01T00:00:00Z";
+
+/** The status a full run would compute from these children, with the plan's verdicts. */
+const planOf = (dpr: DprView, decision: Parameters<typeof planStatus>[0]["decision"], observed: StatusPlanInput["observed"]) =>
+  planStatus({ dpr: dpr as StatusPlanInput["dpr"], decision, observed, changed: [], now: JUDGED_AT });
+
 /**
- * Why a pair would be asked for, from what the source last saw of it and its DGD, however quiet it
- * is: undefined when it is converged and shows its DGD, which stays so until either changes.
- *
- * @param dgd the DGD as the source last saw it, undefined when there is none, "unknown" before the
- *   source's first list of DGDs
+ * Why a pair would be asked for, from what the source last saw of it, however quiet it is:
+ * undefined when it is converged, shows its DGD and its children carry what its status records
+ * (which stays so until one of them changes); what to read first when the source cannot tell.
  */
-export function requeueReason(dpr: ResyncCandidate & ObservedDpr, dgd: unknown, settings: DecisionSettings): RequeueReason | undefined {
+export function requeueReason(pair: PairView, settings: DecisionSettings): RequeueReason | Reread | undefined {
+  const { dpr } = pair;
   if (dpr.metadata.deletionTimestamp) return undefined;
   const reason = unconverged(dpr);
   if (reason) return reason;
-  if (dgd !== "unknown" && !changesNothing(dpr, dgd, settings)) return "DGDNotShown";
-  return undefined;
+  if (pair.dgd && !pair.dgd.verdict) return { dgd: true, children: [] };
+  const verdict = pair.dgd?.verdict ?? dgdVerdict(dpr.metadata.name, undefined, settings);
+  if (!showsDecision(dpr, () => decideFrom(dpr, () => verdict, settings))) return "DGDNotShown";
+  const recorded = recordedDecision(dpr, settings);
+  // A status that vouches for nothing (a rejected spec) has nothing the children could be off.
+  if (!recorded) return undefined;
+  const name = childName(dpr.metadata.name);
+  const desired = recorded.action === "apply" ? desiredChildren(recorded) : [];
+  const viewOf = (kind: string) => pair.children.find((c) => c.kind === kind && nameOf(c, dpr.metadata.name) === name);
+  const unjudged = desired.flatMap((d) => {
+    const view = viewOf(d.kind);
+    return view && judgedAgainst(view, d) === "unjudged" ? [view] : [];
+  });
+  if (unjudged.length > 0) return { dgd: false, children: unjudged };
+  const live = (kind: string) => {
+    const view = viewOf(kind);
+    return view && standIn(view, desired.find((d) => d.kind === kind) as KubeObject | undefined);
+  };
+  const observed = {
+    serviceAccount: live("ServiceAccount"),
+    role: live("Role"),
+    roleBinding: live("RoleBinding"),
+    configMap: live("ConfigMap"),
+    deployment: live("Deployment") as StatusPlanInput["observed"]["deployment"],
+    service: live("Service"),
+    endpointSlices: slicesOf(pair.children).map(sliceStandIn),
+  };
+  const plan = planOf(dpr, recorded, observed);
+  if (!plan.reflects) return "ChildrenOff";
+  return shownDigest(plan.status) === dpr.shown ? undefined : "StatusOff";
 }
 
 /**
  * The share of the quiet period a pair waits when the functions have not acted on what it shows:
- * a generation unobserved, or a DGD change its status does not show. Apply acts on those within
- * seconds of their event, and the ApiServerSource's one lane of DGD events lags in a burst (in a
+ * a generation unobserved, a DGD change its status does not show, children off its decision or
+ * its status. The functions act on those within seconds of their event, and the ApiServerSource's one lane of DGD events lags in a burst (in a
  * 1,000-pair burst whose DGDs came after their pairs, 83 of 108 such pairs waited a quiet minute
  * for the requeue). A pair settling or blocked waits on the world (pods starting, a foreign
  * object), and the whole period.
  */
 export const PROMPT_SHARE = 4;
+const PROMPT: readonly RequeueReason[] = ["Unobserved", "DGDNotShown", "ChildrenOff", "StatusOff"];
 
 /** Whether a pair with this reason has been quiet long enough to be asked for (`afterMs`: its backed-off period). */
 export function requeueDue(reason: RequeueReason, activity: Activity, now: number, afterMs: number): boolean {
   if (activity.sending > 0) return false;
-  const wait = reason === "Unobserved" || reason === "DGDNotShown" ? afterMs / PROMPT_SHARE : afterMs;
+  const wait = PROMPT.includes(reason) ? afterMs / PROMPT_SHARE : afterMs;
   return now - activity.since >= wait;
 }

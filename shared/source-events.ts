@@ -7,6 +7,7 @@ import type { CloudEvent } from "./cloudevent.ts";
 import { SourceEventType, derivedId } from "./events.ts";
 import { neverWritten, observedInEvent, type ResyncCandidate } from "./resync.ts";
 import { statusDigest } from "./seen-versions.ts";
+import { DIGESTED, HASH_CHARS } from "./source-views.ts";
 
 export type Change = "add" | "update" | "delete";
 
@@ -24,26 +25,45 @@ export interface Watched {
  */
 export const UNSENT_ADDS: readonly string[] = ["ConfigMap", "Deployment", "Service"];
 
+/** What `sent` compares of the version seen before: the digest of a kind in DIGESTED, the generation of a DynamoPoolRelay. */
+export interface SentFacts {
+  digest?: string | undefined;
+  metadata?: { generation?: number | undefined };
+}
+
+/** The facts `sent` compares, of an object at hand (a view keeps them too). */
+export function sentFacts(obj: Watched & { metadata: { generation?: number } }): SentFacts {
+  return { metadata: { generation: obj.metadata.generation }, ...(DIGESTED.includes(obj.kind) ? { digest: statusDigest(obj.kind, obj as never).slice(0, HASH_CHARS) } : {}) };
+}
+
+/** The kinds whose changes the source sends: the DynamoPoolRelays', and the children's status takes (knative/triggers.yaml). */
+export const SENT_KINDS: readonly string[] = ["DynamoPoolRelay", "ConfigMap", "Deployment", "Service", "EndpointSlice"];
+
 /**
- * Whether the source sends a change. Adds of UNSENT_ADDS are not sent, nor a child's update that
+ * Whether the source sends a change. Only of SENT_KINDS: the ServiceAccount, Role and RoleBinding
+ * are watched for the requeue's judgment alone (a change of one that nobody asked for is repaired by
+ * it). Adds of UNSENT_ADDS are not sent, nor an update of a Deployment or an EndpointSlice that
  * changes nothing status reads of it (shared/seen-versions.ts, statusDigest: the Deployment
- * controller's conditions and observedGeneration, an EndpointSlice's endpoints not yet ready)
- * since the version the source saw before, whose change was sent then or was itself one such. Of the DynamoPoolRelay's,
- * only those apply acts on: an add or an update to a generation the status has not observed
- * (shared/resync.ts, observedInEvent) that differs from the one of the version the source saw
- * before (whose event was sent then). Not its delete (the garbage collector removes the children),
- * nor the updates of its status or metadata alone: the product's own status writes, several per
- * publish, each of which apply would answer with nothing or a read that finds it observed.
+ * controller's conditions and observedGeneration, an EndpointSlice's endpoints not yet ready) since
+ * the version the source saw before, whose change was sent then or was itself one such. Of the
+ * DynamoPoolRelay's, only those apply acts on: an add or an update to a generation the status has
+ * not observed (shared/resync.ts, observedInEvent) that differs from the one of the version the
+ * source saw before (whose event was sent then). Not its delete (the garbage collector removes the
+ * children), nor the updates of its status or metadata alone: the product's own status writes,
+ * several per publish, each of which apply would answer with nothing or a read that finds it
+ * observed.
  *
- * @param previous the object as the source last saw it, if it did
+ * @param previous what the source kept of the object as it last saw it, if it did
  */
-export function sent(change: Change, obj: Watched & { metadata: { generation?: number } }, previous?: Watched & { metadata: { generation?: number } }): boolean {
+export function sent(change: Change, obj: Watched & { metadata: { generation?: number } }, previous?: SentFacts): boolean {
+  if (!SENT_KINDS.includes(obj.kind)) return false;
   if (obj.kind !== "DynamoPoolRelay") {
     if (change === "add") return !UNSENT_ADDS.includes(obj.kind);
-    return change === "delete" || previous === undefined || statusDigest(obj.kind, previous as never) !== statusDigest(obj.kind, obj as never);
+    if (change === "delete" || previous?.digest === undefined || !DIGESTED.includes(obj.kind)) return true;
+    return previous.digest !== statusDigest(obj.kind, obj as never).slice(0, HASH_CHARS);
   }
   if (change === "delete" || observedInEvent(obj, false)) return false;
-  return change === "add" || previous === undefined || previous.metadata.generation !== obj.metadata.generation;
+  return change === "add" || previous === undefined || previous.metadata?.generation !== obj.metadata.generation;
 }
 
 /**
@@ -164,25 +184,4 @@ export function changeEvent(change: Change, obj: Watched, ctx: { source: string;
     extensions: { kind: obj.kind, apiversion: obj.apiVersion, name: obj.metadata.name, namespace },
     data: obj,
   };
-}
-
-/**
- * What changed while no watch ran (a watch whose version expired, so the source lists again): an
- * add for each object not seen before, an update for each whose version differs (or whose UID
- * does: a child re-created in the gap must reach status, whose Trigger leaves the adds of these
- * kinds out), a delete, with the object as last seen, for each that is gone. Knative's adapter
- * sends nothing here (its store's Replace is empty), which is how changes went missing under load.
- */
-export function relistChanges<T extends Watched>(known: ReadonlyMap<string, T>, listed: readonly T[]): { change: Change; obj: T }[] {
-  const out: { change: Change; obj: T }[] = [];
-  const present = new Set<string>();
-  for (const obj of listed) {
-    const key = objectKey(obj);
-    present.add(key);
-    const before = known.get(key);
-    if (!before) out.push({ change: "add", obj });
-    else if (before.metadata.uid !== obj.metadata.uid || before.metadata.resourceVersion !== obj.metadata.resourceVersion) out.push({ change: "update", obj });
-  }
-  for (const [key, obj] of known) if (!present.has(key)) out.push({ change: "delete", obj });
-  return out;
 }

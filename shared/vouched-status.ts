@@ -89,15 +89,20 @@ export function recordedDecision(rawDpr: unknown, settings: DecisionSettings): E
  * @param dgd the DGD as the event carries it; undefined for a delete event (the DGD is gone)
  */
 export function changesNothing(dpr: ObservedDpr, dgd: unknown, settings: DecisionSettings): boolean {
+  return showsDecision(dpr, () => decide(dpr, dgd, settings));
+}
+
+/** Whether the stored status shows this decision already (`decision` is made only when the status vouches). */
+export function showsDecision(dpr: ObservedDpr, decision: () => Decision): boolean {
   const status = settledStatus(dpr);
   if (!status) return false;
   const eligible = conditionOf(status, ConditionType.Eligible)!;
-  const decision = decide(dpr, dgd, settings);
-  switch (decision.action) {
+  const made = decision();
+  switch (made.action) {
     case "apply":
-      return eligible.status === "True" && status.sourcesRevision === decision.sources.revision && status.connectionRevision === decision.connectionRevision;
+      return eligible.status === "True" && status.sourcesRevision === made.sources.revision && status.connectionRevision === made.connectionRevision;
     case "withdraw":
-      return eligible.status === "False" && eligible.reason === decision.reason && withdrawnAlready(status);
+      return eligible.status === "False" && eligible.reason === made.reason && withdrawnAlready(status);
     case "reject":
       return false;
   }

@@ -8,7 +8,7 @@ type Step =
   | { list: KubeObject[] | Error; version: string }
   | { watch: [type: "ADDED" | "MODIFIED" | "DELETED", obj: KubeObject][]; then: "end" | ApiError | Error; version?: string };
 
-/** An API server that answers the informer's lists and watches in the order the test scripted them; after the script, it waits for the stop. */
+/** An API server that answers the informer's lists (in pages) and watches in the order the test scripted them; after the script, it waits for the stop. */
 function scripted(steps: Step[], stop: AbortController) {
   const asked: string[] = [];
   const next = (what: string) => {
@@ -21,12 +21,13 @@ function scripted(steps: Step[], stop: AbortController) {
     return step;
   };
   const watcher: Watcher = {
-    async listAll<T>() {
+    async *listPages<T>() {
       const step = next("list");
-      if (!step) return { items: [] as T[], resourceVersion: "" };
+      if (!step) return;
       if (!("list" in step)) throw new Error("the informer listed where the script watches");
       if (step.list instanceof Error) throw step.list;
-      return { items: step.list as T[], resourceVersion: step.version };
+      // Two objects a page: the informer must take each page as it comes.
+      for (let i = 0; i === 0 || i < step.list.length; i += 2) yield { items: step.list.slice(i, i + 2) as T[], resourceVersion: step.version };
     },
     async listAndWatch(_v, _k, _s, onEvent, _signal, resumeFrom) {
       const step = next(`watch from ${resumeFrom}`);
@@ -40,32 +41,32 @@ function scripted(steps: Step[], stop: AbortController) {
   return { watcher, asked };
 }
 
-async function run(steps: Step[]) {
+/** Runs the informer over the script; the clock advances `tickMs` at each look, so a relist period can pass. */
+async function run(steps: Step[], options: { relistMs?: number; tickMs?: number } = {}) {
   const stop = new AbortController();
   const { watcher, asked } = scripted(steps, stop);
-  const changes: string[] = [];
-  const previous: string[] = [];
-  const lists: string[] = [];
+  const seen: string[] = [];
   const waits: number[] = [];
+  let clock = 0;
   await inform(watcher, { apiVersion: "apps/v1", kind: "Deployment" }, {
-    change: (c, o, p) => {
-      changes.push(`${c} ${o.metadata.name}@${o.metadata.resourceVersion}${"managedFields" in o.metadata ? " +managedFields" : ""}`);
-      previous.push(p ? `${p.metadata.name}@${p.metadata.resourceVersion}` : "-");
-    },
-    listed: (i) => lists.push(`${i.initial ? "initial" : "relist"} ${i.objects.length} objects, ${i.changes} changes`),
+    began: (kind) => seen.push(`began ${kind}`),
+    listed: (o) => seen.push(`listed ${o.metadata.name}@${o.metadata.resourceVersion}${o.kind === "Deployment" ? "" : " untyped"}`),
+    ended: (i) => seen.push(`ended ${i.objects} objects${i.initial ? ", initial" : ""}`),
+    change: (c, o) => seen.push(`${c} ${o.metadata.name}@${o.metadata.resourceVersion}${"managedFields" in o.metadata ? " +managedFields" : ""}`),
     failed: (i) => void waits.push(i.retryInMs),
-  }, stop.signal, async (ms) => void waits.push(ms));
-  return { changes, previous, lists, asked, waits };
+  }, stop.signal, { relistMs: options.relistMs ?? 0, now: () => (clock += options.tickMs ?? 0), sleep: async (ms) => void waits.push(ms) });
+  return { seen, asked, waits };
 }
 
+const listedItem = (o: KubeObject) => ({ ...o, kind: undefined }) as unknown as KubeObject;
+
 describe("inform: one kind's list and watch", () => {
-  it("passes nothing on for what the first list finds, then every watch event as it came", async () => {
+  it("passes each listed object, a page at a time, typed, then every watch event as it came", async () => {
     const r = await run([
-      { list: [dep("a", "1")], version: "10" },
+      { list: [listedItem(dep("a", "1")), dep("c", "2"), dep("d", "3")], version: "10" },
       { watch: [["ADDED", dep("b", "11")], ["MODIFIED", dep("a", "12")], ["DELETED", dep("b", "13")]], then: "end", version: "13" },
     ]);
-    expect(r.lists).toEqual(["initial 1 objects, 0 changes"]);
-    expect(r.changes).toEqual(["add b@11 +managedFields", "update a@12 +managedFields", "delete b@13 +managedFields"]);
+    expect(r.seen).toEqual(["began Deployment", "listed a@1", "listed c@2", "listed d@3", "ended 3 objects, initial", "add b@11 +managedFields", "update a@12 +managedFields", "delete b@13 +managedFields"]);
     expect(r.asked).toEqual(["list", "watch from 10"]);
   });
 
@@ -76,10 +77,10 @@ describe("inform: one kind's list and watch", () => {
       { watch: [["MODIFIED", dep("a", "16")]], then: "end", version: "16" },
     ]);
     expect(r.asked).toEqual(["list", "watch from 10", "watch from 15"]);
-    expect(r.changes).toEqual(["add a@11 +managedFields", "update a@16 +managedFields"]);
+    expect(r.seen.slice(2)).toEqual(["add a@11 +managedFields", "update a@16 +managedFields"]);
   });
 
-  it("lists again when the watch's version expired (410), and passes on what changed meanwhile: the changes Knative's adapter loses", async () => {
+  it("lists again when the watch's version expired (410): the store then tells what changed meanwhile", async () => {
     const r = await run([
       { list: [dep("a", "1"), dep("b", "2"), dep("c", "3")], version: "10" },
       { watch: [["MODIFIED", dep("a", "11")]], then: new ApiError(410, "WatchError", "too old resource version") },
@@ -87,20 +88,18 @@ describe("inform: one kind's list and watch", () => {
       { watch: [], then: "end" },
     ]);
     expect(r.asked).toEqual(["list", "watch from 10", "list", "watch from 50"]);
-    // A delete found by the relist carries the object as last seen, kept without its managed fields.
-    expect(r.changes).toEqual(["update a@11 +managedFields", "update b@40 +managedFields", "add d@41 +managedFields", "delete c@3"]);
-    expect(r.lists).toEqual(["initial 3 objects, 0 changes", "relist 3 objects, 3 changes"]);
-    // Each with the object as the source saw it before: after the watch's own event for a.
-    expect(r.previous).toEqual(["a@1", "b@2", "-", "c@3"]);
+    expect(r.seen.slice(5)).toEqual(["update a@11 +managedFields", "began Deployment", "listed a@11", "listed b@40", "listed d@41", "ended 3 objects"]);
   });
 
-  it("keeps the watch's own changes for the diff: an object the watch saw deleted is not deleted again", async () => {
+  it("lists again once the relist period has passed, instead of resuming its watch", async () => {
     const r = await run([
-      { list: [dep("a", "1"), dep("b", "2")], version: "10" },
-      { watch: [["DELETED", dep("b", "11")], ["ADDED", dep("c", "12")]], then: new ApiError(410, "Expired", "gone") },
-      { list: [dep("a", "1"), dep("c", "12")], version: "20" },
-    ]);
-    expect(r.changes).toEqual(["delete b@11 +managedFields", "add c@12 +managedFields"]);
+      { list: [dep("a", "1")], version: "10" },
+      { watch: [], then: "end", version: "12" },
+      { list: [dep("a", "1")], version: "20" },
+      { watch: [], then: "end" },
+    ], { relistMs: 1000, tickMs: 600 });
+    expect(r.asked).toEqual(["list", "watch from 10", "list", "watch from 20"]);
+    expect(r.seen.filter((l) => l.startsWith("ended"))).toEqual(["ended 1 objects, initial", "ended 1 objects"]);
   });
 
   it("waits and watches again from the same version after any other failure, waiting longer each time in a row", async () => {
@@ -116,14 +115,14 @@ describe("inform: one kind's list and watch", () => {
     expect(r.waits).toEqual([500, 500, 1000, 1000, 500, 500]);
   });
 
-  it("lists again after a failed list, once it has waited", async () => {
+  it("lists again after a failed list, once it has waited, and ends only the list that completed", async () => {
     const r = await run([
       { list: new Error("connection refused"), version: "" },
       { list: [dep("a", "1")], version: "10" },
       { watch: [], then: "end" },
     ]);
     expect(r.asked).toEqual(["list", "list", "watch from 10"]);
-    expect(r.lists).toEqual(["initial 1 objects, 0 changes"]);
+    expect(r.seen).toEqual(["began Deployment", "began Deployment", "listed a@1", "ended 1 objects, initial"]);
     expect(r.waits).toEqual([500, 500]);
   });
 });

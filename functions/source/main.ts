@@ -1,47 +1,53 @@
 /**
- * The product's event source, run by the ContainerSource in knative/source.yaml: the change events
- * of the DynamoPoolRelays and of the product's labelled children, sent to K_SINK (the Broker) as
- * the ApiServerSource sends them, without what Knative's adapter loses (changes while a watch
- * expired; everything while one slow delivery holds a kind), in two lanes (the pairs' own events,
- * their children's), a pair's children's changes held back until its first status is written; and
- * a reconcile request for each pair that is not converged or whose status does not show its DGD,
- * once quiet for REQUEUE_SECONDS (a quarter of it when the functions have not acted on its
- * generation or its DGD's change; it watches the DGDs for that, and sends none of their events). What it
- * sends, holds and asks for is decided in shared/source-events.ts and shared/requeue.ts.
+ * The product's event source: a long-lived process that watches and asks, and never writes
+ * anything but its Lease. It keeps what the decisions read of every DynamoPoolRelay, of the DGD of
+ * each and of every labelled child (shared/source-store.ts), and
+ *   - sends the change events of the DynamoPoolRelays and of the children status takes to K_SINK
+ *     (the Broker), as the ApiServerSource sends them, in two lanes (the pairs' own, the
+ *     children's); a relist passes on every difference from what it knew;
+ *   - asks for a reconcile of each pair its judgment finds not converged, off its DGD, or whose
+ *     children do not carry its status's decision (shared/requeue.ts), once the pair is quiet: so
+ *     whatever changed while no replica watched (down, restarting, rolling) is looked at after its
+ *     first list, and whatever a lost event left undone after a quiet period;
+ *   - runs as several replicas: every one watches and judges, only the holder of the Lease sends
+ *     (shared/lease.ts), so a standby takes over with its cache warm.
  * node dist/functions/source.mjs
  */
+import { createServer } from "node:http";
+import { hostname } from "node:os";
 import { toBinary, type CloudEvent } from "../../shared/cloudevent.ts";
 import { parseConfig, parseSourceConfig } from "../../shared/config.ts";
-import { EventType, childOwnerKey, keyString, productEvent } from "../../shared/events.ts";
+import { EventType, productEvent } from "../../shared/events.ts";
 import { connect, KubeClient, type KubeObject } from "../../shared/kube/client.ts";
-import { LABEL_MANAGED_BY, PRODUCT } from "../../shared/names.ts";
-import { PROMPT_SHARE, requeueAfterMs, requeueDue, requeueReason } from "../../shared/requeue.ts";
-import type { ResyncCandidate } from "../../shared/resync.ts";
-import type { ObservedDpr } from "../../shared/vouched-status.ts";
-import { awaitsFirstStatus, changeEvent, holdMs, laneOf, merged, objectKey, queueKey, requeueKey, sent } from "../../shared/source-events.ts";
+import { KIND, LABEL_MANAGED_BY, PRODUCT } from "../../shared/names.ts";
+import { PROMPT_SHARE, requeueAfterMs, requeueDue, requeueReason, type Reread } from "../../shared/requeue.ts";
+import { awaitsFirstStatus, changeEvent, holdMs, laneOf, merged, queueKey, requeueKey, sent, type Change, type SentFacts } from "../../shared/source-events.ts";
+import { DGD_KIND, SourceStore, type Taken } from "../../shared/source-store.ts";
+import { nameOf, type Seen } from "../../shared/source-views.ts";
 import { sinkPost } from "../runtime/sink.ts";
+import { Elector } from "./elector.ts";
 import { inform, type Watch } from "./informer.ts";
 import { SendQueue } from "./send-queue.ts";
 
 const CHILDREN = `${LABEL_MANAGED_BY}=${PRODUCT}`;
-/** What it watches, with each kind's plural for the events' subject. */
-const WATCHES: (Watch & { plural: string })[] = [
-  { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", plural: "dynamopoolrelays" },
-  { apiVersion: "apps/v1", kind: "Deployment", plural: "deployments", labelSelector: CHILDREN },
-  { apiVersion: "v1", kind: "Service", plural: "services", labelSelector: CHILDREN },
-  { apiVersion: "v1", kind: "ConfigMap", plural: "configmaps", labelSelector: CHILDREN },
-  { apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", plural: "endpointslices", labelSelector: CHILDREN },
-];
 const REQUEUE_SOURCE = "/dynamo-pool-relay/source";
 const SEND_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 10_000;
+/** Pairs judged between two turns of the event loop: a restart over many pairs never holds it long. */
+const JUDGE_SLICE = 200;
+/** Objects read again at once, when the source cannot judge a pair from what it kept. */
+const REREADS_AT_ONCE = 4;
+const STATS_EVERY_MS = 60_000;
+/** The Lease: lapsed 15 s after its last renewal (a standby takes over within that and one look), renewed every 5 s. */
+const ELECTION = { leaseDurationMs: 15_000, renewEveryMs: 5_000, renewDeadlineMs: 10_000 };
 
 const log = (fields: Record<string, unknown>) => console.log(JSON.stringify({ source: "poolrelay-source", time: new Date().toISOString(), ...fields }));
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const now = () => Date.now();
 
 const [config, settings] = (() => {
   try {
-    // The decision settings too, the same as the functions': the requeue asks whether a pair's status shows its DGD.
+    // The decision settings too, the same as the functions': the requeue judges each pair as they would.
     return [parseSourceConfig(process.env), parseConfig(process.env)] as const;
   } catch (err) {
     console.error((err as Error).message);
@@ -61,26 +67,43 @@ const queue = new SendQueue(
   sleep,
   { merge: merged, laneOf },
 );
+const store = new SourceStore(settings.defaults);
+const identity = config.identity ?? `${hostname()}-${process.pid}`;
+const elector = new Elector(kube, config.lease, { identity, ...ELECTION }, { now, sleep }, {
+  changed: (leads) => log({ msg: leads ? "leading" : "standing by", identity }),
+  log,
+});
 
-type Pair = ResyncCandidate & ObservedDpr & KubeObject;
-/**
- * Each DynamoPoolRelay as last seen; when it, its DGD or a child last changed, an event of it was
- * last delivered, or it was last asked for; and how often it was asked for since it last changed.
- */
-const pairs = new Map<string, { dpr: Pair; since: number; asked: number; converged?: string }>();
+/** What it watches: the pairs' own objects first (a child is judged against its pair's decisions), then each child kind, with its plural for the events' subject. */
+const PAIRS: (Watch & { plural: string })[] = [
+  { apiVersion: "nvidia.com/v1alpha1", kind: KIND, plural: "dynamopoolrelays" },
+  { apiVersion: settings.dgdApiVersion, kind: DGD_KIND, plural: "dynamographdeployments" },
+];
+const CHILD_WATCHES: (Watch & { plural: string })[] = [
+  { apiVersion: "apps/v1", kind: "Deployment", plural: "deployments", labelSelector: CHILDREN },
+  { apiVersion: "v1", kind: "Service", plural: "services", labelSelector: CHILDREN },
+  { apiVersion: "v1", kind: "ConfigMap", plural: "configmaps", labelSelector: CHILDREN },
+  { apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", plural: "endpointslices", labelSelector: CHILDREN },
+  { apiVersion: "v1", kind: "ServiceAccount", plural: "serviceaccounts", labelSelector: CHILDREN },
+  { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", plural: "roles", labelSelector: CHILDREN },
+  { apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", plural: "rolebindings", labelSelector: CHILDREN },
+];
+
 /** Children's changes held back until their pair's first status is written (awaitsFirstStatus), one event a queue key, merged as the queue merges. */
 const awaiting = new Map<string, Map<string, CloudEvent>>();
 /** Each pair's events queued or being sent, and the pair of each queue key that holds one. */
 const sending = new Map<string, number>();
 const pairOfKey = new Map<string, string>();
+/** Requests to the API server beyond the lists and watches: rereads. */
+const counts = { listPages: 0, watches: 0, rereads: 0, asked: 0 };
 
 /** Queues a pair's event; the pair is not quiet until the queue has let go of it. */
-function send(pair: string, queueKey: string, event: CloudEvent, holdMs = 0): void {
+function send(pair: string, queueKey: string, event: CloudEvent, hold = 0): void {
   if (!queue.holds(queueKey)) {
     pairOfKey.set(queueKey, pair);
     sending.set(pair, (sending.get(pair) ?? 0) + 1);
   }
-  queue.push(queueKey, event, holdMs);
+  queue.push(queueKey, event, hold);
 }
 
 /** A queue key's last event has left: its pair has one fewer in the queue, and was active just now. */
@@ -91,122 +114,167 @@ function settled(queueKey: string): void {
   const left = (sending.get(pair) ?? 1) - 1;
   if (left > 0) sending.set(pair, left);
   else sending.delete(pair);
-  const p = pairs.get(pair);
-  if (p) p.since = Date.now();
+  store.active(pair, now());
 }
 
 /** A pair's first status is written, or the pair is gone: what its children's changes held back leaves now, or never. */
 function firstStatus(pair: string): void {
   const held = awaiting.get(pair);
-  const p = pairs.get(pair);
-  if (!held || (p && awaitsFirstStatus(p.dpr))) return;
+  const dpr = store.record(pair)?.dpr;
+  if (!held || (dpr && awaitsFirstStatus(dpr))) return;
   awaiting.delete(pair);
-  if (p) for (const [key, event] of held) send(pair, key, event);
+  if (dpr) for (const [key, event] of held) send(pair, key, event);
 }
 
-/** The pair or its DGD changed: quiet from now, and its requeue's backoff starts over. */
-function changed(pair: string): void {
-  const p = pairs.get(pair);
-  if (p) Object.assign(p, { since: Date.now(), asked: 0 });
+/** A change the store took: sent when this replica leads, and the kind's events are sent at all. */
+function pass(watch: Watch & { plural: string }, obj: Seen, taken: Taken): void {
+  const { pair, change } = taken;
+  if (watch.kind === KIND) firstStatus(pair);
+  if (!elector.leading || !sent(change, obj, taken.previous as SentFacts | undefined)) return;
+  const event = changeEvent(change, obj, { source: connection.server, plural: watch.plural, time: new Date().toISOString() });
+  const key = queueKey(watch.kind, obj, pair);
+  if (watch.kind !== KIND && awaitsFirstStatus(store.record(pair)?.dpr)) {
+    const held = awaiting.get(pair) ?? new Map<string, CloudEvent>();
+    const before = held.get(key);
+    awaiting.set(pair, held.set(key, before ? merged(before, event) : event));
+  } else send(pair, key, event, holdMs(change, watch.kind, config.batchMs));
 }
-/** Each DGD as last seen (not sent: the ApiServerSource sends those), once they have been listed. */
-const dgds = new Map<string, KubeObject>();
-let dgdsListed = false;
+
 const stop = new AbortController();
+const firstLists = new Map<string, () => void>();
+const listed = (watches: readonly Watch[]) => Promise.all(watches.map((w) => new Promise<void>((resolve) => firstLists.set(w.kind, resolve))));
+let ready = false;
 
-const dgdWatch = inform(kube, { apiVersion: settings.dgdApiVersion, kind: "DynamoGraphDeployment" }, {
-  change(change, obj) {
-    const key = objectKey(obj);
-    if (change === "delete") dgds.delete(key);
-    else dgds.set(key, obj);
-    // A DGD's change goes its own way first (the ApiServerSource, eligibility): its pair is quiet from now.
-    changed(key);
-  },
-  listed({ objects, ...info }) {
-    dgds.clear();
-    for (const o of objects) dgds.set(objectKey(o), o);
-    dgdsListed = true;
-    log({ msg: "listed", objects: objects.length, ...info });
-  },
-  failed(info) {
-    log({ msg: "watch failed", ...info });
-  },
-}, stop.signal, sleep);
-
-const watching = WATCHES.map((watch) =>
-  inform(kube, watch, {
-    change(change, obj, previous) {
-      const child = watch.kind === "DynamoPoolRelay" ? undefined : childOwnerKey(obj as Parameters<typeof childOwnerKey>[0]);
-      const pair = child ? keyString(child) : objectKey(obj);
-      if (watch.kind === "DynamoPoolRelay") {
-        if (change === "delete") pairs.delete(pair);
-        else pairs.set(pair, { dpr: obj as Pair, since: Date.now(), asked: 0 });
-        firstStatus(pair);
-      } else changed(pair);
-      if (sent(change, obj, previous)) {
-        const event = changeEvent(change, obj, { source: connection.server, plural: watch.plural, time: new Date().toISOString() });
-        const key = queueKey(watch.kind, obj, pair);
-        if (watch.kind !== "DynamoPoolRelay" && awaitsFirstStatus(pairs.get(pair)?.dpr)) {
-          const held = awaiting.get(pair) ?? new Map<string, CloudEvent>();
-          const before = held.get(key);
-          awaiting.set(pair, held.set(key, before ? merged(before, event) : event));
-        } else send(pair, key, event, holdMs(change, watch.kind, config.batchMs));
-      }
+function watchKind(watch: Watch & { plural: string }): Promise<void> {
+  let initial = true;
+  return inform({ listPages: (...a) => (counts.listPages++, kube.listPages(...a)), listAndWatch: (...a) => (counts.watches++, kube.listAndWatch(...a)) }, watch, {
+    began(kind) {
+      store.listBegan(kind);
     },
-    listed({ objects, ...info }) {
-      // Every list (the first too) is what the requeue looks at; a pair keeps its quiet time unless it changed.
-      if (watch.kind === "DynamoPoolRelay") {
-        const before = new Map(pairs);
-        pairs.clear();
-        for (const obj of objects) {
-          const was = before.get(objectKey(obj));
-          const same = was?.dpr.metadata.resourceVersion === obj.metadata.resourceVersion;
-          pairs.set(objectKey(obj), same && was ? was : { dpr: obj as Pair, since: Date.now(), asked: 0 });
-        }
-        for (const pair of [...awaiting.keys()]) firstStatus(pair);
-      }
-      log({ msg: "listed", objects: objects.length, ...info });
+    listed(obj) {
+      const taken = store.listed(obj as Seen, now());
+      // What a first list finds is what exists: nothing to pass on, only to judge.
+      if (taken && !initial) pass(watch, obj as Seen, taken);
+    },
+    ended(info) {
+      for (const { obj, taken } of store.listEnded(watch.kind, watch.apiVersion, now())) if (!initial) pass(watch, obj, taken);
+      initial = false;
+      firstLists.get(watch.kind)?.();
+      log({ msg: "listed", ...info });
+    },
+    change(change: Change, obj: KubeObject) {
+      const taken = store.take(change, obj as Seen, now());
+      if (taken) pass(watch, obj as Seen, taken);
     },
     failed(info) {
       log({ msg: "watch failed", ...info });
     },
-  }, stop.signal, sleep),
-);
+  }, stop.signal, { relistMs: config.relistSeconds * 1000, now, sleep });
+}
 
 const requeueMs = config.requeueSeconds * 1000;
-const requeue = setInterval(() => {
-  const now = Date.now();
-  for (const [key, p] of pairs) {
-    const dgd = dgdsListed ? dgds.get(key) : "unknown";
-    // A pair found converged stays so until it or its DGD changes: not decided again every tick (a
-    // decision a pair, 10,000 pairs every 5 s, would be most of what the source does).
-    const versions = `${p.dpr.metadata.resourceVersion}/${dgd === "unknown" ? "?" : (dgd?.metadata.resourceVersion ?? "-")}`;
-    if (p.converged === versions) continue;
-    const reason = requeueReason(p.dpr, dgd, settings.defaults);
-    if (!reason) {
-      p.converged = versions;
+/** Pairs whose objects are being read again, so each is read once at a time. */
+const rereading = new Set<string>();
+
+/** Reads again what the source could not judge a pair from: its DGD, or children seen before their intent was known. */
+async function reread(pair: string, what: Reread): Promise<void> {
+  if (rereading.has(pair) || rereading.size >= REREADS_AT_ONCE) return;
+  rereading.add(pair);
+  const [namespace, name] = [pair.slice(0, pair.indexOf("/")), pair.slice(pair.indexOf("/") + 1)];
+  try {
+    const refs = [
+      ...(what.dgd ? [{ apiVersion: settings.dgdApiVersion, kind: DGD_KIND, name }] : []),
+      ...what.children.map((c) => ({ apiVersion: CHILD_WATCHES.find((w) => w.kind === c.kind)!.apiVersion, kind: c.kind, name: nameOf(c, name) })),
+    ];
+    for (const ref of refs) {
+      counts.rereads++;
+      const obj = await kube.get<KubeObject>({ ...ref, namespace });
+      if (obj) store.retake({ ...obj, apiVersion: ref.apiVersion, kind: ref.kind } as Seen, now());
+      else store.gone(ref.kind, namespace, ref.name, now());
+    }
+  } catch (err) {
+    log({ msg: "reread failed", pair, error: err instanceof Error ? err.message : String(err) });
+  } finally {
+    rereading.delete(pair);
+  }
+}
+
+/**
+ * The requeue: each pair quiet long enough is judged (once after each of its changes), and the
+ * leader asks for each one found off, as its backoff allows. Checked every twelfth of the period.
+ */
+async function requeueTick(): Promise<void> {
+  const at = now();
+  const quietest = requeueMs / PROMPT_SHARE;
+  let judged = 0;
+  for (const [key, record] of store.pairs()) {
+    // No reason waits less than a quarter of the period: a pair busier than that is not judged yet.
+    if (at - record.since < quietest || (sending.get(key) ?? 0) > 0) continue;
+    if (record.judged === undefined) {
+      record.judged = requeueReason(store.view(key)!, settings.defaults) ?? null;
+      if (++judged % JUDGE_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    const reason = record.judged;
+    if (reason === null) continue;
+    if (typeof reason === "object") {
+      void reread(key, reason);
       continue;
     }
-    if (!requeueDue(reason, { since: p.since, sending: sending.get(key) ?? 0 }, now, requeueAfterMs(requeueMs, p.asked))) continue;
-    p.since = now;
-    p.asked++;
-    const { namespace = "", name } = p.dpr.metadata;
-    const cause = `requeue-${p.dpr.metadata.uid ?? ""}-${p.dpr.metadata.resourceVersion ?? ""}-${p.asked}`;
-    send(key, requeueKey(key), productEvent(EventType.Reconcile, { namespace, name, cause: "Requeue" }, { source: REQUEUE_SOURCE, cause, time: new Date(now).toISOString() }));
-    log({ msg: "requeued", key, reason, asked: p.asked });
+    if (!elector.leading || !requeueDue(reason, { since: record.since, sending: sending.get(key) ?? 0 }, at, requeueAfterMs(requeueMs, record.asked))) continue;
+    store.asked(key, at);
+    counts.asked++;
+    const { namespace = "", name, uid = "", resourceVersion = "" } = record.dpr.metadata;
+    const cause = `requeue-${uid}-${resourceVersion}-${record.asked}`;
+    send(key, requeueKey(key), productEvent(EventType.Reconcile, { namespace, name, cause: "Requeue" }, { source: REQUEUE_SOURCE, cause, time: new Date(at).toISOString() }));
+    log({ msg: "requeued", key, reason, asked: record.asked });
   }
+}
+
+let ticking = false;
+const requeue = setInterval(() => {
+  if (ticking || !ready) return;
+  ticking = true;
+  void requeueTick().finally(() => (ticking = false));
 }, requeueMs / PROMPT_SHARE / 3);
 
-log({ msg: "started", sink: config.sink, concurrency: config.concurrency, requeueSeconds: config.requeueSeconds, batchMs: config.batchMs, kinds: WATCHES.map((w) => w.kind) });
+function stats(): Record<string, unknown> {
+  const { rss, heapUsed } = process.memoryUsage();
+  return { pairs: [...store.pairs()].length, records: store.size, leading: elector.leading, ...queue.counts, queued: queue.size, rss, heapUsed, ...counts, reads: kube.stats.reads, writes: kube.stats.writes };
+}
+const statsTimer = setInterval(() => log({ msg: "stats", ...stats() }), STATS_EVERY_MS);
+
+const health = createServer((req, res) => {
+  const ok = req.url === "/livez" || (req.url === "/readyz" && ready);
+  res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ok" : req.url === "/readyz" ? "listing" : "not found");
+}).listen(config.port);
+
+log({ msg: "started", identity, sink: config.sink, concurrency: config.concurrency, requeueSeconds: config.requeueSeconds, batchMs: config.batchMs, relistSeconds: config.relistSeconds, kinds: [...PAIRS, ...CHILD_WATCHES].map((w) => w.kind) });
+const watching: Promise<void>[] = [];
+let electing = Promise.resolve();
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.once(signal, () => {
     stop.abort();
     clearInterval(requeue);
-    // What is queued is sent, within the grace period: an event dropped here would be lost.
-    void Promise.race([Promise.all([...watching, dgdWatch]).then(() => queue.idle()), sleep(STOP_GRACE_MS)]).then(() => {
-      log({ msg: "stopped", ...queue.counts, unsent: queue.size });
-      process.exit(0);
-    });
+    clearInterval(statsTimer);
+    health.close();
+    // The Lease given up first, so a standby sends from now; what is queued here is still sent,
+    // within the grace period (a duplicate of what the new leader sends costs a run, a drop a change).
+    void elector.release().then(() =>
+      Promise.race([Promise.all([...watching, electing]).then(() => queue.idle()), sleep(STOP_GRACE_MS)]).then(() => {
+        log({ msg: "stopped", ...stats(), unsent: queue.size });
+        process.exit(0);
+      }),
+    );
   });
 }
+
+// The pairs' own objects first, so that each child is judged against its pair's decisions when it is listed.
+watching.push(...PAIRS.map(watchKind));
+await listed(PAIRS);
+if (!stop.signal.aborted) watching.push(...CHILD_WATCHES.map(watchKind));
+await listed(CHILD_WATCHES);
+ready = true;
+log({ msg: "ready", ...stats() });
+// A replica campaigns once its cache is warm: it can judge every pair the moment it leads.
+if (!stop.signal.aborted) electing = elector.run(stop.signal);

@@ -340,18 +340,30 @@ export class KubeClient {
    * list (one consistent snapshot across the pages), which a watch resumes from.
    */
   async listAll<T = KubeObject>(apiVersion: string, kind: string, labelSelector: string | undefined, limit = 500): Promise<{ items: T[]; resourceVersion: string }> {
-    const r = await this.resource(apiVersion, kind);
     const items: T[] = [];
+    let resourceVersion = "";
+    for await (const page of this.listPages<T>(apiVersion, kind, labelSelector, limit)) {
+      items.push(...page.items);
+      resourceVersion = page.resourceVersion;
+    }
+    return { items, resourceVersion };
+  }
+
+  /**
+   * The same list, a page at a time: one page is held at once, however many objects there are.
+   * Every page carries the list's resourceVersion (the last page's is the one a watch resumes from).
+   */
+  async *listPages<T = KubeObject>(apiVersion: string, kind: string, labelSelector: string | undefined, limit = 500): AsyncGenerator<{ items: T[]; resourceVersion: string }> {
+    const r = await this.resource(apiVersion, kind);
     let token: string | undefined;
     let resourceVersion = "";
     do {
       const query = new URLSearchParams({ limit: String(limit), ...(labelSelector ? { labelSelector } : {}), ...(token ? { continue: token } : {}) });
       const page = (await this.request("GET", `${collectionPath(r, undefined)}?${query}`)) as { items?: T[]; metadata?: { continue?: string; resourceVersion?: string } };
-      items.push(...(page.items ?? []));
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       token = page.metadata?.continue || undefined;
+      yield { items: page.items ?? [], resourceVersion };
     } while (token);
-    return { items, resourceVersion };
   }
 
   /**
@@ -384,16 +396,18 @@ export class KubeClient {
     signal: AbortSignal,
     resumeFrom?: string,
     onWatching?: () => void,
+    scope: { namespace?: string; fieldSelector?: string } = {},
   ): Promise<string | undefined> {
     const r = await this.resource(apiVersion, kind);
-    const base = collectionPath(r, undefined);
+    const base = collectionPath(r, scope.namespace);
+    const selectors = { ...(labelSelector ? { labelSelector } : {}), ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}) };
     let resourceVersion = resumeFrom;
     if (resourceVersion === undefined) {
-      const query = new URLSearchParams(labelSelector ? { labelSelector } : {});
+      const query = new URLSearchParams(selectors);
       const list = (await this.request("GET", `${base}?${query}`)) as { metadata: { resourceVersion: string } };
       resourceVersion = list.metadata.resourceVersion;
     }
-    const query = new URLSearchParams({ watch: "true", allowWatchBookmarks: "true", resourceVersion, ...(labelSelector ? { labelSelector } : {}) });
+    const query = new URLSearchParams({ watch: "true", allowWatchBookmarks: "true", resourceVersion, ...selectors });
     const url = new URL(`${base}?${query}`, this.connection.server);
     const opts = await this.connection.httpsOptions();
     // An abort that came while listing would find no watch to close: open none.
@@ -467,6 +481,12 @@ export class KubeClient {
   }
 
   /** Replaces the status subresource; the object's resourceVersion makes a stale write fail with 409. */
+  /** Replaces an object, over the resourceVersion it names: a 409 when it changed since. */
+  async replace<T = KubeObject>(obj: KubeObject): Promise<T> {
+    const path = await this.path({ ...obj, namespace: obj.metadata.namespace, name: obj.metadata.name });
+    return (await this.request("PUT", path, obj)) as T;
+  }
+
   async replaceStatus<T = KubeObject>(obj: KubeObject): Promise<T> {
     const path = await this.path({ ...obj, namespace: obj.metadata.namespace, name: obj.metadata.name });
     return (await this.request("PUT", `${path}/status`, obj)) as T;

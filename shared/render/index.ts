@@ -20,16 +20,28 @@ export interface KubeObject {
 }
 
 export function renderChildren(decision: Extract<Decision, { action: "apply" }>): KubeObject[] {
+  return CHILD_KINDS.map((kind) => renderChild(decision, kind));
+}
+
+/** One child of the set, alone: what judging one observed child needs. */
+export function renderChild(decision: Extract<Decision, { action: "apply" }>, kind: ChildKind): KubeObject {
   const { dpr } = decision;
-  return [
-    renderServiceAccount(dpr),
-    renderRole(dpr),
-    renderRoleBinding(dpr),
-    renderConfigMap(decision),
-    renderDeployment(decision),
-    renderService(dpr),
-  ];
+  switch (kind) {
+    case "ServiceAccount":
+      return renderServiceAccount(dpr);
+    case "Role":
+      return renderRole(dpr);
+    case "RoleBinding":
+      return renderRoleBinding(dpr);
+    case "ConfigMap":
+      return renderConfigMap(decision);
+    case "Deployment":
+      return renderDeployment(decision);
+    case "Service":
+      return renderService(dpr);
+  }
 }
 
 /** The kinds renderChildren produces, for RBAC and for reading the observed children. */
 export const CHILD_KINDS = ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"] as const;
+export type ChildKind = (typeof CHILD_KINDS)[number];

@@ -1,0 +1,237 @@
+/**
+ * What the event source knows, by pair: each DynamoPoolRelay, the DGD of its name and the children
+ * labelled as its, as views (shared/source-views.ts), with what the requeue needs of its recent
+ * activity. Fed by watches and lists; a list tells what changed since the last one, as the source
+ * must send it (an add, an update or a delete, with what was known before). No I/O and no clock:
+ * times come from the caller.
+ */
+import { decideFrom, dgdVerdict, type Decision, type DecisionSettings } from "./decide.ts";
+import { KIND, LABEL_INSTANCE, LABEL_MANAGED_BY, PRODUCT } from "./names.ts";
+import type { PairView, RequeueReason, Reread } from "./requeue.ts";
+import type { Change } from "./source-events.ts";
+import { childView, dgdView, dprView, nameOf, pairOf, type ChildView, type DgdView, type DprView, type Seen } from "./source-views.ts";
+import { recordedDecision } from "./vouched-status.ts";
+
+export const DGD_KIND = "DynamoGraphDeployment";
+
+/** A pair's record: what is known of its objects, and of what happened to it lately. */
+export interface PairRecord {
+  dpr?: DprView;
+  dgd?: DgdView;
+  children: ChildView[];
+  /** When it, its DGD or a child last changed, an event of it was last delivered, or it was last asked for (ms). */
+  since: number;
+  /** Requests since it or its DGD last changed. */
+  asked: number;
+  /**
+   * The requeue's judgment (shared/requeue.ts, requeueReason) since its last change: null when
+   * converged, undefined when not judged since.
+   */
+  judged?: RequeueReason | Reread | null;
+}
+
+/** What the store knew of an object before a change: a DynamoPoolRelay's or a child's view. */
+export type Previous = DprView | ChildView | DgdView | undefined;
+
+/** A change the store took, with the pair it belongs to and the object's view before it. */
+export interface Taken {
+  change: Change;
+  pair: string;
+  previous: Previous;
+}
+
+const keyOf = (obj: Pick<Seen, "metadata">) => `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`;
+/** The version an object was kept at. */
+export const versionOf = (previous: Previous): string | undefined => (previous === undefined ? undefined : "metadata" in previous ? previous.metadata.resourceVersion : previous.resourceVersion);
+
+export class SourceStore {
+  private readonly records = new Map<string, PairRecord>();
+  /** Objects seen by the list under way, per kind: what it did not list is gone. */
+  private readonly listing = new Map<string, Set<string>>();
+  private readonly settings: DecisionSettings;
+
+  constructor(settings: DecisionSettings) {
+    this.settings = settings;
+  }
+
+  get size(): number {
+    return this.records.size;
+  }
+
+  /** The pairs with a DynamoPoolRelay, as views. */
+  *pairs(): Generator<[string, PairRecord & { dpr: DprView }]> {
+    for (const [key, record] of this.records) if (record.dpr) yield [key, record as PairRecord & { dpr: DprView }];
+  }
+
+  record(pair: string): PairRecord | undefined {
+    return this.records.get(pair);
+  }
+
+  view(pair: string): PairView | undefined {
+    const r = this.records.get(pair);
+    return r?.dpr ? { dpr: r.dpr, dgd: r.dgd, children: r.children } : undefined;
+  }
+
+  /**
+   * The decisions a child of the pair may carry, each made only when asked for: its status's, then
+   * its DGD's (shared/source-views.ts, childView).
+   */
+  *decisions(pair: string): Generator<Decision> {
+    const r = this.records.get(pair);
+    if (!r?.dpr) return;
+    const recorded = recordedDecision(r.dpr, this.settings);
+    if (recorded) yield recorded;
+    // A DGD kept by its version alone decides nothing yet; none at all decides a withdrawal.
+    const verdict = r.dgd?.verdict;
+    if (r.dgd && !verdict) return;
+    yield decideFrom(r.dpr, (name) => verdict ?? dgdVerdict(name, undefined, this.settings), this.settings);
+  }
+
+  /**
+   * Takes a watched change. Undefined when it brings nothing the store did not know (the same
+   * version again) or belongs to no pair (an object labelled as the product's without an instance).
+   *
+   * @param now when it was seen
+   */
+  take(change: Change, obj: Seen, now: number): Taken | undefined {
+    const pair = obj.kind === KIND || obj.kind === DGD_KIND ? keyOf(obj) : pairOf(obj);
+    if (pair === undefined) return undefined;
+    this.listing.get(obj.kind)?.add(keyOf(obj));
+    const record = this.records.get(pair);
+    const previous = record && this.current(record, obj);
+    if (change !== "delete" && previous !== undefined && versionOf(previous) === obj.metadata.resourceVersion) return undefined;
+    if (change === "delete" && previous === undefined) return undefined;
+    const r = record ?? this.fresh(pair, now);
+    if (obj.kind === KIND) this.takeDpr(r, change, obj);
+    else if (obj.kind === DGD_KIND) this.takeDgd(r, change, obj);
+    else this.takeChild(r, pair, change, obj);
+    r.since = now;
+    delete r.judged;
+    // Only the pair's or its DGD's own change starts the requeue's backoff over.
+    if (obj.kind === KIND || obj.kind === DGD_KIND) r.asked = 0;
+    this.prune(pair, r);
+    return { change: previous === undefined && change === "update" ? "add" : change, pair, previous };
+  }
+
+  /**
+   * An object read again because the store could not judge its pair from what it kept: taken as a
+   * change even at the version already known, its view made anew with the decisions known now.
+   */
+  retake(obj: Seen, now: number): Taken | undefined {
+    const pair = obj.kind === KIND || obj.kind === DGD_KIND ? keyOf(obj) : pairOf(obj);
+    const r = pair === undefined ? undefined : this.records.get(pair);
+    const previous = r && this.current(r, obj);
+    if (previous && versionOf(previous) === obj.metadata.resourceVersion) {
+      if (obj.kind === DGD_KIND) delete r!.dgd;
+      else r!.children = r!.children.filter((c) => c !== previous);
+    }
+    return this.take("update", obj, now);
+  }
+
+  /** An object read again was not found: its delete, if the store knew it. */
+  gone(kind: string, namespace: string, name: string, now: number): Taken | undefined {
+    const record = this.records.get(kind === KIND || kind === DGD_KIND ? `${namespace}/${name}` : "");
+    const obj: Seen = { apiVersion: "", kind, metadata: { name, namespace } };
+    if (record || kind === KIND || kind === DGD_KIND) return this.take("delete", obj, now);
+    // A child: its pair is the one whose view names it.
+    for (const [pair, r] of this.records) {
+      const instance = pair.slice(pair.indexOf("/") + 1);
+      if (pair.startsWith(`${namespace}/`) && r.children.some((c) => c.kind === kind && nameOf(c, instance) === name)) {
+        return this.take("delete", { ...obj, metadata: { ...obj.metadata, labels: { [LABEL_MANAGED_BY]: PRODUCT, [LABEL_INSTANCE]: instance } } }, now);
+      }
+    }
+    return undefined;
+  }
+
+  /** A list of `kind` begins: what it does not list by its end is gone (listEnded). */
+  listBegan(kind: string): void {
+    this.listing.set(kind, new Set());
+  }
+
+  /** One object a list found: an add, an update, or nothing new (undefined). */
+  listed(obj: Seen, now: number): Taken | undefined {
+    return this.take("update", obj, now);
+  }
+
+  /** The list of `kind` ended: each object of that kind it did not find, as the delete to pass on, with its view. */
+  listEnded(kind: string, apiVersion: string, now: number): { obj: Seen; taken: Taken }[] {
+    const found = this.listing.get(kind) ?? new Set<string>();
+    this.listing.delete(kind);
+    const gone: Seen[] = [];
+    for (const [pair, r] of this.records) {
+      const [namespace] = pair.split("/");
+      if (kind === KIND && r.dpr && !found.has(pair)) gone.push({ apiVersion, kind, metadata: r.dpr.metadata });
+      else if (kind === DGD_KIND && r.dgd && !found.has(pair)) gone.push({ apiVersion, kind, metadata: { name: pair.slice(pair.indexOf("/") + 1), namespace, resourceVersion: r.dgd.resourceVersion } });
+      else {
+        const instance = pair.slice(pair.indexOf("/") + 1);
+        const labels = { [LABEL_MANAGED_BY]: PRODUCT, [LABEL_INSTANCE]: instance };
+        for (const c of r.children) {
+          const name = nameOf(c, instance);
+          if (c.kind === kind && !found.has(`${namespace}/${name}`)) gone.push({ apiVersion, kind, metadata: { name, namespace, resourceVersion: c.resourceVersion, labels } });
+        }
+      }
+    }
+    return gone.flatMap((obj) => {
+      const taken = this.take("delete", obj, now);
+      return taken ? [{ obj, taken }] : [];
+    });
+  }
+
+  /** An event of the pair was delivered, or it was asked for: it is busy until now. */
+  active(pair: string, now: number): void {
+    const r = this.records.get(pair);
+    if (r) r.since = now;
+  }
+
+  /** The pair was asked for. */
+  asked(pair: string, now: number): void {
+    const r = this.records.get(pair);
+    if (r) Object.assign(r, { since: now, asked: r.asked + 1 });
+  }
+
+  private current(r: PairRecord, obj: Seen): Previous {
+    if (obj.kind === KIND) return r.dpr;
+    if (obj.kind === DGD_KIND) return r.dgd;
+    const pairName = obj.metadata.labels?.[LABEL_INSTANCE] ?? "";
+    return r.children.find((c) => c.kind === obj.kind && nameOf(c, pairName) === obj.metadata.name);
+  }
+
+  private fresh(pair: string, now: number): PairRecord {
+    const r: PairRecord = { children: [], since: now, asked: 0 };
+    this.records.set(pair, r);
+    return r;
+  }
+
+  private takeDpr(r: PairRecord, change: Change, obj: Seen): void {
+    if (change === "delete") {
+      delete r.dpr;
+      // No pair to judge a DGD for: its version is enough again.
+      if (r.dgd) r.dgd = { resourceVersion: r.dgd.resourceVersion };
+      return;
+    }
+    r.dpr = dprView(obj);
+  }
+
+  private takeDgd(r: PairRecord, change: Change, obj: Seen): void {
+    if (change === "delete") delete r.dgd;
+    else r.dgd = dgdView(obj, r.dpr !== undefined, this.settings);
+  }
+
+  private takeChild(r: PairRecord, pair: string, change: Change, obj: Seen): void {
+    const pairName = pair.slice(pair.indexOf("/") + 1);
+    const others = r.children.filter((c) => !(c.kind === obj.kind && nameOf(c, pairName) === obj.metadata.name));
+    if (change === "delete") {
+      r.children = others;
+      return;
+    }
+    const view = childView(obj, pairName, this.decisions(pair));
+    // Its controller is most often the pair's DynamoPoolRelay: one string for both.
+    if (view.controller !== undefined && view.controller === r.dpr?.metadata.uid) view.controller = r.dpr.metadata.uid;
+    r.children = [...others, view];
+  }
+
+  /** A record with nothing left in it is forgotten. */
+  private prune(pair: string, r: PairRecord): void {
+    if (!r.dpr && !r.dgd && r.children.length === 0) this.records.delete(pair);
+  }
+}
