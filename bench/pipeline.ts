@@ -194,9 +194,10 @@ try {
   for (const fn of PRODUCT_FUNCTIONS.filter((f) => f !== "dead-letter")) {
     await persist(`deleting Trigger poolrelay-${fn}`, () => admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/poolrelay-${fn}`));
   }
-  for (const [plural, name] of [["containersources", "poolrelay-source"], ["apiserversources", "poolrelay-watch"], ["pingsources", "poolrelay-resync"]]) {
+  for (const [plural, name] of [["apiserversources", "poolrelay-watch"], ["pingsources", "poolrelay-resync"]]) {
     await persist(`deleting ${plural}/${name}`, () => admin.request("DELETE", `/apis/sources.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/${plural}/${name}`));
   }
+  await persist("deleting the event source's Deployment", () => admin.request("DELETE", `/apis/apps/v1/namespaces/${PRODUCT_NAMESPACE}/deployments/poolrelay-source`));
   for (let i = 2 * NODES + 1; i <= 3 * NODES; i++) await admin.apply(fakeNode(`kwok-node-${i}`, true), MANAGER, { force: true });
   const cns = "classic";
   await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: cns } }, MANAGER);

@@ -41,9 +41,25 @@ export interface Readiness {
 
 const KNATIVE_GROUPS = /^(eventing|sources|serving)\.knative\.dev\//;
 
-/** Ready=True (for the current generation) of every Knative object in the product's manifests. */
+interface Rolled {
+  metadata: { generation?: number };
+  spec?: { replicas?: number };
+  status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; availableReplicas?: number };
+}
+
+/**
+ * Ready=True (for the current generation) of every Knative object in the product's manifests, and
+ * every replica of each of its Deployments (the event source) of the current template and available.
+ */
 export async function productReadiness(admin: KubeClient, objects: readonly KubeObject[]): Promise<Readiness[]> {
   const out: Readiness[] = [];
+  for (const o of objects.filter((x) => x.kind === "Deployment")) {
+    const live = await admin.get<Rolled>({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name });
+    const s = live?.status ?? {};
+    const want = live?.spec?.replicas ?? 1;
+    const rolled = (s.observedGeneration ?? 0) >= (live?.metadata.generation ?? 1) && s.updatedReplicas === want && s.availableReplicas === want && s.replicas === want;
+    out.push({ object: `Deployment ${o.metadata.namespace}/${o.metadata.name}`, ready: rolled, detail: !live ? "not found" : `${s.availableReplicas ?? 0} of ${want} available, ${s.updatedReplicas ?? 0} updated, ${s.replicas ?? 0} in all` });
+  }
   for (const o of objects.filter((x) => KNATIVE_GROUPS.test(x.apiVersion))) {
     const live = await admin.get<Conditioned>({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name });
     const ready = live?.status?.conditions?.find((c) => c.type === "Ready");

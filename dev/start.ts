@@ -202,7 +202,7 @@ export async function start(options: StartOptions): Promise<void> {
     out(`  alias kubectl=${kubectl}   # if you have no kubectl; this one was built with the control plane`);
     out("  kubectl get dpr -A -o wide");
     out("  kubectl get deploy,svc,endpointslices,cm -n inference -l app.kubernetes.io/managed-by=dynamo-pool-relay");
-    out("  kubectl get brokers,triggers,apiserversources,containersources,pingsources,sinkbindings,ksvc -n dynamo-system");
+    out("  kubectl get brokers,triggers,apiserversources,pingsources,sinkbindings,ksvc,deploy -n dynamo-system");
     out("  kubectl get pods -A");
     out(`  logs of every container, kept after its pod goes (the functions scale to zero): ${logs}/<namespace>/<pod>/<container>.log`);
     out(`  logs of the control plane's and the node's daemons: ${cp.dir}/*.log, ${cp.dir}/node/*.log`);

@@ -14,6 +14,7 @@
  * node dist/functions/source.mjs
  */
 import { createServer } from "node:http";
+import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { toBinary, type CloudEvent } from "../../shared/cloudevent.ts";
 import { parseConfig, parseSourceConfig } from "../../shared/config.ts";
@@ -68,7 +69,9 @@ const queue = new SendQueue(
   { merge: merged, laneOf },
 );
 const store = new SourceStore(settings.defaults);
-const identity = config.identity ?? `${hostname()}-${process.pid}`;
+// A process of its own: a container restarted in the same pod is a new candidate, which waits for
+// the Lease its previous process held to lapse, as any other (controller-runtime names its the same way).
+const identity = `${config.identity ?? hostname()}_${randomUUID().slice(0, 8)}`;
 const elector = new Elector(kube, config.lease, { identity, ...ELECTION }, { now, sleep }, {
   changed: (leads) => log({ msg: leads ? "leading" : "standing by", identity }),
   log,
@@ -239,11 +242,13 @@ const requeue = setInterval(() => {
 
 function stats(): Record<string, unknown> {
   const { rss, heapUsed } = process.memoryUsage();
-  return { pairs: [...store.pairs()].length, records: store.size, leading: elector.leading, ...queue.counts, queued: queue.size, rss, heapUsed, ...counts, reads: kube.stats.reads, writes: kube.stats.writes };
+  const peak = process.resourceUsage().maxRSS * 1024;
+  return { peak, pairs: [...store.pairs()].length, records: store.size, leading: elector.leading, ...queue.counts, queued: queue.size, rss, heapUsed, ...counts, reads: kube.stats.reads, writes: kube.stats.writes };
 }
 const statsTimer = setInterval(() => log({ msg: "stats", ...stats() }), STATS_EVERY_MS);
 
 const health = createServer((req, res) => {
+  if (req.url === "/statsz") return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(stats()));
   const ok = req.url === "/livez" || (req.url === "/readyz" && ready);
   res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ok" : req.url === "/readyz" ? "listing" : "not found");
 }).listen(config.port);

@@ -17,7 +17,7 @@ export interface Proxies {
   delivery: (ref: ObjectRef) => string;
 }
 
-const SINKS = new Set(["ApiServerSource", "ContainerSource", "PingSource", "SinkBinding"]);
+const SINKS = new Set(["ApiServerSource", "PingSource", "SinkBinding"]);
 
 interface Env {
   name: string;

@@ -44,10 +44,10 @@ describe("knative/", () => {
       "ApiServerSource/poolrelay-watch", "Broker/dynamo-pool-relay", "ClusterRole/poolrelay-apiserversource", "ClusterRole/poolrelay-apply",
       "ClusterRole/poolrelay-eligibility", "ClusterRole/poolrelay-source", "ClusterRole/poolrelay-status", "ClusterRoleBinding/poolrelay-apiserversource",
       "ClusterRoleBinding/poolrelay-apply", "ClusterRoleBinding/poolrelay-eligibility", "ClusterRoleBinding/poolrelay-source", "ClusterRoleBinding/poolrelay-status",
-      "ContainerSource/poolrelay-source", "CustomResourceDefinition/dynamopoolrelays.nvidia.com", "Namespace/dynamo-system",
-      "PingSource/poolrelay-resync", "Service/poolrelay-apply", "Service/poolrelay-dead-letter", "Service/poolrelay-eligibility",
+      "CustomResourceDefinition/dynamopoolrelays.nvidia.com", "Deployment/poolrelay-source", "Namespace/dynamo-system",
+      "PingSource/poolrelay-resync", "PodDisruptionBudget/poolrelay-source", "Role/poolrelay-source-lease", "RoleBinding/poolrelay-source-lease", "Service/poolrelay-apply", "Service/poolrelay-dead-letter", "Service/poolrelay-eligibility",
       "Service/poolrelay-status", "ServiceAccount/poolrelay-apiserversource", "ServiceAccount/poolrelay-apply", "ServiceAccount/poolrelay-eligibility",
-      "ServiceAccount/poolrelay-source", "ServiceAccount/poolrelay-status", "SinkBinding/poolrelay-dead-letter-sink", "SinkBinding/poolrelay-eligibility-sink", "Trigger/poolrelay-apply", "Trigger/poolrelay-eligibility",
+      "ServiceAccount/poolrelay-source", "ServiceAccount/poolrelay-status", "SinkBinding/poolrelay-dead-letter-sink", "SinkBinding/poolrelay-eligibility-sink", "SinkBinding/poolrelay-source-sink", "Trigger/poolrelay-apply", "Trigger/poolrelay-eligibility",
       "Trigger/poolrelay-status",
     ]);
   });
@@ -56,7 +56,7 @@ describe("knative/", () => {
     const r = knativeCheck(run("kustomize", "knative/").stdout);
     expect(r.stderr).toBe("");
     expect(r.stdout).not.toMatch(/^ERROR/m);
-    // Every Knative object was checked: Broker, 3 Triggers, ApiServerSource, PingSource, 2 SinkBindings, ContainerSource, 4 Services.
+    // Every Knative object was checked: Broker, 3 Triggers, ApiServerSource, PingSource, 3 SinkBindings, 4 Services.
     expect(r.stdout).toMatch(/^13 Knative objects checked, 0 invalid$/m);
     expect(r.code).toBe(0);
   });
@@ -102,6 +102,9 @@ describe("knative/", () => {
     expect(broker?.status.address.url).toBe("http://broker-ingress.knative-eventing.svc.cluster.local/dynamo-system/dynamo-pool-relay");
     const live = await admin.get<{ spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } } }>({ apiVersion: "serving.knative.dev/v1", kind: "Service", namespace: "dynamo-system", name: "poolrelay-eligibility" });
     expect(live?.spec.template.spec.containers[0]!.env).toContainEqual({ name: "K_SINK", value: broker!.status.address.url });
+    // The event source's Deployment, the same way.
+    const source = await admin.get<typeof live>({ apiVersion: "apps/v1", kind: "Deployment", namespace: "dynamo-system", name: "poolrelay-source" });
+    expect(source?.spec.template.spec.containers[0]!.env).toContainEqual({ name: "K_SINK", value: broker!.status.address.url });
   });
 
   it("relies on the BETA flag delivery-timeout: a cluster that turned it off rejects the Triggers", () => {
@@ -120,7 +123,7 @@ describe("knative/", () => {
     // kubectl warns about objects the test installed with server-side apply, not with kubectl apply.
     expect(r.stderr.split("\n").filter((l) => l && !/missing the kubectl\.kubernetes\.io\/last-applied-configuration annotation/.test(l))).toEqual([]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim().split("\n")).toHaveLength(30);
+    expect(r.stdout.trim().split("\n")).toHaveLength(34);
   });
 
   it("is rejected by the same validation when a manifest is wrong (the check can fail)", () => {

@@ -14,10 +14,10 @@ const row = (variable: string) => {
   return r;
 };
 const manifests = (file: string) => parseAllDocuments(readFileSync(new URL(`../../knative/${file}`, import.meta.url), "utf8")).map((d) => d.toJS());
-/** The Knative Services and the source's ContainerSource, by what the table calls them. */
+/** The Knative Services and the source's Deployment, by what the table calls them. */
 const services = [
   ...manifests("services.yaml").filter((d) => d?.kind === "Service"),
-  ...manifests("source.yaml").filter((d) => d?.kind === "ContainerSource").map((d) => ({ ...d, metadata: { name: "source" } })),
+  ...manifests("source.yaml").filter((d) => d?.kind === "Deployment").map((d) => ({ ...d, metadata: { name: "source" } })),
 ] as { metadata: { name: string }; spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } } }[];
 /** What knative/services.yaml sets the variable to, by function. */
 const setIn = (variable: string) =>

@@ -1,0 +1,242 @@
+// npm run bench:source: what the event source costs with converged pairs, on the local control
+// plane (profile api: no controller changes what the bench writes), the bundled source as a real
+// process under its Deployment's memory limit (knative/source.yaml), its events sent to a local sink
+// that answers as the Broker's ingress does. Prints:
+//   1. its memory: RSS and V8 heap once its lists are judged, with no pair, with SOURCE_PAIRS_SMALL
+//      (default 1,000) and SOURCE_PAIRS (default 10,000) converged pairs, and the growth per pair;
+//   2. a restart over those pairs, some of them changed while no source ran (Deployments scaled to
+//      0, RoleBindings deleted, Relay pods lost): the events it sends (one reconcile request for each
+//      changed pair, none for the others) and its API requests beyond the lists and watches;
+//   3. its own API requests an idle minute while it leads (the Lease's renewals, the watches'
+//      renewals), per 1,000 pairs.
+// Each pair is what the product leaves: its six children server-side applied by apply's field
+// manager as rendered, the Deployment's status with two pods Ready, an EndpointSlice with two ready
+// endpoints, the status the core computes from them.
+import { spawn } from "node:child_process";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { startControlPlane } from "../dev/control-plane/index.ts";
+import { freePort } from "../dev/control-plane/ports.ts";
+import { desiredChildren } from "../shared/apply-plan.ts";
+import { settleBounded } from "../shared/concurrency.ts";
+import { parseConfig } from "../shared/config.ts";
+import { decide, type Decision } from "../shared/decide.ts";
+import type { KubeClient, KubeObject } from "../shared/kube/client.ts";
+import { APPLY_FIELD_MANAGER } from "../shared/names.ts";
+import { planStatus } from "../shared/status-plan.ts";
+import { memoryCgroup, commandIn, memoryLimitBytes } from "./memory-cgroup.ts";
+import { knativeDocs } from "./knative-settings.ts";
+
+const root = fileURLToPath(new URL("../", import.meta.url));
+const SMALL = Number(process.env["SOURCE_PAIRS_SMALL"] ?? 1_000);
+const LARGE = Number(process.env["SOURCE_PAIRS"] ?? 10_000);
+/** Pairs changed while no source runs, of each kind of change. */
+const CHANGED = Number(process.env["SOURCE_CHANGED"] ?? 10);
+const PER_NAMESPACE = 100;
+const MANAGER = "dynamo-pool-relay/bench";
+/** How long the source is given, once Ready, to judge its pairs and ask for what it finds changed. */
+const SETTLE_MS = Number(process.env["SOURCE_SETTLE_S"] ?? 40) * 1000;
+const IDLE_MS = Number(process.env["SOURCE_IDLE_S"] ?? 120) * 1000;
+const settings = parseConfig({}).defaults;
+const DGD_SPEC = { backendFramework: "vllm", components: [{ name: "Frontend", type: "frontend" }, { name: "decode", type: "decode", replicas: 1 }] };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const sourceDeployment = knativeDocs("source.yaml").find((d) => d.kind === "Deployment")!;
+const sourceContainer = sourceDeployment.spec.template!.spec.containers[0]!;
+const limitBytes = memoryLimitBytes(sourceContainer)!;
+const stopping = new Set<() => Promise<void>>();
+
+const cp = await startControlPlane({ profile: "api", ownerPid: process.pid, log: () => {} });
+const admin = cp.client;
+try {
+  await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "dynamo-system" } }, MANAGER);
+  const sink = await countingSink();
+
+  const empty = await measured("no pair", sink);
+  let t = performance.now();
+  await makePairs(admin, 0, SMALL);
+  const smallMs = performance.now() - t;
+  const small = await measured(`${SMALL.toLocaleString("en")} pairs`, sink);
+  t = performance.now();
+  await makePairs(admin, SMALL, LARGE);
+  const largeMs = performance.now() - t;
+  const large = await measured(`${LARGE.toLocaleString("en")} pairs`, sink, async (source) => {
+    // Changed while no source runs: scaled down, unbound, pods lost.
+    await source.stop();
+    const keys = Array.from({ length: LARGE }, (_, i) => keyOf(i));
+    const pick = (n: number, offset: number) => keys.filter((_, i) => i % Math.floor(LARGE / CHANGED) === offset).slice(0, n);
+    for (const k of pick(CHANGED, 1)) await admin.request("PATCH", `/apis/apps/v1/namespaces/${k.namespace}/deployments/${k.name}-pool-relay`, { spec: { replicas: 0 } }, "application/merge-patch+json");
+    for (const k of pick(CHANGED, 2)) await admin.request("DELETE", `/apis/rbac.authorization.k8s.io/v1/namespaces/${k.namespace}/rolebindings/${k.name}-pool-relay`);
+    for (const k of pick(CHANGED, 3)) await admin.request("PATCH", `/apis/apps/v1/namespaces/${k.namespace}/deployments/${k.name}-pool-relay/status`, { status: { readyReplicas: 0, availableReplicas: 0 } }, "application/merge-patch+json");
+    return 3 * CHANGED;
+  });
+
+  const perPair = (a: Measured, b: Measured, n: number) => ({ rss: (b.rss - a.rss) / n, heap: (b.heapUsed - a.heapUsed) / n });
+  const growthSmall = perPair(empty, small, SMALL);
+  const growthLarge = perPair(empty, large, LARGE);
+  const kib = (b: number) => `${(b / 1024).toFixed(1)} KiB`;
+  const mib = (b: number) => `${(b / 1048576).toFixed(1)} MiB`;
+  console.log(`\nThe event source (dist/functions/source.mjs) under its Deployment's memory limit (${sourceContainer.resources!.limits!.memory}), profile api, pairs in namespaces of ${PER_NAMESPACE}; made in ${(smallMs / 1000).toFixed(0)} s and ${(largeMs / 1000).toFixed(0)} s\n`);
+  console.log("| | no pair | " + `${SMALL.toLocaleString("en")} pairs | ${LARGE.toLocaleString("en")} pairs |\n|---|---|---|---|`);
+  console.log(`| RSS / V8 heap used, ${SETTLE_MS / 1000} s after Ready | ${mib(empty.rss)} / ${mib(empty.heapUsed)} | ${mib(small.rss)} / ${mib(small.heapUsed)} | ${mib(large.rss)} / ${mib(large.heapUsed)} |`);
+  console.log(`| growth a pair: RSS / heap | | ${kib(growthSmall.rss)} / ${kib(growthSmall.heap)} | ${kib(growthLarge.rss)} / ${kib(growthLarge.heap)} |`);
+  console.log(`| peak RSS (VmHWM) | ${mib(empty.peak)} | ${mib(small.peak)} | ${mib(large.peak)} |`);
+  console.log(`| start to Ready (every kind listed) | ${empty.readyS.toFixed(1)} s | ${small.readyS.toFixed(1)} s | ${large.readyS.toFixed(1)} s |`);
+  for (const [what, m] of [["first start", large.first], ["restart, with changes made while it was down", large.restart]] as const) {
+    if (!m) continue;
+    if (m === large.first) console.log(`| ${SMALL.toLocaleString("en")} pairs, first start: events sent / reconcile requests; requests beyond lists and watches | ${small.first.events} / ${small.first.requeues}; ${small.first.beyond} |`);
+    console.log(`| ${LARGE.toLocaleString("en")} pairs, ${what}: events sent / reconcile requests | ${m.events} / ${m.requeues}${m.changed !== undefined ? ` (${m.changed} pairs changed)` : ""} |`);
+    console.log(`| ${LARGE.toLocaleString("en")} pairs, ${what}: API requests beyond lists and watches (rereads, Lease), a pair | ${m.beyond} (${(m.beyond / LARGE).toFixed(4)}) |`);
+  }
+  const idlePerS = large.idle!.requests / (IDLE_MS / 1000);
+  console.log(`| its API requests an idle second while leading over ${LARGE.toLocaleString("en")} pairs (${IDLE_MS / 1000} s: the Lease's renewals, the watches' renewals) | ${idlePerS.toFixed(3)}/s, none of them per pair |`);
+  console.log(`| heap per pair at ${LARGE.toLocaleString("en")}, times 100,000 pairs (on paper) | ${mib(growthLarge.heap * 100_000)} heap, ${mib(growthLarge.rss * 100_000)} RSS |`);
+} finally {
+  for (const stop of [...stopping]) await stop();
+  await cp.stop();
+}
+
+interface Run {
+  events: number;
+  requeues: number;
+  beyond: number;
+  changed?: number;
+}
+interface Measured {
+  rss: number;
+  heapUsed: number;
+  peak: number;
+  readyS: number;
+  idle?: { requests: number };
+  first: Run;
+  restart?: Run;
+}
+
+/**
+ * Starts the source over what the cluster holds, lets it settle, and reads its memory; with
+ * `between`, measures its idle requests, stops it, lets `between` change the cluster, and starts
+ * it again over the changes.
+ */
+async function measured(what: string, sink: Sink, between?: (source: Source) => Promise<number>): Promise<Measured> {
+  console.error(`[bench:source] ${what}: starting the source`);
+  let source = await startSource(sink);
+  const first = await settle(source, sink);
+  const memory = await source.stats();
+  const readyS = source.readyS;
+  if (!between) {
+    await source.stop();
+    return { rss: Number(memory["rss"]), heapUsed: Number(memory["heapUsed"]), peak: Number(memory["peak"]), readyS, first };
+  }
+  // Idle: what it asks of the API server while nothing changes.
+  const before = await source.stats();
+  await sleep(IDLE_MS);
+  const after = await source.stats();
+  const idle = { requests: Number(after["reads"]) + Number(after["writes"]) - Number(before["reads"]) - Number(before["writes"]) };
+  const changed = await between(source);
+  console.error(`[bench:source] ${what}: ${changed} pairs changed while the source was down; starting it again`);
+  source = await startSource(sink);
+  const restart = { ...(await settle(source, sink)), changed };
+  await source.stop();
+  return { rss: Number(memory["rss"]), heapUsed: Number(memory["heapUsed"]), peak: Number(memory["peak"]), readyS, idle, first, restart };
+}
+
+/** Waits out the settle period after Ready: the events and requeues of the run, and its requests beyond lists and watches. */
+async function settle(source: Source, sink: Sink): Promise<Run> {
+  const events = sink.received;
+  await sleep(SETTLE_MS);
+  const s = await source.stats();
+  return { events: sink.received - events, requeues: Number(s["asked"]), beyond: Number(s["reads"]) - Number(s["listPages"]) - Number(s["watches"]) + Number(s["writes"]) };
+}
+
+interface Source {
+  stop(): Promise<void>;
+  stats(): Promise<Record<string, unknown>>;
+  readyS: number;
+}
+
+async function startSource(sink: Sink): Promise<Source> {
+  const port = await freePort();
+  const limit = memoryCgroup(limitBytes);
+  const { command, args } = commandIn(limit, [process.execPath, `${root}dist/functions/source.mjs`]);
+  const started = performance.now();
+  const child = spawn(command, args, {
+    env: { ...process.env, KUBECONFIG: cp.kubeconfig, NODE_ENV: "production", K_SINK: sink.url, PORT: String(port), POD_NAME: `bench-${port}`, POD_NAMESPACE: "dynamo-system", SOURCE_RELIST_SECONDS: "0" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const exited = new Promise((r) => child.once("exit", r));
+  const stop = async () => {
+    stopping.delete(stop);
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    await exited;
+    if ("remove" in limit) limit.remove();
+  };
+  stopping.add(stop);
+  let ready!: () => void;
+  const readyNow = new Promise<void>((r) => (ready = r));
+  createInterface({ input: child.stdout! }).on("line", (line) => {
+    if ((JSON.parse(line) as Record<string, unknown>)["msg"] === "ready") ready();
+  });
+  await Promise.race([readyNow, exited.then(() => Promise.reject(new Error(`the source exited before it was Ready (${child.exitCode ?? child.signalCode})`)))]);
+  return { stop, readyS: (performance.now() - started) / 1000, stats: async () => (await (await fetch(`http://127.0.0.1:${port}/statsz`)).json()) as Record<string, unknown> };
+}
+
+interface Sink {
+  url: string;
+  received: number;
+}
+
+/** Answers 202 as the Broker's ingress does, and counts. */
+async function countingSink(): Promise<Sink> {
+  const sink = { received: 0 };
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      sink.received++;
+      res.writeHead(202).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  stopping.add(async () => void server.close());
+  return Object.assign(sink, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` });
+}
+
+function keyOf(i: number): { namespace: string; name: string } {
+  return { namespace: `src-${Math.floor(i / PER_NAMESPACE)}`, name: `p${i % PER_NAMESPACE}` };
+}
+
+/** Pairs [from, to), converged as the product leaves them. */
+async function makePairs(kube: KubeClient, from: number, to: number): Promise<void> {
+  const keys = Array.from({ length: to - from }, (_, i) => keyOf(from + i));
+  for (const ns of new Set(keys.map((k) => k.namespace))) await kube.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, MANAGER);
+  const made = await settleBounded(keys, 32, (key) => makePair(kube, key));
+  if (made.failures.length) throw new Error(`${made.failures.length} pairs not made: ${String(made.failures[0]!.error)}`);
+  console.error(`[bench:source] ${to} pairs`);
+}
+
+async function makePair(kube: KubeClient, { namespace, name }: { namespace: string; name: string }): Promise<void> {
+  const dgd = await kube.apply<KubeObject>({ apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { namespace, name }, spec: DGD_SPEC }, MANAGER);
+  const dpr = await kube.apply<KubeObject>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace, name }, spec: { image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.0", clusterID: "bench" } }, MANAGER);
+  const decision = decide(dpr, dgd, settings) as Extract<Decision, { action: "apply" }>;
+  const live = await Promise.all(desiredChildren(decision).map((c) => kube.apply<KubeObject>(c, APPLY_FIELD_MANAGER, { force: true })));
+  const byKind = (kind: string) => live.find((c) => c.kind === kind)!;
+  const deployment = await kube.replaceStatus<KubeObject>({ ...byKind("Deployment"), status: { observedGeneration: byKind("Deployment").metadata["generation"], replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 } });
+  const service = byKind("Service");
+  const slice = await kube.create<KubeObject>({
+    apiVersion: "discovery.k8s.io/v1",
+    kind: "EndpointSlice",
+    metadata: {
+      namespace, name: `${name}-pool-relay-x7k2p`,
+      labels: { ...(service.metadata["labels"] as Record<string, string>), "kubernetes.io/service-name": `${name}-pool-relay`, "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io" },
+      ownerReferences: [{ apiVersion: "v1", kind: "Service", name: service.metadata.name, uid: service.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+    },
+    addressType: "IPv4",
+    endpoints: [0, 1].map((i) => ({ addresses: [`10.244.${i}.${(namespace.length + name.length) % 250}`], conditions: { ready: true, serving: true, terminating: false } })),
+    ports: [{ name: "grpc", port: 5561, protocol: "TCP" }],
+  });
+  const observed = { serviceAccount: byKind("ServiceAccount"), role: byKind("Role"), roleBinding: byKind("RoleBinding"), configMap: byKind("ConfigMap"), deployment: deployment as never, service, endpointSlices: [slice as never] };
+  const { status } = planStatus({ dpr: dpr as never, decision, observed: observed as never, changed: [], now: new Date().toISOString() });
+  await kube.replaceStatus({ ...dpr, status });
+}
+
