@@ -13,6 +13,9 @@
 // manager as rendered, the Deployment's status with two pods Ready, an EndpointSlice with two ready
 // endpoints, the status the core computes from them.
 import { spawn } from "node:child_process";
+import { appendFileSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
@@ -47,6 +50,9 @@ const sourceDeployment = knativeDocs("source.yaml").find((d) => d.kind === "Depl
 const sourceContainer = sourceDeployment.spec.template!.spec.containers[0]!;
 const limitBytes = memoryLimitBytes(sourceContainer)!;
 const stopping = new Set<() => Promise<void>>();
+/** Where each source process's log goes, kept after the run. */
+const LOG_DIR = mkdtempSync(join(tmpdir(), "poolrelay-bench-source-"));
+console.error(`[bench:source] the source's logs: ${LOG_DIR}`);
 
 const cp = await startControlPlane({ profile: "api", ownerPid: process.pid, log: () => {} });
 const admin = cp.client;
@@ -73,26 +79,26 @@ try {
     return 3 * CHANGED;
   });
 
-  const perPair = (a: Measured, b: Measured, n: number) => ({ rss: (b.rss - a.rss) / n, heap: (b.heapUsed - a.heapUsed) / n });
-  const growthSmall = perPair(empty, small, SMALL);
-  const growthLarge = perPair(empty, large, LARGE);
+  const perPair = (a: Memory, b: Memory, n: number) => ({ rss: (b.rss - a.rss) / n, heap: (b.heapUsed - a.heapUsed) / n });
   const kib = (b: number) => `${(b / 1024).toFixed(1)} KiB`;
   const mib = (b: number) => `${(b / 1048576).toFixed(1)} MiB`;
+  const n = (x: number) => x.toLocaleString("en");
   console.log(`\nThe event source (dist/functions/source.mjs) under its Deployment's memory limit (${sourceContainer.resources!.limits!.memory}), profile api, pairs in namespaces of ${PER_NAMESPACE}; made in ${(smallMs / 1000).toFixed(0)} s and ${(largeMs / 1000).toFixed(0)} s\n`);
-  console.log("| | no pair | " + `${SMALL.toLocaleString("en")} pairs | ${LARGE.toLocaleString("en")} pairs |\n|---|---|---|---|`);
-  console.log(`| RSS / V8 heap used, ${SETTLE_MS / 1000} s after Ready | ${mib(empty.rss)} / ${mib(empty.heapUsed)} | ${mib(small.rss)} / ${mib(small.heapUsed)} | ${mib(large.rss)} / ${mib(large.heapUsed)} |`);
-  console.log(`| growth a pair: RSS / heap | | ${kib(growthSmall.rss)} / ${kib(growthSmall.heap)} | ${kib(growthLarge.rss)} / ${kib(growthLarge.heap)} |`);
+  console.log(`| | no pair | ${n(SMALL)} pairs | ${n(LARGE)} pairs |\n|---|---|---|---|`);
+  for (const [what, of] of [[`as held, ${SETTLE_MS / 1000} s after Ready`, (m: Measured) => m.held], ["after a full collection", (m: Measured) => m.collected]] as const) {
+    console.log(`| RSS / V8 heap used, ${what} | ${mib(of(empty).rss)} / ${mib(of(empty).heapUsed)} | ${mib(of(small).rss)} / ${mib(of(small).heapUsed)} | ${mib(of(large).rss)} / ${mib(of(large).heapUsed)} |`);
+    const [a, b] = [perPair(of(empty), of(small), SMALL), perPair(of(empty), of(large), LARGE)];
+    console.log(`| growth a pair, ${what}: RSS / heap | | ${kib(a.rss)} / ${kib(a.heap)} | ${kib(b.rss)} / ${kib(b.heap)} |`);
+  }
   console.log(`| peak RSS (VmHWM) | ${mib(empty.peak)} | ${mib(small.peak)} | ${mib(large.peak)} |`);
   console.log(`| start to Ready (every kind listed) | ${empty.readyS.toFixed(1)} s | ${small.readyS.toFixed(1)} s | ${large.readyS.toFixed(1)} s |`);
-  for (const [what, m] of [["first start", large.first], ["restart, with changes made while it was down", large.restart]] as const) {
-    if (!m) continue;
-    if (m === large.first) console.log(`| ${SMALL.toLocaleString("en")} pairs, first start: events sent / reconcile requests; requests beyond lists and watches | ${small.first.events} / ${small.first.requeues}; ${small.first.beyond} |`);
-    console.log(`| ${LARGE.toLocaleString("en")} pairs, ${what}: events sent / reconcile requests | ${m.events} / ${m.requeues}${m.changed !== undefined ? ` (${m.changed} pairs changed)` : ""} |`);
-    console.log(`| ${LARGE.toLocaleString("en")} pairs, ${what}: API requests beyond lists and watches (rereads, Lease), a pair | ${m.beyond} (${(m.beyond / LARGE).toFixed(4)}) |`);
-  }
+  console.log(`| first start: events sent / reconcile requests; API requests beyond lists and watches (rereads, the Lease) | ${empty.first.events} / ${empty.first.requeues}; ${empty.first.beyond} | ${small.first.events} / ${small.first.requeues}; ${small.first.beyond} | ${large.first.events} / ${large.first.requeues}; ${large.first.beyond} |`);
+  const r = large.restart!;
+  console.log(`| restart, ${r.changed} pairs changed while it was down: events sent / reconcile requests; API requests beyond lists and watches, a pair | | | ${r.events} / ${r.requeues}; ${r.beyond} (${(r.beyond / LARGE).toFixed(4)}) |`);
   const idlePerS = large.idle!.requests / (IDLE_MS / 1000);
-  console.log(`| its API requests an idle second while leading over ${LARGE.toLocaleString("en")} pairs (${IDLE_MS / 1000} s: the Lease's renewals, the watches' renewals) | ${idlePerS.toFixed(3)}/s, none of them per pair |`);
-  console.log(`| heap per pair at ${LARGE.toLocaleString("en")}, times 100,000 pairs (on paper) | ${mib(growthLarge.heap * 100_000)} heap, ${mib(growthLarge.rss * 100_000)} RSS |`);
+  console.log(`| its API requests an idle second while leading (${IDLE_MS / 1000} s: the Lease's renewals, the watches' renewals) | | | ${idlePerS.toFixed(3)}/s |`);
+  const growth = perPair(empty.collected, large.collected, LARGE);
+  console.log(`\n100,000 pairs on paper, at the growth of ${n(LARGE)} after a full collection: ${mib(growth.heap * 100_000)} of heap, ${mib(growth.rss * 100_000)} of RSS, over ${mib(empty.collected.rss)} with no pair`);
 } finally {
   for (const stop of [...stopping]) await stop();
   await cp.stop();
@@ -104,14 +110,23 @@ interface Run {
   beyond: number;
   changed?: number;
 }
-interface Measured {
+interface Memory {
   rss: number;
   heapUsed: number;
+}
+interface Measured {
+  /** As the pod holds it, and after a full collection. */
+  held: Memory;
+  collected: Memory;
   peak: number;
   readyS: number;
   idle?: { requests: number };
   first: Run;
   restart?: Run;
+}
+
+function memoryOf(s: Record<string, unknown>): Memory {
+  return { rss: Number(s["rss"]), heapUsed: Number(s["heapUsed"]) };
 }
 
 /**
@@ -123,43 +138,45 @@ async function measured(what: string, sink: Sink, between?: (source: Source) => 
   console.error(`[bench:source] ${what}: starting the source`);
   let source = await startSource(sink);
   const first = await settle(source, sink);
-  const memory = await source.stats();
-  const readyS = source.readyS;
+  const held = await source.stats(false);
+  const collected = await source.stats(true);
+  const base = { held: memoryOf(held), collected: memoryOf(collected), peak: Number(collected["peak"]), readyS: source.readyS, first };
   if (!between) {
     await source.stop();
-    return { rss: Number(memory["rss"]), heapUsed: Number(memory["heapUsed"]), peak: Number(memory["peak"]), readyS, first };
+    return base;
   }
   // Idle: what it asks of the API server while nothing changes.
-  const before = await source.stats();
+  const before = await source.stats(false);
   await sleep(IDLE_MS);
-  const after = await source.stats();
+  const after = await source.stats(false);
   const idle = { requests: Number(after["reads"]) + Number(after["writes"]) - Number(before["reads"]) - Number(before["writes"]) };
   const changed = await between(source);
   console.error(`[bench:source] ${what}: ${changed} pairs changed while the source was down; starting it again`);
   source = await startSource(sink);
   const restart = { ...(await settle(source, sink)), changed };
   await source.stop();
-  return { rss: Number(memory["rss"]), heapUsed: Number(memory["heapUsed"]), peak: Number(memory["peak"]), readyS, idle, first, restart };
+  return { ...base, idle, restart };
 }
 
 /** Waits out the settle period after Ready: the events and requeues of the run, and its requests beyond lists and watches. */
 async function settle(source: Source, sink: Sink): Promise<Run> {
   const events = sink.received;
   await sleep(SETTLE_MS);
-  const s = await source.stats();
+  const s = await source.stats(false);
   return { events: sink.received - events, requeues: Number(s["asked"]), beyond: Number(s["reads"]) - Number(s["listPages"]) - Number(s["watches"]) + Number(s["writes"]) };
 }
 
 interface Source {
   stop(): Promise<void>;
-  stats(): Promise<Record<string, unknown>>;
+  /** Its stats, after a full collection when `gc`. */
+  stats(gc: boolean): Promise<Record<string, unknown>>;
   readyS: number;
 }
 
 async function startSource(sink: Sink): Promise<Source> {
   const port = await freePort();
   const limit = memoryCgroup(limitBytes);
-  const { command, args } = commandIn(limit, [process.execPath, `${root}dist/functions/source.mjs`]);
+  const { command, args } = commandIn(limit, [process.execPath, "--expose-gc", `${root}dist/functions/source.mjs`]);
   const started = performance.now();
   const child = spawn(command, args, {
     env: { ...process.env, KUBECONFIG: cp.kubeconfig, NODE_ENV: "production", K_SINK: sink.url, PORT: String(port), POD_NAME: `bench-${port}`, POD_NAMESPACE: "dynamo-system", SOURCE_RELIST_SECONDS: "0" },
@@ -175,11 +192,14 @@ async function startSource(sink: Sink): Promise<Source> {
   stopping.add(stop);
   let ready!: () => void;
   const readyNow = new Promise<void>((r) => (ready = r));
+  const logFile = join(LOG_DIR, `source-${port}.log`);
   createInterface({ input: child.stdout! }).on("line", (line) => {
+    appendFileSync(logFile, `${line}\n`);
     if ((JSON.parse(line) as Record<string, unknown>)["msg"] === "ready") ready();
   });
   await Promise.race([readyNow, exited.then(() => Promise.reject(new Error(`the source exited before it was Ready (${child.exitCode ?? child.signalCode})`)))]);
-  return { stop, readyS: (performance.now() - started) / 1000, stats: async () => (await (await fetch(`http://127.0.0.1:${port}/statsz`)).json()) as Record<string, unknown> };
+  const readyS = (performance.now() - started) / 1000;
+  return { stop, readyS, stats: async (gc) => (await (await fetch(`http://127.0.0.1:${port}/statsz${gc ? "?gc" : ""}`)).json()) as Record<string, unknown> };
 }
 
 interface Sink {

@@ -62,11 +62,18 @@ describe("SourceStore: what it keeps of a DGD", () => {
     expect(store.size).toBe(0);
   });
 
-  it("reads a DGD kept by version alone into what it decides (retake)", () => {
+  it("reads a DGD kept by version alone into what it decides (retake), which changes nothing of the pair's activity", () => {
     const store = storeOf([p.dgd, p.dpr]);
-    expect(store.record("team-a/g1")!.dgd!.verdict).toBeUndefined();
-    store.retake(p.dgd, 5);
-    expect(store.record("team-a/g1")!.dgd!.verdict).toEqual({ eligible: true, namespaces: ["team-a-g1-aaaa1111"] });
+    const r = store.record("team-a/g1")!;
+    Object.assign(r, { judged: { dgd: true, children: [] }, asked: 2 });
+    expect(r.dgd!.verdict).toBeUndefined();
+    expect(store.retake(p.dgd, 5)).toBeUndefined();
+    expect(r.dgd!.verdict).toEqual({ eligible: true, namespaces: ["team-a-g1-aaaa1111"] });
+    expect(r).toMatchObject({ since: 0, asked: 2 });
+    expect(r.judged).toBeUndefined();
+    // A newer version read again is a change like any other.
+    expect(summary(store.retake(at(p.dgd, "95"), 6))).toBe("update team-a/g1");
+    expect(r).toMatchObject({ since: 6, asked: 0 });
   });
 });
 

@@ -121,11 +121,12 @@ export class SourceStore {
     const pair = obj.kind === KIND || obj.kind === DGD_KIND ? keyOf(obj) : pairOf(obj);
     const r = pair === undefined ? undefined : this.records.get(pair);
     const previous = r && this.current(r, obj);
-    if (previous && versionOf(previous) === obj.metadata.resourceVersion) {
-      if (obj.kind === DGD_KIND) delete r!.dgd;
-      else r!.children = r!.children.filter((c) => c !== previous);
-    }
-    return this.take("update", obj, now);
+    if (!r || !previous || versionOf(previous) !== obj.metadata.resourceVersion) return this.take("update", obj, now);
+    // The same version: nothing changed in the world, so the pair's activity stays as it was.
+    if (obj.kind === DGD_KIND) r.dgd = dgdView(obj, r.dpr !== undefined, this.settings);
+    else if (obj.kind !== KIND) this.takeChild(r, pair!, "update", obj);
+    delete r.judged;
+    return undefined;
   }
 
   /** An object read again was not found: its delete, if the store knew it. */

@@ -5,37 +5,18 @@
 // adapter sends nothing for what a relist finds changed (its store's Replace is empty), so the
 // pair would stay scaled down, shown Ready, until the periodic resync. The product's source passes
 // the difference on, status sees the drift, apply puts the replicas back.
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { afterEach, describe, expect, inject, it } from "vitest";
-import { PRODUCT_NAMESPACE } from "../../dev/product.ts";
+import { afterEach, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../shared/kube/client.ts";
-import { pause, resume, runningContainer, type RunningContainer } from "../node-containers.ts";
+import { pause, resume, type RunningContainer } from "../node-containers.ts";
 import { TEST_MANAGER, adminClient, eventually, freshNamespace } from "./helpers.ts";
 import { invocations } from "./knative-helpers.ts";
 import { condition, published, settledDpr } from "./pipeline-helpers.ts";
+import { sourceContainers, sourceLog } from "./source-helpers.ts";
 
-const SOURCE = "sources.knative.dev/containerSource=poolrelay-source";
 /** How long the source is stopped, and how many labelled Deployments churn meanwhile (one patch each, in turn). */
 const PAUSE_MS = 150_000;
 const CHURNED = 20;
 const CHURN_EVERY_MS = 50;
-
-/** The source's log lines (JSON), over all its pods and restarts. */
-function sourceLog(): Record<string, unknown>[] {
-  const dir = join(inject("logs"), PRODUCT_NAMESPACE);
-  return readdirSync(dir)
-    .filter((pod) => pod.startsWith("poolrelay-source-"))
-    .flatMap((pod) => {
-      try {
-        return readFileSync(join(dir, pod, "source.log"), "utf8").split("\n");
-      } catch {
-        return [];
-      }
-    })
-    .filter((l) => l.startsWith("{"))
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-}
 
 const churnDeployment = (ns: string, i: number, round: number): KubeObject => ({
   apiVersion: "apps/v1",
@@ -45,10 +26,10 @@ const churnDeployment = (ns: string, i: number, round: number): KubeObject => ({
   spec: { replicas: 0, selector: { matchLabels: { app: `churn-${i}` } }, template: { metadata: { labels: { app: `churn-${i}` } }, spec: { containers: [{ name: "c", image: "none" }] } } },
 });
 
-let paused: RunningContainer | undefined;
+let paused: RunningContainer[] = [];
 afterEach(() => {
-  if (paused) resume(paused);
-  paused = undefined;
+  for (const p of paused) resume(p);
+  paused = [];
 });
 
 describe("a change made while the event source's watch expired", () => {
@@ -60,9 +41,13 @@ describe("a change made while the event source's watch expired", () => {
     const deployment = { apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: "g1-pool-relay" };
     const relistsBefore = sourceLog().filter((l) => l["msg"] === "listed" && l["initial"] === false && l["kind"] === "Deployment").length;
 
-    const source = await eventually("the source's container running", () => runningContainer(admin, PRODUCT_NAMESPACE, SOURCE, "source"));
-    pause(source);
-    paused = source;
+    // Both replicas: the standby, watching, would otherwise take over and send the change as it came.
+    const sources = await eventually("the source's two replicas running", async () => {
+      const c = await sourceContainers(admin);
+      return c.length === 2 ? c : undefined;
+    });
+    for (const s of sources) pause(s);
+    paused = sources;
     const started = Date.now();
     let round = 0;
     for (let scaled = false; Date.now() - started < PAUSE_MS; round++) {
@@ -76,8 +61,8 @@ describe("a change made while the event source's watch expired", () => {
     }
     expect((await admin.get<{ spec: { replicas: number } }>(deployment))!.spec.replicas).toBe(0);
     const resumed = Date.now();
-    resume(source);
-    paused = undefined;
+    for (const s of sources) resume(s);
+    paused = [];
 
     // Put back within the bound: a change is repaired within 2 minutes.
     await eventually("the pair's Deployment has its 2 replicas again", async () => (await admin.get<{ spec: { replicas: number } }>(deployment))!.spec.replicas === 2, 120_000);
