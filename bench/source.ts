@@ -25,6 +25,7 @@ import { freePort } from "../dev/control-plane/ports.ts";
 import { desiredChildren } from "../shared/apply-plan.ts";
 import { settleBounded } from "../shared/concurrency.ts";
 import { parseConfig } from "../shared/config.ts";
+import { EventType } from "../shared/events.ts";
 import { decide, type Decision } from "../shared/decide.ts";
 import type { KubeClient, KubeObject } from "../shared/kube/client.ts";
 import { APPLY_FIELD_MANAGER } from "../shared/names.ts";
@@ -43,6 +44,8 @@ const MANAGER = "dynamo-pool-relay/bench";
 const SETTLE_MS = Number(process.env["SOURCE_SETTLE_S"] ?? 40) * 1000;
 const IDLE_MS = Number(process.env["SOURCE_IDLE_S"] ?? 120) * 1000;
 const settings = parseConfig({}).defaults;
+/** The event source's REQUEUE_SECONDS, as knative/source.yaml sets it. */
+const REQUEUE_S = 60;
 const DGD_SPEC = { backendFramework: "vllm", components: [{ name: "Frontend", type: "frontend" }, { name: "decode", type: "decode", replicas: 1 }] };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -85,20 +88,25 @@ try {
   const n = (x: number) => x.toLocaleString("en");
   console.log(`\nThe event source (dist/functions/source.mjs) under its Deployment's memory limit (${sourceContainer.resources!.limits!.memory}), profile api, pairs in namespaces of ${PER_NAMESPACE}; made in ${(smallMs / 1000).toFixed(0)} s and ${(largeMs / 1000).toFixed(0)} s\n`);
   console.log(`| | no pair | ${n(SMALL)} pairs | ${n(LARGE)} pairs |\n|---|---|---|---|`);
+  const parts = (m: Memory) => `${mib(m.heapTotal)} / ${mib(m.external)}`;
+  console.log(`| V8 heap committed / external memory, after a full collection | ${parts(empty.collected)} | ${parts(small.collected)} | ${parts(large.collected)} |`);
   for (const [what, of] of [[`as held, ${SETTLE_MS / 1000} s after Ready`, (m: Measured) => m.held], ["after a full collection", (m: Measured) => m.collected]] as const) {
     console.log(`| RSS / V8 heap used, ${what} | ${mib(of(empty).rss)} / ${mib(of(empty).heapUsed)} | ${mib(of(small).rss)} / ${mib(of(small).heapUsed)} | ${mib(of(large).rss)} / ${mib(of(large).heapUsed)} |`);
     const [a, b] = [perPair(of(empty), of(small), SMALL), perPair(of(empty), of(large), LARGE)];
-    console.log(`| growth a pair, ${what}: RSS / heap | | ${kib(a.rss)} / ${kib(a.heap)} | ${kib(b.rss)} / ${kib(b.heap)} |`);
+    console.log(`| growth a pair from no pair, ${what}: RSS / heap | | ${kib(a.rss)} / ${kib(a.heap)} | ${kib(b.rss)} / ${kib(b.heap)} |`);
+    const m = perPair(of(small), of(large), LARGE - SMALL);
+    console.log(`| growth a pair from ${n(SMALL)} to ${n(LARGE)}, ${what}: RSS / heap | | | ${kib(m.rss)} / ${kib(m.heap)} |`);
   }
   console.log(`| peak RSS (VmHWM) | ${mib(empty.peak)} | ${mib(small.peak)} | ${mib(large.peak)} |`);
   console.log(`| start to Ready (every kind listed) | ${empty.readyS.toFixed(1)} s | ${small.readyS.toFixed(1)} s | ${large.readyS.toFixed(1)} s |`);
   console.log(`| first start: events sent / reconcile requests; API requests beyond lists and watches (rereads, the Lease) | ${empty.first.events} / ${empty.first.requeues}; ${empty.first.beyond} | ${small.first.events} / ${small.first.requeues}; ${small.first.beyond} | ${large.first.events} / ${large.first.requeues}; ${large.first.beyond} |`);
   const r = large.restart!;
-  console.log(`| restart, ${r.changed} pairs changed while it was down: events sent / reconcile requests; API requests beyond lists and watches, a pair | | | ${r.events} / ${r.requeues}; ${r.beyond} (${(r.beyond / LARGE).toFixed(4)}) |`);
+  console.log(`| restart, ${r.changed} pairs changed while it was down: events sent / reconcile requests / pairs asked for (again ${REQUEUE_S / 2} s later when nothing acts); API requests beyond lists and watches, a pair | | | ${r.events} / ${r.requeues} / ${r.pairs}; ${r.beyond} (${(r.beyond / LARGE).toFixed(4)}) |`);
   const idlePerS = large.idle!.requests / (IDLE_MS / 1000);
   console.log(`| its API requests an idle second while leading (${IDLE_MS / 1000} s: the Lease's renewals, the watches' renewals) | | | ${idlePerS.toFixed(3)}/s |`);
-  const growth = perPair(empty.collected, large.collected, LARGE);
-  console.log(`\n100,000 pairs on paper, at the growth of ${n(LARGE)} after a full collection: ${mib(growth.heap * 100_000)} of heap, ${mib(growth.rss * 100_000)} of RSS, over ${mib(empty.collected.rss)} with no pair`);
+  const growth = perPair(small.held, large.held, LARGE - SMALL);
+  const at = (pairs: number) => small.held.rss + growth.rss * (pairs - SMALL);
+  console.log(`\n100,000 pairs on paper, at the growth from ${n(SMALL)} to ${n(LARGE)} as held: ${mib(at(100_000))} of RSS (${mib(small.held.heapUsed + growth.heap * (100_000 - SMALL))} of heap); peak over held at ${n(LARGE)}: ${mib(large.peak - large.held.rss)}`);
 } finally {
   for (const stop of [...stopping]) await stop();
   await cp.stop();
@@ -107,12 +115,16 @@ try {
 interface Run {
   events: number;
   requeues: number;
+  /** The pairs asked for. */
+  pairs: number;
   beyond: number;
   changed?: number;
 }
 interface Memory {
   rss: number;
   heapUsed: number;
+  heapTotal: number;
+  external: number;
 }
 interface Measured {
   /** As the pod holds it, and after a full collection. */
@@ -126,7 +138,7 @@ interface Measured {
 }
 
 function memoryOf(s: Record<string, unknown>): Memory {
-  return { rss: Number(s["rss"]), heapUsed: Number(s["heapUsed"]) };
+  return { rss: Number(s["rss"]), heapUsed: Number(s["heapUsed"]), heapTotal: Number(s["heapTotal"]), external: Number(s["external"]) };
 }
 
 /**
@@ -161,9 +173,10 @@ async function measured(what: string, sink: Sink, between?: (source: Source) => 
 /** Waits out the settle period after Ready: the events and requeues of the run, and its requests beyond lists and watches. */
 async function settle(source: Source, sink: Sink): Promise<Run> {
   const events = sink.received;
+  sink.asked.clear();
   await sleep(SETTLE_MS);
   const s = await source.stats(false);
-  return { events: sink.received - events, requeues: Number(s["asked"]), beyond: Number(s["reads"]) - Number(s["listPages"]) - Number(s["watches"]) + Number(s["writes"]) };
+  return { events: sink.received - events, requeues: Number(s["asked"]), pairs: sink.asked.size, beyond: Number(s["reads"]) - Number(s["listPages"]) - Number(s["watches"]) + Number(s["writes"]) };
 }
 
 interface Source {
@@ -205,15 +218,22 @@ async function startSource(sink: Sink): Promise<Source> {
 interface Sink {
   url: string;
   received: number;
+  /** The pairs reconcile requests named. */
+  asked: Set<string>;
 }
 
-/** Answers 202 as the Broker's ingress does, and counts. */
+/** Answers 202 as the Broker's ingress does, and counts the events and the pairs reconcile requests name. */
 async function countingSink(): Promise<Sink> {
-  const sink = { received: 0 };
+  const sink = { received: 0, asked: new Set<string>() };
   const server = http.createServer((req, res) => {
-    req.resume();
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       sink.received++;
+      if (req.headers["ce-type"] === EventType.Reconcile) {
+        const { namespace, name } = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { namespace: string; name: string };
+        sink.asked.add(`${namespace}/${name}`);
+      }
       res.writeHead(202).end();
     });
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { dgd } from "../test/builders.ts";
 import { convergedPair, endpointSlice, objectsOf, rolled, settings, storeOf, UID, type ConvergedPair } from "../test/source-pair.ts";
 import { decide } from "./decide.ts";
-import { MAX_REQUEUE_MS, requeueAfterMs, requeueDue, requeueReason } from "./requeue.ts";
+import { MAX_REQUEUE_MS, requeueAction, requeueAfterMs, requeueDue, requeueReason } from "./requeue.ts";
 import type { Seen } from "./source-views.ts";
 import { planStatus } from "./status-plan.ts";
 
@@ -146,3 +146,26 @@ describe("requeueAfterMs: a pair asked for again and again waits longer each tim
     expect(requeueAfterMs(3_600_000, 5)).toBe(3_600_000);
   });
 });
+
+describe("requeueAction: what the requeue does with a pair on a tick", () => {
+  const reread = { dgd: true, children: [] };
+  const at = (quietMs: number, extra: Partial<{ sending: number; leading: boolean }> = {}) => ({ sending: 0, now: 100_000 + quietMs, requeueMs: 60_000, leading: true, ...extra });
+  const pair = (judged: Parameters<typeof requeueAction>[0]["judged"], asked = 0) => ({ since: 100_000, asked, ...(judged === undefined ? {} : { judged }) });
+  it.each([
+    { name: "busy within the shortest wait: not even judged", pair: pair(undefined), state: at(14_999), expected: { do: "wait" } },
+    { name: "events of it still queued, however long ago it changed", pair: pair(undefined), state: at(600_000, { sending: 1 }), expected: { do: "wait" } },
+    { name: "quiet and not judged since its last change", pair: pair(undefined), state: at(15_000), expected: { do: "judge" } },
+    { name: "judged converged", pair: pair(null), state: at(600_000), expected: { do: "nothing" } },
+    { name: "judged unreadable from what is kept", pair: pair(reread), state: at(15_000), expected: { do: "reread", what: reread } },
+    { name: "off its DGD, quiet a quarter of the period", pair: pair("DGDNotShown"), state: at(15_000), expected: { do: "ask", reason: "DGDNotShown" } },
+    { name: "settling, quiet only a quarter of the period", pair: pair("Settling"), state: at(15_000), expected: { do: "wait" } },
+    { name: "settling, quiet the whole period", pair: pair("Settling"), state: at(60_000), expected: { do: "ask", reason: "Settling" } },
+    { name: "children off, asked once already: twice as long", pair: pair("ChildrenOff", 1), state: at(29_999), expected: { do: "wait" } },
+    { name: "children off, asked once already, quiet long enough", pair: pair("ChildrenOff", 1), state: at(30_000), expected: { do: "ask", reason: "ChildrenOff" } },
+    { name: "off, on a replica that does not lead", pair: pair("ChildrenOff"), state: at(600_000, { leading: false }), expected: { do: "wait" } },
+    { name: "unreadable, on a replica that does not lead: a standby keeps its judgments ready", pair: pair(reread), state: at(15_000, { leading: false }), expected: { do: "reread", what: reread } },
+  ] as const)("$name: $expected.do", ({ pair: p, state, expected }) => {
+    expect(requeueAction(p, state)).toEqual(expected);
+  });
+});
+

@@ -126,3 +126,28 @@ export function requeueDue(reason: RequeueReason, activity: Activity, now: numbe
   const wait = PROMPT.includes(reason) ? afterMs / PROMPT_SHARE : afterMs;
   return now - activity.since >= wait;
 }
+
+/** What the requeue does with a pair on a tick. */
+export type RequeueAction = { do: "wait" } | { do: "judge" } | { do: "nothing" } | { do: "reread"; what: Reread } | { do: "ask"; reason: RequeueReason };
+
+/**
+ * The requeue's step for one pair on a tick, from what the source knows of it: a pair busy within
+ * the shortest wait of any reason (a quarter of the period) or with events still queued waits and is
+ * not even judged; one not judged since its last change is judged first; then nothing for a
+ * converged pair, a read for what the judgment could not tell, and a request, by the leader alone,
+ * once its reason's wait has passed.
+ *
+ * @param pair its activity (PairRecord) and its judgment since its last change, if any (null: converged)
+ */
+export function requeueAction(
+  pair: { since: number; asked: number; judged?: RequeueReason | Reread | null },
+  state: { sending: number; now: number; requeueMs: number; leading: boolean },
+): RequeueAction {
+  if (state.now - pair.since < state.requeueMs / PROMPT_SHARE || state.sending > 0) return { do: "wait" };
+  if (pair.judged === undefined) return { do: "judge" };
+  if (pair.judged === null) return { do: "nothing" };
+  if (typeof pair.judged === "object") return { do: "reread", what: pair.judged };
+  const due = state.leading && requeueDue(pair.judged, { since: pair.since, sending: state.sending }, state.now, requeueAfterMs(state.requeueMs, pair.asked));
+  return due ? { do: "ask", reason: pair.judged } : { do: "wait" };
+}
+

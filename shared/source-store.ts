@@ -16,8 +16,8 @@ export const DGD_KIND = "DynamoGraphDeployment";
 
 /** A pair's record: what is known of its objects, and of what happened to it lately. */
 export interface PairRecord {
-  dpr?: DprView;
-  dgd?: DgdView;
+  dpr: DprView | undefined;
+  dgd: DgdView | undefined;
   children: ChildView[];
   /** When it, its DGD or a child last changed, an event of it was last delivered, or it was last asked for (ms). */
   since: number;
@@ -27,7 +27,7 @@ export interface PairRecord {
    * The requeue's judgment (shared/requeue.ts, requeueReason) since its last change: null when
    * converged, undefined when not judged since.
    */
-  judged?: RequeueReason | Reread | null;
+  judged: RequeueReason | Reread | null | undefined;
 }
 
 /** What the store knew of an object before a change: a DynamoPoolRelay's or a child's view. */
@@ -106,7 +106,7 @@ export class SourceStore {
     else if (obj.kind === DGD_KIND) this.takeDgd(r, change, obj);
     else this.takeChild(r, pair, change, obj);
     r.since = now;
-    delete r.judged;
+    r.judged = undefined;
     // Only the pair's or its DGD's own change starts the requeue's backoff over.
     if (obj.kind === KIND || obj.kind === DGD_KIND) r.asked = 0;
     this.prune(pair, r);
@@ -125,7 +125,7 @@ export class SourceStore {
     // The same version: nothing changed in the world, so the pair's activity stays as it was.
     if (obj.kind === DGD_KIND) r.dgd = dgdView(obj, r.dpr !== undefined, this.settings);
     else if (obj.kind !== KIND) this.takeChild(r, pair!, "update", obj);
-    delete r.judged;
+    r.judged = undefined;
     return undefined;
   }
 
@@ -198,14 +198,15 @@ export class SourceStore {
   }
 
   private fresh(pair: string, now: number): PairRecord {
-    const r: PairRecord = { children: [], since: now, asked: 0 };
+    // Every field from the start: a record keeps one shape (V8 keeps it compact), fields are never deleted.
+    const r: PairRecord = { dpr: undefined, dgd: undefined, children: [], since: now, asked: 0, judged: undefined };
     this.records.set(pair, r);
     return r;
   }
 
   private takeDpr(r: PairRecord, change: Change, obj: Seen): void {
     if (change === "delete") {
-      delete r.dpr;
+      r.dpr = undefined;
       // No pair to judge a DGD for: its version is enough again.
       if (r.dgd) r.dgd = { resourceVersion: r.dgd.resourceVersion };
       return;
@@ -214,7 +215,7 @@ export class SourceStore {
   }
 
   private takeDgd(r: PairRecord, change: Change, obj: Seen): void {
-    if (change === "delete") delete r.dgd;
+    if (change === "delete") r.dgd = undefined;
     else r.dgd = dgdView(obj, r.dpr !== undefined, this.settings);
   }
 

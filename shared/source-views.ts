@@ -105,11 +105,9 @@ export function dprView(obj: Seen): DprView {
   if (!stored) return view;
   const { observedGeneration, conditions, workerNamespaces, sourcesRevision, connectionRevision, sourcesResourceVersion } = stored;
   // The connection revision is the spec's: pairs of one spec share it.
+  // Undefined fields kept, not deleted: deleting a field leaves an object in V8's slow, larger form.
   const status = { observedGeneration, conditions: conditions?.map(keptCondition), workerNamespaces, sourcesRevision, connectionRevision: intern(connectionRevision), sourcesResourceVersion };
-  for (const k of Object.keys(status) as (keyof typeof status)[]) if (status[k] === undefined) delete status[k];
-  view.status = status as DynamoPoolRelayStatus;
-  view.shown = shownDigest(stored);
-  return view;
+  return { ...view, status, shown: shownDigest(stored) };
 }
 
 /** A spec's strings that pairs share (image, cluster ID), interned in place: the spec is the view's own copy. */
@@ -148,25 +146,25 @@ export interface DeploymentCounts {
 export interface ChildView {
   kind: string;
   /** Its name, when it is not its pair's children's (`<pair>-pool-relay`): an EndpointSlice's. */
-  name?: string;
+  name?: string | undefined;
   resourceVersion?: string | undefined;
   /**
    * A Deployment's or an EndpointSlice's statusDigest, shortened: whether an update changes what
    * status reads (shared/source-events.ts, sent). Any other kind's update changes it.
    */
-  digest?: string;
+  digest?: string | undefined;
   /** The UID of its controller reference. */
   controller?: string | undefined;
-  deleting?: true;
+  deleting?: true | undefined;
   /**
    * Its applied-hash annotation, shortened, and then `+` when its body carries the intent it names,
    * `-` when it does not, `?` when no decision the source knew rendered that intent.
    */
-  intent?: string;
-  deployment?: DeploymentCounts;
+  intent?: string | undefined;
+  deployment?: DeploymentCounts | undefined;
   /** An EndpointSlice: its Service (the pair's unless given), and its ready endpoints. */
-  service?: string;
-  ready?: number;
+  service?: string | undefined;
+  ready?: number | undefined;
 }
 
 /** A child's name: its own, or its pair's children's. */
@@ -198,26 +196,29 @@ const isChildKind = (kind: string): kind is ChildKind => (CHILD_KINDS as readonl
  */
 export function childView(obj: Seen, pairName: string, decisions: Iterable<Decision>): ChildView {
   const { name, resourceVersion, deletionTimestamp, annotations, ownerReferences } = obj.metadata;
+  const kind = obj.kind;
   const controller = ownerReferences?.find((r) => r.controller === true)?.uid;
-  const digest = DIGESTED.includes(obj.kind) ? { digest: short(statusDigest(obj.kind, obj as never)) } : {};
-  const view: ChildView = { kind: intern(obj.kind), resourceVersion, ...digest, controller };
-  if (name !== childName(pairName)) view.name = name;
-  if (deletionTimestamp) view.deleting = true;
-  if (obj.kind === "EndpointSlice") {
-    const service = obj.metadata.labels?.[SERVICE_NAME] ?? "";
-    return { ...view, ...(service === childName(pairName) ? {} : { service }), ready: readyOf(obj) };
-  }
-  if (obj.kind === "Deployment") {
-    const { observedGeneration, replicas, updatedReplicas, readyReplicas, availableReplicas } = (obj["status"] ?? {}) as NonNullable<ObservedDeployment["status"]>;
-    view.deployment = { generation: obj.metadata.generation, observedGeneration, replicas, updatedReplicas, readyReplicas, availableReplicas };
-  }
+  const service = kind === "EndpointSlice" ? (obj.metadata.labels?.[SERVICE_NAME] ?? "") : undefined;
+  const counts = (obj["status"] ?? {}) as NonNullable<ObservedDeployment["status"]>;
   const applied = annotations?.[APPLIED_HASH];
-  if (applied === undefined || !isChildKind(obj.kind)) return view;
-  const desired = intentFor(decisions, obj.kind, name, applied);
+  const desired = applied === undefined || !isChildKind(kind) ? undefined : intentFor(decisions, kind, name, applied);
   // Judged as its controller's: ownership is the stand-in's to tell, against the pair's UID then.
   const fits = desired === undefined ? "?" : childState(desired, obj as LiveObject, controller) === "current" ? "+" : "-";
-  view.intent = `${short(applied).slice(0, HASH_CHARS - 1)}${fits}`;
-  return view;
+  // One literal, every field in it: views of one shape, each field in the object itself.
+  return {
+    kind: intern(kind),
+    name: name === childName(pairName) ? undefined : name,
+    resourceVersion,
+    digest: DIGESTED.includes(kind) ? short(statusDigest(kind, obj as never)) : undefined,
+    controller,
+    deleting: deletionTimestamp ? true : undefined,
+    intent: applied === undefined || !isChildKind(kind) ? undefined : `${short(applied).slice(0, HASH_CHARS - 1)}${fits}`,
+    deployment: kind === "Deployment"
+      ? { generation: obj.metadata.generation, observedGeneration: counts.observedGeneration, replicas: counts.replicas, updatedReplicas: counts.updatedReplicas, readyReplicas: counts.readyReplicas, availableReplicas: counts.availableReplicas }
+      : undefined,
+    service: service === undefined || service === childName(pairName) ? undefined : service,
+    ready: kind === "EndpointSlice" ? readyOf(obj) : undefined,
+  };
 }
 
 const hashOf = (obj: KubeObject) => (obj.metadata as { annotations?: Record<string, string> }).annotations?.[APPLIED_HASH] ?? "";

@@ -123,7 +123,8 @@ export class Elector {
           version = lease.metadata.resourceVersion ?? version;
           if (type === "DELETED") this.lease = undefined;
           else this.seen(lease);
-          this.wake?.();
+          // Another's record (a release, a takeover) may change what this candidate does now; its own renewal does not.
+          if (this.lease?.spec.holderIdentity !== this.settings.identity) this.wake?.();
         }, AbortSignal.any([signal, AbortSignal.timeout(5 * 60_000)]), version, undefined, { namespace: this.ref.namespace, fieldSelector: `metadata.name=${this.ref.name}` });
       } catch (err) {
         if (signal.aborted) return;

@@ -21,7 +21,7 @@ import { parseConfig, parseSourceConfig } from "../../shared/config.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
 import { connect, KubeClient, type KubeObject } from "../../shared/kube/client.ts";
 import { KIND, LABEL_MANAGED_BY, PRODUCT } from "../../shared/names.ts";
-import { PROMPT_SHARE, requeueAfterMs, requeueDue, requeueReason, type Reread } from "../../shared/requeue.ts";
+import { PROMPT_SHARE, requeueAction, requeueReason, type Reread } from "../../shared/requeue.ts";
 import { awaitsFirstStatus, changeEvent, holdMs, laneOf, merged, queueKey, requeueKey, sent, type Change, type SentFacts } from "../../shared/source-events.ts";
 import { DGD_KIND, SourceStore, type Taken } from "../../shared/source-store.ts";
 import { nameOf, type Seen } from "../../shared/source-views.ts";
@@ -152,7 +152,13 @@ function watchKind(watch: Watch & { plural: string }): Promise<void> {
   let initial = true;
   /** What the list under way found changed since the last. */
   let changes = 0;
-  return inform({ listPages: (...a) => (counts.listPages++, kube.listPages(...a)), listAndWatch: (...a) => (counts.watches++, kube.listAndWatch(...a)) }, watch, {
+  async function* pages(...a: Parameters<KubeClient["listPages"]>) {
+    for await (const page of kube.listPages<KubeObject>(...a)) {
+      counts.listPages++;
+      yield page;
+    }
+  }
+  return inform({ listPages: pages as KubeClient["listPages"], listAndWatch: (...a) => (counts.watches++, kube.listAndWatch(...a)) }, watch, {
     began(kind) {
       store.listBegan(kind);
       changes = 0;
@@ -215,28 +221,23 @@ async function reread(pair: string, what: Reread): Promise<void> {
  */
 async function requeueTick(): Promise<void> {
   const at = now();
-  const quietest = requeueMs / PROMPT_SHARE;
   let judged = 0;
   for (const [key, record] of store.pairs()) {
-    // No reason waits less than a quarter of the period: a pair busier than that is not judged yet.
-    if (at - record.since < quietest || (sending.get(key) ?? 0) > 0) continue;
-    if (record.judged === undefined) {
+    const state = { sending: sending.get(key) ?? 0, now: at, requeueMs, leading: elector.leading };
+    let action = requeueAction(record, state);
+    if (action.do === "judge") {
       record.judged = requeueReason(store.view(key)!, settings.defaults) ?? null;
       if (++judged % JUDGE_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      action = requeueAction(record, state);
     }
-    const reason = record.judged;
-    if (reason === null) continue;
-    if (typeof reason === "object") {
-      void reread(key, reason);
-      continue;
-    }
-    if (!elector.leading || !requeueDue(reason, { since: record.since, sending: sending.get(key) ?? 0 }, at, requeueAfterMs(requeueMs, record.asked))) continue;
+    if (action.do === "reread") void reread(key, action.what);
+    if (action.do !== "ask") continue;
     store.asked(key, at);
     counts.asked++;
     const { namespace = "", name, uid = "", resourceVersion = "" } = record.dpr.metadata;
     const cause = `requeue-${uid}-${resourceVersion}-${record.asked}`;
     send(key, requeueKey(key), productEvent(EventType.Reconcile, { namespace, name, cause: "Requeue" }, { source: REQUEUE_SOURCE, cause, time: new Date(at).toISOString() }));
-    log({ msg: "requeued", key, reason, asked: record.asked });
+    log({ msg: "requeued", key, reason: action.reason, asked: record.asked });
   }
 }
 
@@ -248,9 +249,9 @@ const requeue = setInterval(() => {
 }, requeueMs / PROMPT_SHARE / 3);
 
 function stats(): Record<string, unknown> {
-  const { rss, heapUsed } = process.memoryUsage();
+  const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
   const peak = process.resourceUsage().maxRSS * 1024;
-  return { peak, pairs: [...store.pairs()].length, records: store.size, leading: elector.leading, ...queue.counts, queued: queue.size, rss, heapUsed, ...counts, reads: kube.stats.reads, writes: kube.stats.writes };
+  return { peak, pairs: [...store.pairs()].length, records: store.size, leading: elector.leading, ...queue.counts, queued: queue.size, rss, heapUsed, heapTotal, external, arrayBuffers, ...counts, reads: kube.stats.reads, writes: kube.stats.writes };
 }
 const statsTimer = setInterval(() => log({ msg: "stats", ...stats() }), STATS_EVERY_MS);
 

@@ -153,10 +153,12 @@ describe("knative/ as the docs describe it", () => {
     expect(Number(env["RESYNC_SLOTS"]) * Number(minutes)).toBe(Number(sweep));
   });
 
-  it("sets DGD_API_VERSION on the apply and status Services, the version the ApiServerSource watches", () => {
-    claim(/set both `DGD_API_VERSION` on the apply and status Services and the DGD entry's `apiVersion` in `apiserversource\.yaml`/);
+  it("sets DGD_API_VERSION on the apply and status Services and the event source, the version the ApiServerSource watches", () => {
+    claim(/set both `DGD_API_VERSION` on the apply and status Services and the event source's Deployment, and the DGD entry's `apiVersion` in `apiserversource\.yaml`/);
     const source = docs("knative/apiserversource.yaml").find((d) => d.kind === "ApiServerSource");
     const watched = source.spec.resources.find((r: { kind: string }) => r.kind === "DynamoGraphDeployment").apiVersion;
     for (const fn of ["apply", "status"]) expect(envOf(service(fn))["DGD_API_VERSION"]).toBe(watched);
+    const eventSource = docs("knative/source.yaml").find((d) => d.kind === "Deployment");
+    expect(envOf(eventSource)["DGD_API_VERSION"]).toBe(watched);
   });
 });
