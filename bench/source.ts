@@ -31,7 +31,9 @@ import type { KubeClient, KubeObject } from "../shared/kube/client.ts";
 import { APPLY_FIELD_MANAGER } from "../shared/names.ts";
 import { planStatus } from "../shared/status-plan.ts";
 import { memoryCgroup, commandIn, memoryLimitBytes } from "./memory-cgroup.ts";
-import { knativeDocs } from "./knative-settings.ts";
+import { knativeDocs, resyncSettings } from "./knative-settings.ts";
+import { LIST_PAGE } from "../functions/source/informer.ts";
+import { PAGE } from "../functions/eligibility/handler.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const SMALL = Number(process.env["SOURCE_PAIRS_SMALL"] ?? 1_000);
@@ -44,6 +46,10 @@ const MANAGER = "dynamo-pool-relay/bench";
 const SETTLE_MS = Number(process.env["SOURCE_SETTLE_S"] ?? 40) * 1000;
 const IDLE_MS = Number(process.env["SOURCE_IDLE_S"] ?? 120) * 1000;
 const settings = parseConfig({}).defaults;
+/** The kinds the source watches (functions/source/main.ts). */
+const WATCHED_KINDS = 9;
+/** A periodic reconcile of a converged pair: apply's reads, no write (npm run bench:scale). */
+const PERIODIC_READS = 9;
 /** The event source's REQUEUE_SECONDS, as knative/source.yaml sets it. */
 const REQUEUE_S = 60;
 const DGD_SPEC = { backendFramework: "vllm", components: [{ name: "Frontend", type: "frontend" }, { name: "decode", type: "decode", replicas: 1 }] };
@@ -104,6 +110,14 @@ try {
   console.log(`| restart, ${r.changed} pairs changed while it was down: events sent / reconcile requests / pairs asked for (again ${REQUEUE_S / 2} s later when nothing acts); API requests beyond lists and watches, a pair | | | ${r.events} / ${r.requeues} / ${r.pairs}; ${r.beyond} (${(r.beyond / LARGE).toFixed(4)}) |`);
   const idlePerS = large.idle!.requests / (IDLE_MS / 1000);
   console.log(`| its API requests an idle second while leading (${IDLE_MS / 1000} s: the Lease's renewals, the watches' renewals) | | | ${idlePerS.toFixed(3)}/s |`);
+  // An idle second per 1,000 converged pairs, all the product's parts: the source as measured, its
+  // relist (every kind, a page per 250 objects, every SOURCE_RELIST_SECONDS) and the resync (each
+  // tick a Table page per 500 pairs and a periodic reconcile, 9 reads, of one slot of them).
+  const relistS = Number(sourceContainer.env!.find((e) => e.name === "SOURCE_RELIST_SECONDS")!.value);
+  const { ticksPerHour, slots } = resyncSettings();
+  const perThousand = { source: idlePerS, relist: (WATCHED_KINDS * Math.ceil(1000 / LIST_PAGE)) / relistS, resync: (ticksPerHour * (Math.ceil(1000 / PAGE) + (1000 / slots) * PERIODIC_READS)) / 3600 };
+  const total = perThousand.source + perThousand.relist + perThousand.resync;
+  console.log(`\nAn idle second at 1,000 converged pairs: ${total.toFixed(2)} API requests: the source ${perThousand.source.toFixed(3)} (measured), its relist ${perThousand.relist.toFixed(3)} (${WATCHED_KINDS} kinds, a page per ${LIST_PAGE}, every ${relistS} s), the resync ${perThousand.resync.toFixed(3)} (${ticksPerHour} ticks an hour, a page per ${PAGE}, ${(1000 / slots).toFixed(1)} periodic reconciles of ${PERIODIC_READS} reads each)`);
   const growth = perPair(small.held, large.held, LARGE - SMALL);
   const at = (pairs: number) => small.held.rss + growth.rss * (pairs - SMALL);
   console.log(`\n100,000 pairs on paper, at the growth from ${n(SMALL)} to ${n(LARGE)} as held: ${mib(at(100_000))} of RSS (${mib(small.held.heapUsed + growth.heap * (100_000 - SMALL))} of heap); peak over held at ${n(LARGE)}: ${mib(large.peak - large.held.rss)}`);

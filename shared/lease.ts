@@ -79,7 +79,7 @@ export function released(spec: LeaseSpec, now: number): LeaseSpec {
  * renewed it successfully within the renew deadline (a holder that cannot renew stops sending
  * before any other candidate can see the Lease lapse).
  *
- * @param renewedAt when its last successful create, acquire or renew returned (ms), undefined if never
+ * @param renewedAt when its last successful create, acquire or renew was sent (ms), undefined if never
  */
 export function leading(lease: ObservedLease | undefined, renewedAt: number | undefined, now: number, settings: ElectionSettings): boolean {
   return lease?.spec.holderIdentity === settings.identity && renewedAt !== undefined && now - renewedAt < settings.renewDeadlineMs;

@@ -35,15 +35,15 @@ describe("SourceStore.take: a watched change", () => {
     expect(store.size).toBe(0);
   });
 
-  it("marks a pair changed: its quiet time starts over, its judgment is made again, and its own or its DGD's change starts its backoff over", () => {
+  it("marks a pair changed: its quiet time and the requeue's backoff start over, its judgment is made again", () => {
     const store = storeOf(objectsOf(p));
     const r = store.record("team-a/g1")!;
-    Object.assign(r, { judged: null, asked: 3 });
-    store.take("update", at(p.children.Deployment, "902"), 50);
-    expect(r).toMatchObject({ since: 50, asked: 3 });
-    expect(r.judged).toBeUndefined();
-    store.take("update", at(p.dgd, "903"), 60);
-    expect(r).toMatchObject({ since: 60, asked: 0 });
+    for (const [obj, t] of [[at(p.children.Deployment, "902"), 50], [at(p.dgd, "903"), 60], [at(p.dpr, "904"), 70]] as const) {
+      Object.assign(r, { judged: null, asked: 3 });
+      store.take("update", obj, t);
+      expect(r).toMatchObject({ since: t, asked: 0 });
+      expect(r.judged).toBeUndefined();
+    }
   });
 });
 

@@ -21,7 +21,7 @@ export interface PairRecord {
   children: ChildView[];
   /** When it, its DGD or a child last changed, an event of it was last delivered, or it was last asked for (ms). */
   since: number;
-  /** Requests since it or its DGD last changed. */
+  /** Requests since it, its DGD or a child last changed. */
   asked: number;
   /**
    * The requeue's judgment (shared/requeue.ts, requeueReason) since its last change: null when
@@ -105,10 +105,8 @@ export class SourceStore {
     if (obj.kind === KIND) this.takeDpr(r, change, obj);
     else if (obj.kind === DGD_KIND) this.takeDgd(r, change, obj);
     else this.takeChild(r, pair, change, obj);
-    r.since = now;
-    r.judged = undefined;
-    // Only the pair's or its DGD's own change starts the requeue's backoff over.
-    if (obj.kind === KIND || obj.kind === DGD_KIND) r.asked = 0;
+    // Quiet from now, judged anew, and the requeue's backoff starts over.
+    Object.assign(r, { since: now, asked: 0, judged: undefined });
     this.prune(pair, r);
     return { change: previous === undefined && change === "update" ? "add" : change, pair, previous };
   }

@@ -75,15 +75,18 @@ export class Elector {
   /** One step of the election; resolves with how long to wait before the next. */
   private async step(): Promise<number> {
     if (!this.lease) await this.read();
-    const step = leaseStep(this.lease, this.now(), this.settings);
+    const started = this.now();
+    const step = leaseStep(this.lease, started, this.settings);
     if (step.action === "wait") return step.retryInMs;
     const written = step.action === "create"
       ? await this.kube.create<Lease>(this.object(step.spec))
       : await this.kube.replace<Lease>(this.object(step.spec, this.lease!.resourceVersion));
-    this.renewedAt = this.now();
+    // From when the write was sent: no other candidate can have seen it earlier, so none can see
+    // the Lease lapse before this time plus its duration. A slow answer shortens no renewal.
+    this.renewedAt = started;
     this.seen(written);
     if (step.action !== "renew") this.hooks.log({ msg: "lease acquired", identity: this.settings.identity, transitions: step.spec.leaseTransitions });
-    return this.settings.renewEveryMs;
+    return Math.max(0, started + this.settings.renewEveryMs - this.now());
   }
 
   private object(spec: LeaseSpec, resourceVersion?: string): KubeObject {

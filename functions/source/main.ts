@@ -126,7 +126,7 @@ function firstStatus(pair: string): void {
   const dpr = store.record(pair)?.dpr;
   if (!held || (dpr && awaitsFirstStatus(dpr))) return;
   awaiting.delete(pair);
-  if (dpr) for (const [key, event] of held) send(pair, key, event);
+  if (dpr && elector.leading) for (const [key, event] of held) send(pair, key, event);
 }
 
 /** A change the store took: sent when this replica leads, and the kind's events are sent at all. */

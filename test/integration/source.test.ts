@@ -10,8 +10,8 @@ import { invocations } from "./knative-helpers.ts";
 import { children, condition, published, rollout, settledDpr } from "./pipeline-helpers.ts";
 import { containerRss, receiveAdapter, restartSource, scaleSource, sourceContainers, sourceLeader, sourceLog, sourceRolledOut } from "./source-helpers.ts";
 
-/** How long the Broker's ingress is gone (the bound holds for any length: deliveries are retried every 30 s at most). */
-const OUTAGE_MS = Number(process.env["POOLRELAY_OUTAGE_S"] ?? 180) * 1000;
+/** How long the Broker's ingress is gone: 5 minutes (deliveries are tried again every 30 s at most, however long). */
+const OUTAGE_MS = Number(process.env["POOLRELAY_OUTAGE_S"] ?? 300) * 1000;
 const INGRESS = "/apis/apps/v1/namespaces/knative-eventing/deployments/mt-broker-ingress";
 const merge = "application/merge-patch+json";
 

@@ -1,5 +1,5 @@
 // The whole product on the real node, as a user runs it: a DynamoPoolRelay and its DGD, applied,
-// reach the functions through the real ApiServerSource and ContainerSource adapters, the Broker's
+// reach the functions through the real ApiServerSource and the product's event source, the Broker's
 // ingress, the InMemoryChannel dispatcher and the filter, all pods; the functions, woken from zero
 // by the activator, write the children and the status.
 import { describe, expect, it } from "vitest";
