@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { convergedPair, objectsOf, settings, storeOf } from "../test/source-pair.ts";
-import { SourceStore } from "./source-store.ts";
+import { SourceStore, sentFactsOf } from "./source-store.ts";
 import type { Seen } from "./source-views.ts";
 
 const p = convergedPair();
@@ -25,7 +25,11 @@ describe("SourceStore.take: a watched change", () => {
   it("gives the view as it was before the change, for what the source sends (shared/source-events.ts, sent)", () => {
     const store = storeOf(objectsOf(p));
     const taken = store.take("update", at(p.children.Deployment, "901", { status: {} }), 5);
-    expect(taken?.previous).toMatchObject({ kind: "Deployment", resourceVersion: "105", deployment: { readyReplicas: 2 } });
+    expect(taken?.previous).toMatchObject({ kind: "Deployment", resourceVersion: "105", more: { deployment: { readyReplicas: 2 } } });
+    // What `sent` compares of it: the digest of what status read of it then.
+    expect(sentFactsOf(taken!.previous)).toEqual({ digest: (taken!.previous as { more: { digest: string } }).more.digest });
+    expect(sentFactsOf(store.view("team-a/g1")!.dpr)).toEqual({ metadata: { generation: 1 } });
+    expect(sentFactsOf(undefined)).toBeUndefined();
   });
 
   it("keeps nothing of an object that belongs to no pair (labelled as the product's, without an instance)", () => {

@@ -8,8 +8,8 @@
 import { decideFrom, dgdVerdict, type Decision, type DecisionSettings } from "./decide.ts";
 import { KIND, LABEL_INSTANCE, LABEL_MANAGED_BY, PRODUCT } from "./names.ts";
 import type { PairView, RequeueReason, Reread } from "./requeue.ts";
-import type { Change } from "./source-events.ts";
-import { childView, dgdView, dprView, nameOf, pairOf, type ChildView, type DgdView, type DprView, type Seen } from "./source-views.ts";
+import type { Change, SentFacts } from "./source-events.ts";
+import { childView, dgdView, dprView, flat, nameOf, pairOf, type ChildView, type DgdView, type DprView, type Seen } from "./source-views.ts";
 import { recordedDecision } from "./vouched-status.ts";
 
 export const DGD_KIND = "DynamoGraphDeployment";
@@ -32,6 +32,13 @@ export interface PairRecord {
 
 /** What the store knew of an object before a change: a DynamoPoolRelay's or a child's view. */
 export type Previous = DprView | ChildView | DgdView | undefined;
+
+/** What `sent` compares of the version kept before a change (shared/source-events.ts). */
+export function sentFactsOf(previous: Previous): SentFacts | undefined {
+  if (previous === undefined) return undefined;
+  if ("metadata" in previous) return { metadata: { generation: previous.metadata.generation } };
+  return "kind" in previous ? { digest: previous.more?.digest } : {};
+}
 
 /** A change the store took, with the pair it belongs to and the object's view before it. */
 export interface Taken {
@@ -198,7 +205,7 @@ export class SourceStore {
   private fresh(pair: string, now: number): PairRecord {
     // Every field from the start: a record keeps one shape (V8 keeps it compact), fields are never deleted.
     const r: PairRecord = { dpr: undefined, dgd: undefined, children: [], since: now, asked: 0, judged: undefined };
-    this.records.set(pair, r);
+    this.records.set(flat(pair), r);
     return r;
   }
 

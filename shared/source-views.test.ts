@@ -70,16 +70,17 @@ describe("childView and standIn: a child kept as its view is judged as the child
   });
 
   it("keeps what status shows of a Deployment and an EndpointSlice: the counts, the ready endpoints, its Service", () => {
-    expect(childView(p.children.Deployment, "g1", []).deployment).toEqual({ generation: 1, observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 });
+    expect(childView(p.children.Deployment, "g1", []).more?.deployment).toEqual({ generation: 1, observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 });
     const slice = childView(p.slice, "g1", []);
-    expect(slice).toMatchObject({ kind: "EndpointSlice", name: "g1-pool-relay-x7k2p", ready: 2 });
-    expect(slice.service).toBeUndefined();
+    expect(slice).toMatchObject({ kind: "EndpointSlice", more: { name: "g1-pool-relay-x7k2p", ready: 2 } });
+    expect(slice.more?.service).toBeUndefined();
     const elsewhere = edit(p.slice, (o) => (o.metadata.labels["kubernetes.io/service-name"] = "other"));
-    expect(childView(elsewhere, "g1", []).service).toBe("other");
+    expect(childView(elsewhere, "g1", []).more?.service).toBe("other");
   });
 
-  it("keeps no name for a child named as its pair's children are", () => {
-    expect(childView(p.children.Role, "g1", []).name).toBeUndefined();
+  it("keeps nothing more for a child named as its pair's children are, of a kind whose updates all count", () => {
+    expect(childView(p.children.Role, "g1", []).more).toBeUndefined();
+    expect(childView(p.children.Deployment, "g1", []).more).toMatchObject({ digest: expect.any(String) });
   });
 });
 

@@ -32,6 +32,12 @@ import type { ObservedDeployment } from "./status.ts";
 export const HASH_CHARS = 12;
 const short = (hash: string) => hash.slice(0, HASH_CHARS);
 
+/**
+ * A string of its own characters: one built from parts (a template) is a chain of them in V8, each
+ * part an object of its own, which a kept view would keep.
+ */
+export const flat = (s: string): string => Buffer.from(s, "utf8").toString("utf8");
+
 /** One instance of each recurring string (kinds, condition types and reasons, namespaces, images): a view holds references, not copies. */
 const interned = new Map<string, string>();
 const MAX_INTERNED = 65_536;
@@ -67,8 +73,8 @@ export interface DprView {
   kind: string;
   metadata: { name: string; namespace?: string | undefined; uid?: string | undefined; resourceVersion?: string | undefined; generation?: number | undefined; deletionTimestamp?: string };
   spec?: unknown;
-  status?: DynamoPoolRelayStatus;
-  shown?: string;
+  status?: DynamoPoolRelayStatus | undefined;
+  shown?: string | undefined;
 }
 
 /**
@@ -99,15 +105,15 @@ const sharedConditions = new Map<string, Condition>();
 
 export function dprView(obj: Seen): DprView {
   const { name, namespace, uid, resourceVersion, generation, deletionTimestamp } = obj.metadata;
-  const metadata = { name, namespace: intern(namespace), uid, resourceVersion, generation, ...(deletionTimestamp ? { deletionTimestamp } : {}) };
+  const metadata = deletionTimestamp ? { name, namespace: intern(namespace), uid, resourceVersion, generation, deletionTimestamp } : { name, namespace: intern(namespace), uid, resourceVersion, generation };
   const stored = obj["status"] as DynamoPoolRelayStatus | undefined;
-  const view: DprView = { apiVersion: intern(obj.apiVersion), kind: intern(obj.kind), metadata, spec: internedSpec(obj["spec"]) };
-  if (!stored) return view;
+  const { apiVersion, kind } = obj;
+  if (!stored) return { apiVersion: intern(apiVersion), kind: intern(kind), metadata, spec: internedSpec(obj["spec"]), status: undefined, shown: undefined };
   const { observedGeneration, conditions, workerNamespaces, sourcesRevision, connectionRevision, sourcesResourceVersion } = stored;
-  // The connection revision is the spec's: pairs of one spec share it.
   // Undefined fields kept, not deleted: deleting a field leaves an object in V8's slow, larger form.
+  // The connection revision is the spec's: pairs of one spec share it.
   const status = { observedGeneration, conditions: conditions?.map(keptCondition), workerNamespaces, sourcesRevision, connectionRevision: intern(connectionRevision), sourcesResourceVersion };
-  return { ...view, status, shown: shownDigest(stored) };
+  return { apiVersion: intern(apiVersion), kind: intern(kind), metadata, spec: internedSpec(obj["spec"]), status, shown: shownDigest(stored) };
 }
 
 /** A spec's strings that pairs share (image, cluster ID), interned in place: the spec is the view's own copy. */
@@ -129,7 +135,7 @@ export function dgdView(obj: Seen, paired: boolean, settings: OperatorDefaults):
   const resourceVersion = obj.metadata.resourceVersion;
   if (!paired) return { resourceVersion };
   const verdict = dgdVerdict(obj.metadata.name, obj, settings);
-  return { resourceVersion, verdict: verdict.eligible ? { eligible: true, namespaces: verdict.namespaces } : { ...verdict, reason: intern(verdict.reason) } };
+  return { resourceVersion, verdict: verdict.eligible ? { eligible: true, namespaces: verdict.namespaces.map(flat) } : { ...verdict, reason: intern(verdict.reason) } };
 }
 
 /** The counts status shows of a Deployment (ObservedDeployment, flat). */
@@ -145,30 +151,35 @@ export interface DeploymentCounts {
 /** What a child is; the kinds' names are interned. */
 export interface ChildView {
   kind: string;
+  resourceVersion: string | undefined;
+  /** The UID of its controller reference. */
+  controller: string | undefined;
+  /**
+   * Its applied-hash annotation, shortened, and then `+` when its body carries the intent it names,
+   * `-` when it does not, `?` when no decision the source knew rendered that intent.
+   */
+  intent: string | undefined;
+  /** What only some children have: most have none, and keep no object for it. */
+  more: ChildMore | undefined;
+}
+
+export interface ChildMore {
   /** Its name, when it is not its pair's children's (`<pair>-pool-relay`): an EndpointSlice's. */
   name?: string | undefined;
-  resourceVersion?: string | undefined;
   /**
    * A Deployment's or an EndpointSlice's statusDigest, shortened: whether an update changes what
    * status reads (shared/source-events.ts, sent). Any other kind's update changes it.
    */
   digest?: string | undefined;
-  /** The UID of its controller reference. */
-  controller?: string | undefined;
   deleting?: true | undefined;
-  /**
-   * Its applied-hash annotation, shortened, and then `+` when its body carries the intent it names,
-   * `-` when it does not, `?` when no decision the source knew rendered that intent.
-   */
-  intent?: string | undefined;
   deployment?: DeploymentCounts | undefined;
-  /** An EndpointSlice: its Service (the pair's unless given), and its ready endpoints. */
+  /** An EndpointSlice: its Service, when not the pair's, and its ready endpoints. */
   service?: string | undefined;
   ready?: number | undefined;
 }
 
 /** A child's name: its own, or its pair's children's. */
-export const nameOf = (view: ChildView, pairName: string): string => view.name ?? childName(pairName);
+export const nameOf = (view: ChildView, pairName: string): string => view.more?.name ?? childName(pairName);
 
 /** The pair a child belongs to (`namespace/name`), from the labels the product gives its children; undefined for none. */
 export function pairOf(obj: Seen): string | undefined {
@@ -195,30 +206,34 @@ const isChildKind = (kind: string): kind is ChildKind => (CHILD_KINDS as readonl
  *   keeps its controller).
  */
 export function childView(obj: Seen, pairName: string, decisions: Iterable<Decision>): ChildView {
-  const { name, resourceVersion, deletionTimestamp, annotations, ownerReferences } = obj.metadata;
+  const { name, resourceVersion, annotations, ownerReferences } = obj.metadata;
   const kind = obj.kind;
   const controller = ownerReferences?.find((r) => r.controller === true)?.uid;
-  const service = kind === "EndpointSlice" ? (obj.metadata.labels?.[SERVICE_NAME] ?? "") : undefined;
-  const counts = (obj["status"] ?? {}) as NonNullable<ObservedDeployment["status"]>;
   const applied = annotations?.[APPLIED_HASH];
   const desired = applied === undefined || !isChildKind(kind) ? undefined : intentFor(decisions, kind, name, applied);
   // Judged as its controller's: ownership is the stand-in's to tell, against the pair's UID then.
   const fits = desired === undefined ? "?" : childState(desired, obj as LiveObject, controller) === "current" ? "+" : "-";
-  // One literal, every field in it: views of one shape, each field in the object itself.
-  return {
-    kind: intern(kind),
-    name: name === childName(pairName) ? undefined : name,
-    resourceVersion,
-    digest: DIGESTED.includes(kind) ? short(statusDigest(kind, obj as never)) : undefined,
-    controller,
-    deleting: deletionTimestamp ? true : undefined,
-    intent: applied === undefined || !isChildKind(kind) ? undefined : `${short(applied).slice(0, HASH_CHARS - 1)}${fits}`,
-    deployment: kind === "Deployment"
-      ? { generation: obj.metadata.generation, observedGeneration: counts.observedGeneration, replicas: counts.replicas, updatedReplicas: counts.updatedReplicas, readyReplicas: counts.readyReplicas, availableReplicas: counts.availableReplicas }
-      : undefined,
-    service: service === undefined || service === childName(pairName) ? undefined : service,
-    ready: kind === "EndpointSlice" ? readyOf(obj) : undefined,
-  };
+  const intent = applied === undefined || !isChildKind(kind) ? undefined : `${short(applied).slice(0, HASH_CHARS - 1)}${fits}`;
+  return { kind: intern(kind), resourceVersion, controller, intent, more: moreOf(obj, pairName) };
+}
+
+/** What only some children have, or undefined. */
+function moreOf(obj: Seen, pairName: string): ChildMore | undefined {
+  const { kind, metadata } = obj;
+  const more: ChildMore = {};
+  if (metadata.name !== childName(pairName)) more.name = metadata.name;
+  if (metadata.deletionTimestamp) more.deleting = true;
+  if (DIGESTED.includes(kind)) more.digest = short(statusDigest(kind, obj as never));
+  if (kind === "Deployment") {
+    const { observedGeneration, replicas, updatedReplicas, readyReplicas, availableReplicas } = (obj["status"] ?? {}) as NonNullable<ObservedDeployment["status"]>;
+    more.deployment = { generation: metadata.generation, observedGeneration, replicas, updatedReplicas, readyReplicas, availableReplicas };
+  }
+  if (kind === "EndpointSlice") {
+    const service = metadata.labels?.[SERVICE_NAME] ?? "";
+    if (service !== childName(pairName)) more.service = service;
+    more.ready = readyOf(obj);
+  }
+  return Object.keys(more).length > 0 ? more : undefined;
 }
 
 const hashOf = (obj: KubeObject) => (obj.metadata as { annotations?: Record<string, string> }).annotations?.[APPLIED_HASH] ?? "";
@@ -248,13 +263,13 @@ export function judgedAgainst(view: ChildView, desired: KubeObject): "judged" | 
  */
 export function standIn(view: ChildView, desired: KubeObject | undefined): LiveObject {
   const fits = desired !== undefined && judgedAgainst(view, desired) === "judged" && view.intent!.endsWith("+");
-  const d = view.deployment;
+  const d = view.more?.deployment;
   const metadata = {
-    ...(fits ? desired.metadata : { name: view.name, annotations: { [APPLIED_HASH]: `other:${view.intent ?? ""}` } }),
+    ...(fits ? desired.metadata : { name: view.more?.name, annotations: { [APPLIED_HASH]: `other:${view.intent ?? ""}` } }),
     resourceVersion: view.resourceVersion,
     ownerReferences: view.controller === undefined ? [] : [{ uid: view.controller, controller: true }],
     ...(d ? { generation: d.generation } : {}),
-    ...(view.deleting ? { deletionTimestamp: "deleting" } : {}),
+    ...(view.more?.deleting ? { deletionTimestamp: "deleting" } : {}),
   };
   const body = fits ? (({ metadata: _m, ...rest }) => rest)(desired) : {};
   const { generation: _g, ...counts } = d ?? {};
@@ -263,8 +278,8 @@ export function standIn(view: ChildView, desired: KubeObject | undefined): LiveO
 
 /** An EndpointSlice's view as the object status counts ready endpoints from. */
 export function sliceStandIn(view: ChildView): { endpoints: { conditions: { ready: true } }[] } {
-  return { endpoints: Array.from({ length: view.ready ?? 0 }, () => ({ conditions: { ready: true } })) };
+  return { endpoints: Array.from({ length: view.more?.ready ?? 0 }, () => ({ conditions: { ready: true } })) };
 }
 
 /** The EndpointSlices behind a pair's Service, among its children's views. */
-export const slicesOf = (children: Iterable<ChildView>): ChildView[] => [...children].filter((c) => c.kind === "EndpointSlice" && c.service === undefined);
+export const slicesOf = (children: Iterable<ChildView>): ChildView[] => [...children].filter((c) => c.kind === "EndpointSlice" && c.more?.service === undefined);

@@ -22,8 +22,8 @@ import { EventType, productEvent } from "../../shared/events.ts";
 import { connect, KubeClient, type KubeObject } from "../../shared/kube/client.ts";
 import { KIND, LABEL_MANAGED_BY, PRODUCT } from "../../shared/names.ts";
 import { PROMPT_SHARE, requeueAction, requeueReason, type Reread } from "../../shared/requeue.ts";
-import { awaitsFirstStatus, changeEvent, holdMs, laneOf, merged, queueKey, requeueKey, sent, type Change, type SentFacts } from "../../shared/source-events.ts";
-import { DGD_KIND, SourceStore, type Taken } from "../../shared/source-store.ts";
+import { awaitsFirstStatus, changeEvent, holdMs, laneOf, merged, queueKey, requeueKey, sent, type Change } from "../../shared/source-events.ts";
+import { DGD_KIND, SourceStore, sentFactsOf, type Taken } from "../../shared/source-store.ts";
 import { nameOf, type Seen } from "../../shared/source-views.ts";
 import { sinkPost } from "../runtime/sink.ts";
 import { Elector } from "./elector.ts";
@@ -133,7 +133,7 @@ function firstStatus(pair: string): void {
 function pass(watch: Watch & { plural: string }, obj: Seen, taken: Taken): void {
   const { pair, change } = taken;
   if (watch.kind === KIND) firstStatus(pair);
-  if (!elector.leading || !sent(change, obj, taken.previous as SentFacts | undefined)) return;
+  if (!elector.leading || !sent(change, obj, sentFactsOf(taken.previous))) return;
   const event = changeEvent(change, obj, { source: connection.server, plural: watch.plural, time: new Date().toISOString() });
   const key = queueKey(watch.kind, obj, pair);
   if (watch.kind !== KIND && awaitsFirstStatus(store.record(pair)?.dpr)) {
