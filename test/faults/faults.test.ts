@@ -21,9 +21,12 @@ import { invocations, send, sourcesSettled } from "../integration/knative-helper
 import { PRODUCT_NAMESPACE } from "../../dev/product.ts";
 import { CHILD_REFS, condition, dgdRef, dprRef, pingEvent, type Dpr } from "../integration/pipeline-helpers.ts";
 import { crash, runningContainer, type RunningContainer } from "../node-containers.ts";
+import { resyncSettings } from "../../bench/knative-settings.ts";
 import { seeded, type DeliveryFaultConfig } from "./delivery-faults.ts";
 import type { Fault, FaultRates, ForwardedRequest, Outage } from "./fault-proxy.ts";
 
+/** The resync as knative/ installs it: a tick at each of its slots reconciles every pair once. */
+const RESYNC = resyncSettings();
 const NAMESPACES = 3;
 const PAIRS = 8;
 const MUTATIONS = 240;
@@ -270,14 +273,14 @@ describe("under API faults, hostile timing and canaries", () => {
     await setDeliveryFaults(false);
     const faultsOff = Date.now();
 
-    // The resync: one tick for every slot, so every DynamoPoolRelay gets a full reconcile; again
-    // (as the PingSource would, every period) until all have converged.
+    // The resync: one tick for every slot, so every DynamoPoolRelay gets a full reconcile (the event
+    // source's judgment asks for every pair off as well); again until all have converged.
     let rounds = 0;
     let divergent: string[] = [];
     for (; rounds < 4; ) {
       rounds++;
       const now = Date.now();
-      for (let slot = 0; slot < 6; slot++) await send(pingEvent(new Date(now + slot * 300_000).toISOString().replace(/\.\d{3}Z$/, "Z")));
+      for (let slot = 0; slot < RESYNC.slots; slot++) await send(pingEvent(new Date(now + slot * RESYNC.periodSeconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z")));
       try {
         await eventually("every pair has converged", async () => {
           divergent = (await Promise.all(pairs.map(async (p) => ((d) => (d ? `${p.ns}/${p.name}: ${d}` : undefined))(await divergence(admin, p))))).filter((d): d is string => d !== undefined);
