@@ -96,7 +96,8 @@ try {
   console.log(`| | no pair | ${n(SMALL)} pairs | ${n(LARGE)} pairs |\n|---|---|---|---|`);
   const parts = (m: Memory) => `${mib(m.heapTotal)} / ${mib(m.external)}`;
   console.log(`| V8 heap committed / external memory, after a full collection | ${parts(empty.collected)} | ${parts(small.collected)} | ${parts(large.collected)} |`);
-  for (const [what, of] of [[`as held, ${SETTLE_MS / 1000} s after Ready`, (m: Measured) => m.held], ["after a full collection", (m: Measured) => m.collected]] as const) {
+  const rows = [[`as held, ${SETTLE_MS / 1000} s after Ready`, (m: Measured) => m.held], [`as held, ${(SETTLE_MS + IDLE_MS) / 1000} s after Ready (idle since)`, (m: Measured) => m.idled], ["after a full collection", (m: Measured) => m.collected]] as const;
+  for (const [what, of] of rows) {
     console.log(`| RSS / V8 heap used, ${what} | ${mib(of(empty).rss)} / ${mib(of(empty).heapUsed)} | ${mib(of(small).rss)} / ${mib(of(small).heapUsed)} | ${mib(of(large).rss)} / ${mib(of(large).heapUsed)} |`);
     const [a, b] = [perPair(of(empty), of(small), SMALL), perPair(of(empty), of(large), LARGE)];
     console.log(`| growth a pair from no pair, ${what}: RSS / heap | | ${kib(a.rss)} / ${kib(a.heap)} | ${kib(b.rss)} / ${kib(b.heap)} |`);
@@ -108,7 +109,7 @@ try {
   console.log(`| first start: events sent / reconcile requests; API requests beyond lists and watches (rereads, the Lease) | ${empty.first.events} / ${empty.first.requeues}; ${empty.first.beyond} | ${small.first.events} / ${small.first.requeues}; ${small.first.beyond} | ${large.first.events} / ${large.first.requeues}; ${large.first.beyond} |`);
   const r = large.restart!;
   console.log(`| restart, ${r.changed} pairs changed while it was down: events sent / reconcile requests / pairs asked for (again ${REQUEUE_S / 2} s later when nothing acts); API requests beyond lists and watches, a pair | | | ${r.events} / ${r.requeues} / ${r.pairs}; ${r.beyond} (${(r.beyond / LARGE).toFixed(4)}) |`);
-  const idlePerS = large.idle!.requests / (IDLE_MS / 1000);
+  const idlePerS = large.idle.requests / (IDLE_MS / 1000);
   console.log(`| its API requests an idle second while leading (${IDLE_MS / 1000} s: the Lease's renewals, the watches' renewals) | | | ${idlePerS.toFixed(3)}/s |`);
   // An idle second per 1,000 converged pairs, all the product's parts: the source as measured, its
   // relist (every kind, a page per 250 objects, every SOURCE_RELIST_SECONDS) and the resync (each
@@ -120,7 +121,7 @@ try {
   console.log(`\nAn idle second at 1,000 converged pairs: ${total.toFixed(2)} API requests: the source ${perThousand.source.toFixed(3)} (measured), its relist ${perThousand.relist.toFixed(3)} (${WATCHED_KINDS} kinds, a page per ${LIST_PAGE}, every ${relistS} s), the resync ${perThousand.resync.toFixed(3)} (${ticksPerHour} ticks an hour, a page per ${PAGE}, ${(1000 / slots).toFixed(1)} periodic reconciles of ${PERIODIC_READS} reads each)`);
   const growth = perPair(small.held, large.held, LARGE - SMALL);
   const at = (pairs: number) => small.held.rss + growth.rss * (pairs - SMALL);
-  console.log(`\n100,000 pairs on paper, at the growth from ${n(SMALL)} to ${n(LARGE)} as held: ${mib(at(100_000))} of RSS (${mib(small.held.heapUsed + growth.heap * (100_000 - SMALL))} of heap); peak over held at ${n(LARGE)}: ${mib(large.peak - large.held.rss)}`);
+  console.log(`\n100,000 pairs on paper, at the growth from ${n(SMALL)} to ${n(LARGE)} as held ${SETTLE_MS / 1000} s after Ready: ${mib(at(100_000))} of RSS (${mib(small.held.heapUsed + growth.heap * (100_000 - SMALL))} of heap); peak over held at ${n(LARGE)}: ${mib(large.peak - large.held.rss)}`);
 } finally {
   for (const stop of [...stopping]) await stop();
   await cp.stop();
@@ -141,12 +142,13 @@ interface Memory {
   external: number;
 }
 interface Measured {
-  /** As the pod holds it, and after a full collection. */
+  /** As the pod holds it after the settle period, after the idle period, and after a full collection. */
   held: Memory;
+  idled: Memory;
   collected: Memory;
   peak: number;
   readyS: number;
-  idle?: { requests: number };
+  idle: { requests: number };
   first: Run;
   restart?: Run;
 }
@@ -165,23 +167,23 @@ async function measured(what: string, sink: Sink, between?: (source: Source) => 
   let source = await startSource(sink);
   const first = await settle(source, sink);
   const held = await source.stats(false);
+  // Idle: what it asks of the API server, and holds, while nothing changes (V8 gives back what a
+  // list left committed only once the process is idle for a while).
+  await sleep(IDLE_MS);
+  const after = await source.stats(false);
+  const idle = { requests: Number(after["reads"]) + Number(after["writes"]) - Number(held["reads"]) - Number(held["writes"]) };
   const collected = await source.stats(true);
-  const base = { held: memoryOf(held), collected: memoryOf(collected), peak: Number(collected["peak"]), readyS: source.readyS, first };
+  const base = { held: memoryOf(held), idled: memoryOf(after), collected: memoryOf(collected), peak: Number(collected["peak"]), readyS: source.readyS, idle, first };
   if (!between) {
     await source.stop();
     return base;
   }
-  // Idle: what it asks of the API server while nothing changes.
-  const before = await source.stats(false);
-  await sleep(IDLE_MS);
-  const after = await source.stats(false);
-  const idle = { requests: Number(after["reads"]) + Number(after["writes"]) - Number(before["reads"]) - Number(before["writes"]) };
   const changed = await between(source);
   console.error(`[bench:source] ${what}: ${changed} pairs changed while the source was down; starting it again`);
   source = await startSource(sink);
   const restart = { ...(await settle(source, sink)), changed };
   await source.stop();
-  return { ...base, idle, restart };
+  return { ...base, restart };
 }
 
 /** Waits out the settle period after Ready: the events and requeues of the run, and its requests beyond lists and watches. */

@@ -51,6 +51,25 @@ describe("SourceStore.take: a watched change", () => {
   });
 });
 
+describe("SourceStore.decisions: what a pair's children may carry", () => {
+  it("makes its status's and its DGD's decisions once for each version of the pair's DynamoPoolRelay and DGD", () => {
+    const store = storeOf(objectsOf(p));
+    const first = store.decisions("team-a/g1");
+    expect(first.map((d) => d.action)).toEqual(["apply", "apply"]);
+    expect(store.decisions("team-a/g1")).toBe(first);
+    store.take("update", at(p.dgd, "777"), 1);
+    const again = store.decisions("team-a/g1");
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+    store.take("update", { ...p.dpr, metadata: { ...p.dpr.metadata, resourceVersion: "778", generation: 2 }, spec: { ...(p.dpr["spec"] as object), clusterID: "dc-2" } }, 2);
+    // A status of generation 1 records nothing for generation 2: the DGD's decision alone, of the new spec.
+    const made = store.decisions("team-a/g1") as { connectionRevision: string }[];
+    expect(made).toHaveLength(1);
+    expect(made[0]!.connectionRevision).not.toBe((first[0] as { connectionRevision: string }).connectionRevision);
+    expect(store.decisions("team-b/none")).toEqual([]);
+  });
+});
+
 describe("SourceStore: what it keeps of a DGD", () => {
   it("keeps a DGD no DynamoPoolRelay pairs with by its version alone, and what it decides once one does", () => {
     const store = new SourceStore(settings);

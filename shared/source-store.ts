@@ -13,6 +13,8 @@ import { childView, dgdView, dprView, flat, nameOf, pairOf, type ChildView, type
 import { recordedDecision } from "./vouched-status.ts";
 
 export const DGD_KIND = "DynamoGraphDeployment";
+/** Pairs whose decisions are kept made: more than a list page's worth, a few KiB each. */
+const MADE_KEPT = 512;
 
 /** A pair's record: what is known of its objects, and of what happened to it lately. */
 export interface PairRecord {
@@ -56,6 +58,8 @@ export class SourceStore {
   /** Objects seen by the list under way, per kind: what it did not list is gone. */
   private readonly listing = new Map<string, Set<string>>();
   private readonly settings: DecisionSettings;
+  /** The decisions made for the pairs seen last, with the views they were made from. */
+  private readonly made = new Map<string, { dpr: DprView; dgd: DgdView | undefined; decisions: readonly Decision[] }>();
 
   constructor(settings: DecisionSettings) {
     this.settings = settings;
@@ -80,18 +84,30 @@ export class SourceStore {
   }
 
   /**
-   * The decisions a child of the pair may carry, each made only when asked for: its status's, then
-   * its DGD's (shared/source-views.ts, childView).
+   * The decisions a child of the pair may carry: its status's, then its DGD's (shared/source-views.ts,
+   * childView). Made once for each version of the pair's DynamoPoolRelay and DGD, and kept for the
+   * pairs seen last: a pair's children change together (a burst, a list of one kind after another).
    */
-  *decisions(pair: string): Generator<Decision> {
+  decisions(pair: string): readonly Decision[] {
     const r = this.records.get(pair);
-    if (!r?.dpr) return;
+    if (!r?.dpr) return [];
+    const cached = this.made.get(pair);
+    if (cached && cached.dpr === r.dpr && cached.dgd === r.dgd) {
+      this.made.delete(pair);
+      this.made.set(pair, cached);
+      return cached.decisions;
+    }
     const recorded = recordedDecision(r.dpr, this.settings);
-    if (recorded) yield recorded;
     // A DGD kept by its version alone decides nothing yet; none at all decides a withdrawal.
     const verdict = r.dgd?.verdict;
-    if (r.dgd && !verdict) return;
-    yield decideFrom(r.dpr, (name) => verdict ?? dgdVerdict(name, undefined, this.settings), this.settings);
+    const current = r.dgd && !verdict ? undefined : decideFrom(r.dpr, (name) => verdict ?? dgdVerdict(name, undefined, this.settings), this.settings);
+    const decisions = [...(recorded ? [recorded] : []), ...(current ? [current] : [])];
+    this.made.set(pair, { dpr: r.dpr, dgd: r.dgd, decisions });
+    for (const oldest of this.made.keys()) {
+      if (this.made.size <= MADE_KEPT) break;
+      this.made.delete(oldest);
+    }
+    return decisions;
   }
 
   /**

@@ -242,10 +242,20 @@ const hashOf = (obj: KubeObject) => (obj.metadata as { annotations?: Record<stri
 function intentFor(decisions: Iterable<Decision>, kind: ChildKind, name: string, hash: string): KubeObject | undefined {
   for (const decision of decisions) {
     if (decision.action !== "apply") continue;
-    const desired = desiredChild(decision, kind);
+    const desired = rendered(decision, kind);
     if (desired.metadata.name === name && hashOf(desired) === hash) return desired;
   }
   return undefined;
+}
+
+/** Each decision's children, rendered once each, for as long as the decision is kept. */
+const renderings = new WeakMap<Decision, Map<ChildKind, KubeObject>>();
+function rendered(decision: Extract<Decision, { action: "apply" }>, kind: ChildKind): KubeObject {
+  const of = renderings.get(decision) ?? new Map<ChildKind, KubeObject>();
+  renderings.set(decision, of);
+  const desired = of.get(kind) ?? desiredChild(decision, kind);
+  of.set(kind, desired);
+  return desired;
 }
 
 /** How a child's view stands to `desired`'s intent: judged against it, carrying it unjudged, or carrying another. */

@@ -97,7 +97,7 @@ const awaiting = new Map<string, Map<string, CloudEvent>>();
 /** Each pair's events queued or being sent, and the pair of each queue key that holds one. */
 const sending = new Map<string, number>();
 const pairOfKey = new Map<string, string>();
-/** Requests to the API server beyond the lists and watches: rereads. */
+/** What it asked of the API server (list pages, watches, rereads) and of the Broker (reconcile requests): for its stats line. */
 const counts = { listPages: 0, watches: 0, rereads: 0, asked: 0 };
 
 /** Queues a pair's event; the pair is not quiet until the queue has let go of it. */
