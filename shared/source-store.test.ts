@@ -63,7 +63,7 @@ describe("SourceStore.decisions: what a pair's children may carry", () => {
     expect(again).toEqual(first);
     store.take("update", { ...p.dpr, metadata: { ...p.dpr.metadata, resourceVersion: "778", generation: 2 }, spec: { ...(p.dpr["spec"] as object), clusterID: "dc-2" } }, 2);
     // A status of generation 1 records nothing for generation 2: the DGD's decision alone, of the new spec.
-    const made = store.decisions("team-a/g1") as { connectionRevision: string }[];
+    const made = store.decisions("team-a/g1") as unknown as { connectionRevision: string }[];
     expect(made).toHaveLength(1);
     expect(made[0]!.connectionRevision).not.toBe((first[0] as { connectionRevision: string }).connectionRevision);
     expect(store.decisions("team-b/none")).toEqual([]);

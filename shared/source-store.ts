@@ -13,8 +13,8 @@ import { childView, dgdView, dprView, flat, nameOf, pairOf, type ChildView, type
 import { recordedDecision } from "./vouched-status.ts";
 
 export const DGD_KIND = "DynamoGraphDeployment";
-/** Pairs whose decisions are kept made: more than a list page's worth, a few KiB each. */
-const MADE_KEPT = 512;
+/** Pairs whose decisions are kept made: a burst's pairs in flight, some 15 KiB each with their children rendered. */
+const MADE_KEPT = 256;
 
 /** A pair's record: what is known of its objects, and of what happened to it lately. */
 export interface PairRecord {
