@@ -51,7 +51,7 @@ export interface Taken {
 
 const keyOf = (obj: Pick<Seen, "metadata">) => `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`;
 /** The version an object was kept at. */
-export const versionOf = (previous: Previous): string | undefined => (previous === undefined ? undefined : "metadata" in previous ? previous.metadata.resourceVersion : previous.resourceVersion);
+const versionOf = (previous: Previous): string | undefined => (previous === undefined ? undefined : "metadata" in previous ? previous.metadata.resourceVersion : previous.resourceVersion);
 
 export class SourceStore {
   private readonly records = new Map<string, PairRecord>();

@@ -41,7 +41,7 @@ export const flat = (s: string): string => Buffer.from(s, "utf8").toString("utf8
 /** One instance of each recurring string (kinds, condition types and reasons, namespaces, images): a view holds references, not copies. */
 const interned = new Map<string, string>();
 const MAX_INTERNED = 65_536;
-export function intern<T extends string | undefined>(s: T): T {
+function intern<T extends string | undefined>(s: T): T {
   if (s === undefined) return s;
   const known = interned.get(s);
   if (known !== undefined) return known as T;

@@ -27,13 +27,17 @@ const sourcesOf = async (admin: KubeClient, ns: string) => (await admin.get<{ da
 /** The apply runs for the namespace that wrote, by cause. */
 const appliedCauses = (ns: string) => invocations("apply").filter((i) => i.key?.namespace === ns && i.decision === "Applied").map((i) => (i.key as { cause?: string }).cause);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(0)} s`;
+/** The pair g1 published and Ready. */
+const readyPair = async (ns: string) => {
+  await published(ns);
+  await settledDpr(ns, "g1", "is Ready", (d) => condition(d, "Ready")?.status === "True");
+};
 
 describe("the event source's gaps", () => {
   it("repairs what changed while no replica ran, once one is back: a Relay scaled down, a RoleBinding deleted, a new pair", async () => {
     const admin = await adminClient();
     const ns = await freshNamespace("down");
-    await published(ns);
-    await settledDpr(ns, "g1", "is Ready", (d) => condition(d, "Ready")?.status === "True");
+    await readyPair(ns);
     await admin.apply(dgdObject(ns, "g2"), TEST_MANAGER);
 
     await scaleSource(admin, 0);
@@ -65,8 +69,7 @@ describe("the event source's gaps", () => {
   it("loses nothing while it rolls: a spec edit, a child's drift and a deleted RoleBinding made during a rolling update", async () => {
     const admin = await adminClient();
     const ns = await freshNamespace("roll");
-    await published(ns);
-    await settledDpr(ns, "g1", "is Ready", (d) => condition(d, "Ready")?.status === "True");
+    await readyPair(ns);
     const document = await sourcesOf(admin, ns);
 
     const started = Date.now();
@@ -98,8 +101,7 @@ describe("the event source's gaps", () => {
   it("takes over within 20 s when the leader dies, and sends: a child's drift made at that moment is repaired", async () => {
     const admin = await adminClient();
     const ns = await freshNamespace("leader");
-    await published(ns);
-    await settledDpr(ns, "g1", "is Ready", (d) => condition(d, "Ready")?.status === "True");
+    await readyPair(ns);
     const leader = await eventually("a leader", () => sourceLeader(admin));
     const containers = await eventually("two replicas running", async () => {
       const c = await sourceContainers(admin);
@@ -127,8 +129,7 @@ describe("the event source's gaps", () => {
   it("brings a DGD rollout made while the ApiServerSource adapter is stalled to the ConfigMap within 60 s", async () => {
     const admin = await adminClient();
     const ns = await freshNamespace("stalled");
-    await published(ns);
-    await settledDpr(ns, "g1", "is Ready", (d) => condition(d, "Ready")?.status === "True");
+    await readyPair(ns);
     // The new namespace rolled the adapter: wait until one pod of it runs.
     const adapter = await eventually("the ApiServerSource adapter running", () => receiveAdapter(admin), 120_000);
     pause(adapter);
@@ -148,8 +149,7 @@ describe("the event source's gaps", () => {
   it(`reconciles every change made while the Broker's ingress is gone (${OUTAGE_MS / 1000} s) within 60 s of its return, the source's memory flat`, async () => {
     const admin = await adminClient();
     const ns = await freshNamespace("ingress");
-    await published(ns);
-    await settledDpr(ns, "g1", "is Ready", (d) => condition(d, "Ready")?.status === "True");
+    await readyPair(ns);
     const leader = await eventually("a leader", () => sourceLeader(admin));
     const source = (await sourceContainers(admin)).find((c) => c.pod === leader.pod)!;
 
