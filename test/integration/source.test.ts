@@ -2,7 +2,8 @@
 // rolls, while its leader dies, while Knative's ApiServerSource adapter is stalled or while the
 // Broker's ingress is gone, is reconciled within a bound once the gap closes. The source judges every
 // pair from what it lists (shared/requeue.ts, requeueReason) and asks for each one off.
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { FAKE_NODE } from "../../dev/control-plane/index.ts";
 import type { KubeClient } from "../../shared/kube/client.ts";
 import { crash, pause, resume } from "../node-containers.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
@@ -16,9 +17,28 @@ const INGRESS = "/apis/apps/v1/namespaces/knative-eventing/deployments/mt-broker
 const merge = "application/merge-patch+json";
 
 let restore: (() => Promise<void> | void)[] = [];
+/** Each test's namespace, deleted after it: its Relay pods would otherwise hold room on kwok's one node (220 pods) for the files after. */
+let namespaces: string[] = [];
+const fresh = async (prefix: string) => {
+  const ns = await freshNamespace(prefix);
+  namespaces.push(ns);
+  return ns;
+};
+/** The pods on kwok's node, which every file's Relay pods share. */
+const kwokPods = async (admin: KubeClient) => (await admin.list<{ spec?: { nodeName?: string } }>("v1", "Pod", undefined)).filter((p) => p.spec?.nodeName === FAKE_NODE).length;
+let podsBefore = 0;
+beforeAll(async () => {
+  podsBefore = await kwokPods(await adminClient());
+});
+afterAll(async () => {
+  console.log(`pods on ${FAKE_NODE}: ${podsBefore} before these tests, ${await kwokPods(await adminClient())} after`);
+});
 afterEach(async () => {
   for (const r of restore.reverse()) await r();
   restore = [];
+  const admin = await adminClient();
+  for (const ns of namespaces) await admin.request("DELETE", `/api/v1/namespaces/${ns}`);
+  namespaces = [];
 });
 
 const childPath = (ns: string, plural: string, group = "/api/v1") => `${group}/namespaces/${ns}/${plural}/g1-pool-relay`;
@@ -36,7 +56,7 @@ const readyPair = async (ns: string) => {
 describe("the event source's gaps", () => {
   it("repairs what changed while no replica ran, once one is back: a Relay scaled down, a RoleBinding deleted, a new pair", async () => {
     const admin = await adminClient();
-    const ns = await freshNamespace("down");
+    const ns = await fresh("down");
     await readyPair(ns);
     await admin.apply(dgdObject(ns, "g2"), TEST_MANAGER);
 
@@ -68,7 +88,7 @@ describe("the event source's gaps", () => {
 
   it("loses nothing while it rolls: a spec edit, a child's drift and a deleted RoleBinding made during a rolling update", async () => {
     const admin = await adminClient();
-    const ns = await freshNamespace("roll");
+    const ns = await fresh("roll");
     await readyPair(ns);
     const document = await sourcesOf(admin, ns);
 
@@ -100,7 +120,7 @@ describe("the event source's gaps", () => {
 
   it("takes over within 20 s when the leader dies, and sends: a child's drift made at that moment is repaired", async () => {
     const admin = await adminClient();
-    const ns = await freshNamespace("leader");
+    const ns = await fresh("leader");
     await readyPair(ns);
     const leader = await eventually("a leader", () => sourceLeader(admin));
     const containers = await eventually("two replicas running", async () => {
@@ -128,7 +148,7 @@ describe("the event source's gaps", () => {
 
   it("brings a DGD rollout made while the ApiServerSource adapter is stalled to the ConfigMap within 60 s", async () => {
     const admin = await adminClient();
-    const ns = await freshNamespace("stalled");
+    const ns = await fresh("stalled");
     await readyPair(ns);
     // The new namespace rolled the adapter: wait until one pod of it runs.
     const adapter = await eventually("the ApiServerSource adapter running", () => receiveAdapter(admin), 120_000);
@@ -148,7 +168,7 @@ describe("the event source's gaps", () => {
 
   it(`reconciles every change made while the Broker's ingress is gone (${OUTAGE_MS / 1000} s) within 60 s of its return, the source's memory flat`, async () => {
     const admin = await adminClient();
-    const ns = await freshNamespace("ingress");
+    const ns = await fresh("ingress");
     await readyPair(ns);
     const leader = await eventually("a leader", () => sourceLeader(admin));
     const source = (await sourceContainers(admin)).find((c) => c.pod === leader.pod)!;
