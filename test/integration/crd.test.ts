@@ -1,7 +1,7 @@
 // The DynamoPoolRelay CRD on a real kube-apiserver, seen through the built kubectl: it installs
 // with the README's command, prints the promised columns, explains every field, scales through
 // its scale subresource (kubectl scale, a HorizontalPodAutoscaler) and rejects invalid objects at
-// admission with the messages docs/design.md documents.
+// admission with the messages docs/rules.md documents.
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";

@@ -1,4 +1,4 @@
-// Delivery as docs/design.md promises it, with the product's own Triggers and functions on the real
+// Delivery as docs/contract.md promises it, with the product's own Triggers and functions on the real
 // Broker: a function's 503 (here: a real API server failure, an admission webhook that cannot be
 // reached) is retried per its Trigger's delivery spec with the same event id, and the reply routes
 // on once the API server recovers; exhausted retries and a 4xx (never retried) land in the

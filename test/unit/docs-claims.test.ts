@@ -27,7 +27,7 @@ const reconcile = (namespace: string, name: string): CloudEvent =>
   productEvent(EventType.Reconcile, { namespace, name, cause: "DGDChanged" }, { source: "/test", cause: "r1", time: NOW });
 const context = (kube: KubeClient, config: Config): Context => ({ kube, config, now: () => NOW, emit: async () => {}, sleep: async () => {} });
 
-describe("the reserved env names, as docs/design.md lists them", () => {
+describe("the reserved env names, as docs/rules.md lists them", () => {
   // "Names the product sets are rejected in `spec.env`: DYN_DC_ID, ..., POD_UID."
   const listed = claim(/Names the product sets are rejected in `spec\.env`: ([A-Z_]+(?:, [A-Z_]+)*)\./)[1]!.split(", ");
   const config = parseConfig({});
@@ -38,7 +38,7 @@ describe("the reserved env names, as docs/design.md lists them", () => {
   });
   const dgd = { apiVersion: config.dgdApiVersion, kind: "DynamoGraphDeployment", metadata: { name: "g1", namespace: "team-a" }, spec: { components: [{ name: "w", type: "worker" }] } };
 
-  it("is the list docs/design.md documents", () => {
+  it("is the list docs/rules.md documents", () => {
     expect(listed).toHaveLength(13);
     expect(listed).toContain("DYN_DC_ID");
   });
@@ -151,7 +151,7 @@ describe("admission messages: `poolrelay render` reports what the CRD's rules sa
     throw new Error("render accepted it");
   }
 
-  it("the CRD carries the rules docs/design.md quotes", () => {
+  it("the CRD carries the rules docs/rules.md quotes", () => {
     const quoted = claim(/\*\*Admission messages\*\* \(the CRD's schema and CEL rules; `poolrelay render` reports the same field messages[^)]*\): (.*?) #/)[1]!;
     expect(quoted).toContain(`a name that cannot form the Service name: \`${nameRule.message}\``);
     expect(quoted).toContain(`a reserved env name: \`spec.env[0]: Invalid value: ${envMessage("DYN_DC_ID")}\``);
@@ -179,7 +179,7 @@ describe("admission messages: `poolrelay render` reports what the CRD's rules sa
   });
 
   it("negative replicas: render says `should be greater than or equal to <minimum>`, as the CRD's `minimum` makes the API server say", () => {
-    // docs/design.md: `spec.replicas … should be greater than or equal to 0`.
+    // docs/rules.md: `spec.replicas … should be greater than or equal to 0`.
     expect(renderError({ spec: { image: "relay:1", clusterID: "c", replicas: -1 } })).toMatch(new RegExp(`spec\\.replicas\\b.* should be greater than or equal to ${spec.properties.replicas.minimum}`));
   });
 });
@@ -187,7 +187,7 @@ describe("admission messages: `poolrelay render` reports what the CRD's rules sa
 describe("kubectl get dpr, and -o wide", () => {
   const columns = parse(read("crds/nvidia.com_dynamopoolrelays.yaml")).spec.versions[0].additionalPrinterColumns as { name: string; jsonPath: string; priority?: number }[];
 
-  it("shows Ready, Replicas, Endpoint and Age by default, as docs/design.md says", () => {
+  it("shows Ready, Replicas, Endpoint and Age by default, as docs/rules.md says", () => {
     const [, shown] = claim(/`kubectl get dpr` shows (Ready, Replicas \(ready\/desired, as `kubectl get deploy` shows READY\), Endpoint and Age)/);
     const named = shown!.replace(/ \([^)]*\)/g, "").split(/, | and /);
     expect(columns.filter((c) => (c.priority ?? 0) === 0).map((c) => c.name)).toEqual(named);
@@ -206,7 +206,7 @@ describe("kubectl get dpr, and -o wide", () => {
 });
 
 describe("the status function's batch period, as the docs state it", () => {
-  it("is the default of STATUS_BATCH_MS, in docs/design.md and the Configuration table", () => {
+  it("is the default of STATUS_BATCH_MS, in docs/rules.md and the Configuration table", () => {
     const inPrinciples = Number(claim(/\(`STATUS_BATCH_MS`, default (\d+): none/)[1]);
     const inConfiguration = Number(/^`(\d+)`/.exec(configurationTable().find((r) => r.variable === "STATUS_BATCH_MS")!.default)![1]);
     expect([inPrinciples, inConfiguration]).toEqual([parseConfig({}).statusBatchMs, parseConfig({}).statusBatchMs]);

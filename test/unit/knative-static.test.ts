@@ -61,7 +61,7 @@ describe("knative/ and the Dockerfile", () => {
   });
 });
 
-// What docs/install.md, docs/design.md ("Answers") and the README's Configuration table say
+// What docs/install.md, docs/contract.md ("Answers") and the README's Configuration table say
 // of the Knative Services, the Triggers and the resync PingSource, read from those files and checked
 // on the manifests as parsed YAML.
 describe("knative/ as the docs describe it", () => {
