@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "./config.ts";
+import { parseConfig, variablesRead } from "./config.ts";
 
 describe("parseConfig", () => {
   it("has defaults for everything but the sink", () => {
@@ -41,5 +41,38 @@ describe("parseConfig", () => {
 
   it("refuses an empty RELAY_COMMAND for its one fault only, not also for an executable it lacks", () => {
     expect(() => parseConfig({ RELAY_COMMAND: "[]" })).toThrow(/^invalid configuration: RELAY_COMMAND: must name at least the executable$/);
+  });
+});
+
+describe("parseConfig for a program", () => {
+  it("gives the program what it reads, as parsed from env", () => {
+    const status = parseConfig({ DGD_API_VERSION: "nvidia.com/v1alpha1", STATUS_BATCH_MS: "40", DEFAULT_DISCOVERY_BACKEND: "etcd" }, "status");
+    expect([status.dgdApiVersion, status.statusBatchMs, status.defaults.discoveryBackend]).toEqual(["nvidia.com/v1alpha1", 40, "etcd"]);
+  });
+
+  it.each([
+    { program: "apply", listed: "dgdApiVersion", field: "resyncSlots", variable: /apply read RESYNC_SLOTS/ },
+    { program: "dead-letter", listed: "sink", field: "defaults", variable: /dead-letter read DEFAULT_DISCOVERY_BACKEND and RELAY_COMMAND/ },
+    { program: "source", listed: "defaults", field: "deadlineSeconds", variable: /source read INVOCATION_DEADLINE_SECONDS/ },
+    { program: "eligibility", listed: "resyncSlots", field: "dgdApiVersion", variable: /eligibility read DGD_API_VERSION/ },
+  ] as const)("throws when $program reads $field, which it does not list (and not for $listed)", ({ program, listed, field, variable }) => {
+    const config = parseConfig({ K_SINK: "http://broker/ns/b" }, program);
+    expect(config[listed]).toEqual(parseConfig({ K_SINK: "http://broker/ns/b" })[listed]);
+    expect(() => config[field]).toThrow(variable);
+  });
+
+  it("parses only what the program reads: a bad value of another program's setting does not stop it", () => {
+    expect(() => parseConfig({ RESYNC_SLOTS: "0" }, "eligibility")).toThrow(/RESYNC_SLOTS/);
+    expect(parseConfig({ RESYNC_SLOTS: "0", INVOCATION_DEADLINE_SECONDS: "9" }, "apply").deadlineSeconds).toBe(9);
+  });
+
+  it.each([
+    ["eligibility", ["DEFAULT_DISCOVERY_BACKEND", "FUNCTION_SOURCE", "FUNCTION_TARGET", "INVOCATION_DEADLINE_SECONDS", "K_SINK", "MAX_EVENT_BYTES", "PORT", "RELAY_COMMAND", "RESYNC_PERIOD_SECONDS", "RESYNC_SLOTS"]],
+    ["apply", ["DEFAULT_DISCOVERY_BACKEND", "DGD_API_VERSION", "FUNCTION_SOURCE", "FUNCTION_TARGET", "INVOCATION_DEADLINE_SECONDS", "MAX_EVENT_BYTES", "PORT", "RELAY_COMMAND"]],
+    ["status", ["DEFAULT_DISCOVERY_BACKEND", "DGD_API_VERSION", "FUNCTION_SOURCE", "FUNCTION_TARGET", "INVOCATION_DEADLINE_SECONDS", "MAX_EVENT_BYTES", "PORT", "RELAY_COMMAND", "STATUS_BATCH_MS"]],
+    ["dead-letter", ["FUNCTION_SOURCE", "FUNCTION_TARGET", "INVOCATION_DEADLINE_SECONDS", "K_SINK", "MAX_EVENT_BYTES", "PORT"]],
+    ["source", ["DEFAULT_DISCOVERY_BACKEND", "DGD_API_VERSION", "K_SINK", "POD_NAME", "POD_NAMESPACE", "PORT", "RELAY_COMMAND", "REQUEUE_SECONDS", "SOURCE_BATCH_MS", "SOURCE_CONCURRENCY", "SOURCE_RELIST_SECONDS"]],
+  ] as const)("%s reads %j", (program, variables) => {
+    expect(variablesRead(program)).toEqual(variables);
   });
 });

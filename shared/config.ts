@@ -124,12 +124,57 @@ export const CONFIG_VARIABLES = [...new Set([...Object.keys(Env.shape), ...Objec
 /** Those only the event source reads. */
 export const SOURCE_VARIABLES = Object.keys(SourceEnv.shape).filter((v) => !Object.hasOwn(Env.shape, v));
 
-export function parseConfig(env: Record<string, string | undefined>): Config {
-  const r = Env.safeParse(env);
+/** The programs knative/ runs: the four functions (FUNCTION_TARGET) and the event source. */
+export const PROGRAMS = ["eligibility", "apply", "status", "dead-letter", "source"] as const;
+export type Program = (typeof PROGRAMS)[number];
+
+type Variable = keyof typeof Env.shape;
+/** The variables behind each field of Config. */
+const FIELD_VARIABLES: Record<keyof Config, readonly Variable[]> = {
+  defaults: ["DEFAULT_DISCOVERY_BACKEND", "RELAY_COMMAND"],
+  resyncPeriodSeconds: ["RESYNC_PERIOD_SECONDS"],
+  resyncSlots: ["RESYNC_SLOTS"],
+  sink: ["K_SINK"],
+  dgdApiVersion: ["DGD_API_VERSION"],
+  deadlineSeconds: ["INVOCATION_DEADLINE_SECONDS"],
+  statusBatchMs: ["STATUS_BATCH_MS"],
+};
+
+/**
+ * The fields of Config each program reads. parseConfig(env, program) gives it no other: reading
+ * one throws, so the program's unit tests fail before its manifest is found not to give the
+ * variable (test/unit/program-settings.test.ts checks every variable here is given).
+ */
+const READS: Record<Program, readonly (keyof Config)[]> = {
+  eligibility: ["defaults", "resyncPeriodSeconds", "resyncSlots", "sink", "deadlineSeconds"],
+  apply: ["defaults", "dgdApiVersion", "deadlineSeconds"],
+  status: ["defaults", "dgdApiVersion", "deadlineSeconds", "statusBatchMs"],
+  "dead-letter": ["sink", "deadlineSeconds"],
+  // The requeue judges each pair as the functions decide it, over the DGDs they read.
+  source: ["defaults", "dgdApiVersion"],
+};
+
+/** Read by every function's entry point (functions/runtime/entry-settings.ts, body-limit.ts). */
+const ENTRY_VARIABLES = ["FUNCTION_TARGET", "FUNCTION_SOURCE", "MAX_EVENT_BYTES", "PORT"];
+
+/** Every variable the program reads: its manifest must give each one. */
+export function variablesRead(program: Program): string[] {
+  const own = program === "source" ? Object.keys(SourceEnv.shape) : ENTRY_VARIABLES;
+  return [...new Set([...READS[program].flatMap((f) => FIELD_VARIABLES[f]), ...own])].sort();
+}
+
+/**
+ * The functions' settings from `env`. For a program, only the variables it reads are parsed (a bad
+ * value it never reads does not stop it) and the fields it does not read throw when read.
+ */
+export function parseConfig(env: Record<string, string | undefined>, program?: Program): Config {
+  const reads = program && new Set(READS[program].flatMap((f) => FIELD_VARIABLES[f]));
+  const given = reads ? Object.fromEntries(Object.entries(env).filter(([k]) => reads.has(k as Variable))) : env;
+  const r = Env.safeParse(given);
   if (!r.success) {
     throw new Error(`invalid configuration: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   }
-  return {
+  const config: Config = {
     defaults: { discoveryBackend: r.data.DEFAULT_DISCOVERY_BACKEND, relayCommand: r.data.RELAY_COMMAND ?? DEFAULT_RELAY_COMMAND },
     resyncPeriodSeconds: r.data.RESYNC_PERIOD_SECONDS,
     resyncSlots: r.data.RESYNC_SLOTS,
@@ -138,4 +183,15 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     deadlineSeconds: r.data.INVOCATION_DEADLINE_SECONDS,
     statusBatchMs: r.data.STATUS_BATCH_MS,
   };
+  if (!program) return config;
+  for (const field of Object.keys(config) as (keyof Config)[]) {
+    if (READS[program].includes(field)) continue;
+    Object.defineProperty(config, field, {
+      enumerable: false,
+      get() {
+        throw new Error(`${program} read ${FIELD_VARIABLES[field].join(" and ")}, which shared/config.ts does not list among what ${program} reads`);
+      },
+    });
+  }
+  return config;
 }

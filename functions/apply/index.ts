@@ -3,6 +3,6 @@ import { http } from "@google-cloud/functions-framework";
 import { defaultEnvironment, preconnect as preconnectTo, serve } from "../runtime/serve.ts";
 import { apply } from "./handler.ts";
 
-const env = defaultEnvironment();
+const env = defaultEnvironment("apply");
 http("apply", serve("apply", apply, env));
 export const preconnect = preconnectTo(env);

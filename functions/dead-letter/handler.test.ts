@@ -47,7 +47,7 @@ async function invoke(event: CloudEvent, sinkStatus = 202) {
     return sinkStatus;
   };
   const { headers, body: raw } = toBinary(event);
-  await serve("dead-letter", deadLetter, { kube: async () => kube.client, config: parseConfig({ INVOCATION_DEADLINE_SECONDS: "8", K_SINK: SINK }), now: () => NOW, post, log: (l) => lines.push(l) })(
+  await serve("dead-letter", deadLetter, { kube: async () => kube.client, config: parseConfig({ INVOCATION_DEADLINE_SECONDS: "8", K_SINK: SINK }, "dead-letter"), now: () => NOW, post, log: (l) => lines.push(l) })(
     { method: "POST", headers, rawBody: Buffer.from(raw) },
     res,
   );

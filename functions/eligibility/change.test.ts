@@ -15,7 +15,7 @@ import { eligibility } from "./handler.ts";
 const SOURCE = "/dynamo-pool-relay/eligibility";
 
 const NOW = "2026-03-01T00:00:00Z";
-const config = parseConfig({});
+const config = parseConfig({}, "eligibility");
 const key = { namespace: "team-a", name: "g1" };
 const context = (kube: FakeKube): Context => ({ kube: kube.client, config, now: () => NOW, emit: async () => { throw new Error("a change event is answered by the reply, never emitted"); }, sleep: async () => {} });
 

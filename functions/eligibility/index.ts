@@ -3,6 +3,6 @@ import { http } from "@google-cloud/functions-framework";
 import { defaultEnvironment, preconnect as preconnectTo, serve } from "../runtime/serve.ts";
 import { eligibility } from "./handler.ts";
 
-const env = defaultEnvironment();
+const env = defaultEnvironment("eligibility");
 http("eligibility", serve("eligibility", eligibility, env));
 export const preconnect = preconnectTo(env);

@@ -16,7 +16,7 @@ import { EMIT_CONCURRENCY, eligibility, PAGE, SOURCE } from "./handler.ts";
 
 const PERIOD = 300;
 const SLOTS = 6;
-const config = parseConfig({ RESYNC_PERIOD_SECONDS: String(PERIOD), RESYNC_SLOTS: String(SLOTS) });
+const config = parseConfig({ RESYNC_PERIOD_SECONDS: String(PERIOD), RESYNC_SLOTS: String(SLOTS) }, "eligibility");
 const T0 = "2026-03-01T00:00:00Z";
 const TICK = tickOf(T0, PERIOD);
 const later = (seconds: number) => new Date(Date.parse(T0) + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");

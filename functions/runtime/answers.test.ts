@@ -78,7 +78,7 @@ describe("transient API failures are answered 503, through the shell", () => {
       if (req.method === "PATCH" && req.url!.includes("dryRun=All")) return json(res, 200, {});
       return json(res, 409, { kind: "Status", reason: "Conflict", message: "Operation cannot be fulfilled: the object has been modified" });
     });
-    const { answer, log } = await invoke("apply", apply, { kube: async () => api.kube, config: parseConfig({}), post: sinkPost({}) }, reconcile);
+    const { answer, log } = await invoke("apply", apply, { kube: async () => api.kube, config: parseConfig({}, "apply"), post: sinkPost({}) }, reconcile);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body).error).toMatch(/409 Operation cannot be fulfilled/);
     expect(log).toMatchObject({ function: "apply", status: 503 });
@@ -91,7 +91,7 @@ describe("transient API failures are answered 503, through the shell", () => {
 
   it("a network error (the connection reset): 503", async () => {
     const api = await apiServer((req) => req.socket.destroy());
-    const { answer, log } = await invoke("apply", apply, { kube: async () => api.kube, config: parseConfig({}), post: sinkPost({}) }, reconcile);
+    const { answer, log } = await invoke("apply", apply, { kube: async () => api.kube, config: parseConfig({}, "apply"), post: sinkPost({}) }, reconcile);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body).error).toMatch(/^GET \/apis\/nvidia\.com\/v1(alpha|beta)1\/namespaces\/team-a\/.*: (socket hang up|.*closed|.*ECONNRESET)/);
     expect(log).toMatchObject({ status: 503 });
@@ -102,7 +102,7 @@ describe("transient API failures are answered 503, through the shell", () => {
     const api = await apiServer(() => {
       // Never answers.
     });
-    const done = invoke("apply", apply, { kube: async () => api.kube, config: parseConfig({ INVOCATION_DEADLINE_SECONDS: "30" }), post: sinkPost({}) }, reconcile);
+    const done = invoke("apply", apply, { kube: async () => api.kube, config: parseConfig({ INVOCATION_DEADLINE_SECONDS: "30" }, "apply"), post: sinkPost({}) }, reconcile);
     while (api.seen.length < 2) await new Promise<void>((r) => setImmediate(r));
     vi.advanceTimersByTime(REQUEST_TIMEOUT_MS);
     const { answer, log } = await done;
@@ -117,7 +117,7 @@ describe("transient API failures are answered 503, through the shell", () => {
     // The clock reads 0 when the invocation starts and an hour later at the first request.
     let reads = 0;
     const clock: Clock = { now: () => (reads++ === 0 ? 0 : 3_600_000), sleep: async () => {} };
-    const { answer, log } = await invoke("apply", apply, { kube: async () => api.kube, config: parseConfig({}), post: sinkPost({}), clock }, reconcile);
+    const { answer, log } = await invoke("apply", apply, { kube: async () => api.kube, config: parseConfig({}, "apply"), post: sinkPost({}), clock }, reconcile);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body).error).toMatch(/not sent, the invocation's deadline has passed/);
     expect(log).toMatchObject({ status: 503, deadlineExceeded: true, writes: 0 });
@@ -167,7 +167,7 @@ describe("a resync tick whose requests the sink does not take is answered 503, s
     { name: "accepts none (404, no such Broker)", answer: 404 },
   ])("the sink $name: 503", async ({ answer: code }) => {
     const { post, taken } = fakeSink(async () => code);
-    const { answer, log } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({ K_SINK: SINK }), post }, tick);
+    const { answer, log } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({ K_SINK: SINK }, "eligibility"), post }, tick);
     expect(taken.sort()).toEqual(["team-a/g1", "team-a/g2"]);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body).error).toMatch(new RegExp(`2 of 2 reconcile requests failed, 0 sent .*: the sink answered ${code} to event`));
@@ -178,14 +178,14 @@ describe("a resync tick whose requests the sink does not take is answered 503, s
     const { post } = fakeSink(async () => {
       throw new Error("connect ECONNREFUSED 10.96.0.10:80");
     });
-    const { answer } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({ K_SINK: SINK }), post }, tick);
+    const { answer } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({ K_SINK: SINK }, "eligibility"), post }, tick);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body).error).toMatch(/2 of 2 reconcile requests failed.*the sink .* is unreachable: connect ECONNREFUSED/);
   });
 
   it("K_SINK is not set (no SinkBinding): 503, naming the variable, and nothing is sent", async () => {
     const { post, begun } = fakeSink(async () => 202);
-    const { answer } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({}), post }, tick);
+    const { answer } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({}, "eligibility"), post }, tick);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body).error).toMatch(/2 of 2 reconcile requests failed.*K_SINK is not set/);
     expect(begun).toEqual([]);
@@ -193,7 +193,7 @@ describe("a resync tick whose requests the sink does not take is answered 503, s
 
   it("all taken: 204, no reply", async () => {
     const { post, taken } = fakeSink(async () => 202);
-    const { answer, log } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({ K_SINK: SINK }), post }, tick);
+    const { answer, log } = await invoke("eligibility", eligibility, { kube: async () => listed().client, config: parseConfig({ K_SINK: SINK }, "eligibility"), post }, tick);
     expect(answer.status).toBe(204);
     expect(log).toMatchObject({ decision: "Resync", emitted: 2, failed: 0 });
     expect(taken.sort()).toEqual(["team-a/g1", "team-a/g2"]);
@@ -206,7 +206,7 @@ describe("a resync tick that outlasts its deadline emits nothing after it", () =
   /** `n` DynamoPoolRelays whose generations are not yet observed: all due. */
   const listed = (n: number) => new FakeKube(Array.from({ length: n }, (_, i) => ({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name: `g${i}`, namespace: "team-a", uid: `u${i}`, generation: 1 } })));
   /** A deadline of 100 ms (the least allowed), on the wall clock: the timer serve() arms is what aborts the posts. */
-  const config = parseConfig({ K_SINK: SINK, INVOCATION_DEADLINE_SECONDS: "0.1" });
+  const config = parseConfig({ K_SINK: SINK, INVOCATION_DEADLINE_SECONDS: "0.1" }, "eligibility");
 
   it("cuts the posts in flight at the deadline: a sink slower than the deadline takes none, and the answer is 503", async () => {
     // Answers after 1 s: past the deadline, within the test's time.

@@ -153,7 +153,7 @@ describe("the production environment", () => {
   it("tells the time in RFC 3339 to the second, in UTC", () => {
     vi.useFakeTimers({ now: Date.parse("2026-03-01T12:34:56.789Z"), toFake: ["Date"] });
     try {
-      expect(defaultEnvironment().now()).toBe("2026-03-01T12:34:56Z");
+      expect(defaultEnvironment("apply").now()).toBe("2026-03-01T12:34:56Z");
     } finally {
       vi.useRealTimers();
     }
@@ -162,7 +162,7 @@ describe("the production environment", () => {
   it("logs each line on its own line of stdout", () => {
     const written: string[] = [];
     vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => (written.push(String(chunk)), true));
-    const env = defaultEnvironment();
+    const env = defaultEnvironment("apply");
     env.log('{"a":1}');
     env.log('{"b":2}');
     expect(written).toEqual(['{"a":1}\n', '{"b":2}\n']);
@@ -183,7 +183,7 @@ describe("the production environment", () => {
         clusters: [{ name: "k", cluster: { server } }], users: [{ name: "u", user: {} }], contexts: [{ name: "c", context: { cluster: "k", user: "u" } }],
       }));
       vi.stubEnv("KUBECONFIG", join(dir, "config"));
-      const env = defaultEnvironment();
+      const env = defaultEnvironment("apply");
       const kube = await env.kube();
       expect(await env.kube()).toBe(kube);
       expect(await kube.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "team-a", name: "c1" })).toBeUndefined();

@@ -5,7 +5,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fromHttp, toBinary, type CloudEvent } from "../../shared/cloudevent.ts";
-import { parseConfig, type Config } from "../../shared/config.ts";
+import { parseConfig, type Config, type Program } from "../../shared/config.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import { KubeClient, connect, systemClock, type Clock } from "../../shared/kube/client.ts";
 import { continueTrace, incomingTrace, traceAttributes, traceLogFields, type Span } from "../../shared/trace-context.ts";
@@ -38,12 +38,12 @@ export interface Environment {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** The production environment: credentials from the default chain (in-cluster on Knative), config from process.env. */
-export function defaultEnvironment(): Environment {
+/** The production environment: credentials from the default chain (in-cluster on Knative), the program's config from process.env. */
+export function defaultEnvironment(program: Program): Environment {
   let kube: Promise<KubeClient> | undefined;
   return {
     kube: () => (kube ??= connect(process.env["KUBECONFIG"]).then((c) => new KubeClient(c))),
-    config: parseConfig(process.env),
+    config: parseConfig(process.env, program),
     now: () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
     post: sinkPost(process.env),
     log: (line) => process.stdout.write(`${line}\n`),

@@ -49,7 +49,7 @@ const now = () => Date.now();
 const [config, settings] = (() => {
   try {
     // The decision settings too, the same as the functions': the requeue judges each pair as they would.
-    return [parseSourceConfig(process.env), parseConfig(process.env)] as const;
+    return [parseSourceConfig(process.env), parseConfig(process.env, "source")] as const;
   } catch (err) {
     console.error((err as Error).message);
     return process.exit(1);

@@ -44,12 +44,24 @@ describe("knative/", () => {
       "ApiServerSource/poolrelay-watch", "Broker/dynamo-pool-relay", "ClusterRole/poolrelay-apiserversource", "ClusterRole/poolrelay-apply",
       "ClusterRole/poolrelay-eligibility", "ClusterRole/poolrelay-source", "ClusterRole/poolrelay-status", "ClusterRoleBinding/poolrelay-apiserversource",
       "ClusterRoleBinding/poolrelay-apply", "ClusterRoleBinding/poolrelay-eligibility", "ClusterRoleBinding/poolrelay-source", "ClusterRoleBinding/poolrelay-status",
-      "CustomResourceDefinition/dynamopoolrelays.nvidia.com", "Deployment/poolrelay-source", "Namespace/dynamo-system",
+      expect.stringMatching(/^ConfigMap\/poolrelay-settings-[a-z0-9]{10}$/), "CustomResourceDefinition/dynamopoolrelays.nvidia.com", "Deployment/poolrelay-source", "Namespace/dynamo-system",
       "PingSource/poolrelay-resync", "PodDisruptionBudget/poolrelay-source", "Role/poolrelay-source-lease", "RoleBinding/poolrelay-source-lease", "Service/poolrelay-apply", "Service/poolrelay-dead-letter", "Service/poolrelay-eligibility",
       "Service/poolrelay-status", "ServiceAccount/poolrelay-apiserversource", "ServiceAccount/poolrelay-apply", "ServiceAccount/poolrelay-eligibility",
       "ServiceAccount/poolrelay-source", "ServiceAccount/poolrelay-status", "SinkBinding/poolrelay-dead-letter-sink", "SinkBinding/poolrelay-eligibility-sink", "SinkBinding/poolrelay-source-sink", "Trigger/poolrelay-apply", "Trigger/poolrelay-eligibility",
       "Trigger/poolrelay-status",
     ]);
+  });
+
+  it("gives every program the settings ConfigMap by its hashed name, and the ApiServerSource its DGD version", () => {
+    const objects = parseAllDocuments(run("kustomize", "knative/").stdout).map((d) => d.toJS());
+    const settings = objects.find((o) => o.kind === "ConfigMap");
+    expect(settings.metadata.name).toMatch(/^poolrelay-settings-[a-z0-9]{10}$/);
+    expect(settings.data).toMatchObject({ DGD_API_VERSION: "nvidia.com/v1beta1", RELAY_COMMAND: '["python3","-m","dynamo.kv_dc_relay"]' });
+    const programs = objects.filter((o) => (o.kind === "Service" && o.apiVersion === "serving.knative.dev/v1") || o.kind === "Deployment");
+    expect(programs).toHaveLength(5);
+    for (const p of programs) expect(p.spec.template.spec.containers[0].envFrom).toEqual([{ configMapRef: { name: settings.metadata.name } }]);
+    const watch = objects.find((o) => o.kind === "ApiServerSource");
+    expect(watch.spec.resources).toContainEqual({ apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment" });
   });
 
   it("passes Knative's own defaulting and validation, with every webhook default written out", () => {
@@ -123,7 +135,7 @@ describe("knative/", () => {
     // kubectl warns about objects the test installed with server-side apply, not with kubectl apply.
     expect(r.stderr.split("\n").filter((l) => l && !/missing the kubectl\.kubernetes\.io\/last-applied-configuration annotation/.test(l))).toEqual([]);
     expect(r.code).toBe(0);
-    expect(r.stdout.trim().split("\n")).toHaveLength(34);
+    expect(r.stdout.trim().split("\n")).toHaveLength(35);
   });
 
   it("is rejected by the same validation when a manifest is wrong (the check can fail)", () => {

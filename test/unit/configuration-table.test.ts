@@ -1,11 +1,10 @@
 // The README's Configuration table, checked row by row against the code that parses the
 // variables and the manifests that set them: the default, the range and the Services named.
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { parseAllDocuments } from "yaml";
 import { maxEventBytes } from "../../functions/runtime/body-limit.ts";
-import { CONFIG_VARIABLES, SOURCE_VARIABLES, parseConfig, parseSourceConfig } from "../../shared/config.ts";
+import { CONFIG_VARIABLES, PROGRAMS, SOURCE_VARIABLES, parseConfig, parseSourceConfig, variablesRead } from "../../shared/config.ts";
 import { configurationTable } from "../docs-text.ts";
+import { environmentOf, programManifests, settingsFile } from "../program-manifests.ts";
 
 const rows = configurationTable();
 const row = (variable: string) => {
@@ -13,17 +12,13 @@ const row = (variable: string) => {
   if (!r) throw new Error(`the Configuration table has no row for ${variable}`);
   return r;
 };
-const manifests = (file: string) => parseAllDocuments(readFileSync(new URL(`../../knative/${file}`, import.meta.url), "utf8")).map((d) => d.toJS());
-/** The Knative Services and the source's Deployment, by what the table calls them. */
-const services = [
-  ...manifests("services.yaml").filter((d) => d?.kind === "Service"),
-  ...manifests("source.yaml").filter((d) => d?.kind === "Deployment").map((d) => ({ ...d, metadata: { name: "source" } })),
-] as { metadata: { name: string }; spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } } }[];
-/** What knative/services.yaml sets the variable to, by function. */
+const programs = programManifests();
+/** What knative/ gives the variable, by program: its own env or knative/settings.env. */
 const setIn = (variable: string) =>
-  Object.fromEntries(
-    services.flatMap((s) => s.spec.template.spec.containers[0]!.env.filter((e) => e.name === variable).map((e) => [s.metadata.name.replace(/^poolrelay-/, ""), e.value])),
-  );
+  Object.fromEntries(programs.flatMap((p) => {
+    const value = environmentOf(p)[variable];
+    return value === undefined ? [] : [[p.program, value]];
+  }));
 
 /** Parses one variable as its function (or the source) does; throws as it would at start-up. */
 const SINK = { K_SINK: "http://broker-ingress.knative-eventing.svc.cluster.local/dynamo-system/dynamo-pool-relay" };
@@ -70,9 +65,14 @@ describe("the README's Configuration table", () => {
     }
   });
 
-  it.each(rows.map((r) => [r.variable, r.setOn]))("%s: every Service that sets it is named in the table (%s)", (variable, setOn) => {
-    for (const fn of Object.keys(setIn(variable))) {
-      if (!setOn.startsWith("every function")) expect(setOn).toContain(fn);
-    }
+  it.each(rows.filter((r) => CONFIG_VARIABLES.includes(r.variable) || r.variable === "MAX_EVENT_BYTES").map((r) => [r.variable, r.setOn]))("%s: the programs that read it are the ones the table names (%s)", (variable, setOn) => {
+    const readers = PROGRAMS.filter((p) => variablesRead(p).includes(variable));
+    expect(readers.length).toBeGreaterThan(0);
+    const named = PROGRAMS.filter((p) => (p !== "source" && setOn.includes("every function")) || new RegExp(`(^|[ :,])${p}(,|$)`).test(setOn));
+    expect(named).toEqual(readers);
+  });
+
+  it.each(rows.map((r) => [r.variable, r.setOn]))("%s: the table says it is in knative/settings.env exactly when it is (%s)", (variable, setOn) => {
+    expect(setOn.includes("`settings.env`")).toBe(variable in settingsFile());
   });
 });

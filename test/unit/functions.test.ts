@@ -15,7 +15,7 @@ import { serve } from "../../functions/runtime/serve.ts";
 import { sinkPost } from "../../functions/runtime/sink.ts";
 import { status } from "../../functions/status/handler.ts";
 import { toBinary, toStructured, type CloudEvent } from "../../shared/cloudevent.ts";
-import { parseConfig } from "../../shared/config.ts";
+import { parseConfig, type Program } from "../../shared/config.ts";
 import { desiredChildren } from "../../shared/apply-plan.ts";
 import { decide, type Decision } from "../../shared/decide.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
@@ -35,12 +35,12 @@ const sink = createServer((req, res) => {
   req.on("end", () => (sunk.push({ headers: req.headers, body }), res.writeHead(202).end()));
 });
 
-async function start(name: string, handler: Handler, env: Record<string, string> = {}) {
+async function start(name: string, handler: Handler, env: Record<string, string> = {}, program: Program = name as Program) {
   const kube = new KubeClient({ server: API, httpsOptions: async () => ({}) });
   const target = `${name}-unit`;
   http(target, serve(name, handler, {
     kube: async () => kube,
-    config: parseConfig(env),
+    config: parseConfig(env, program),
     now: () => "2026-03-01T00:00:00Z",
     post: sinkPost({}),
     log: (l) => logs.push(JSON.parse(l)),
@@ -57,9 +57,9 @@ beforeAll(async () => {
   await start("eligibility", eligibility);
   await start("apply", apply);
   await start("status", status);
-  await start("hasty", eligibility, { INVOCATION_DEADLINE_SECONDS: "0.2" });
+  await start("hasty", eligibility, { INVOCATION_DEADLINE_SECONDS: "0.2" }, "eligibility");
   await new Promise<void>((r) => sink.listen(0, "127.0.0.1", r));
-  await start("ticking", eligibility, { K_SINK: `http://127.0.0.1:${(sink.address() as { port: number }).port}/` });
+  await start("ticking", eligibility, { K_SINK: `http://127.0.0.1:${(sink.address() as { port: number }).port}/` }, "eligibility");
 });
 afterEach(() => {
   // Cleared before the check, so a test that leaves a mock fails alone, not every test after it.

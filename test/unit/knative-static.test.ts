@@ -4,6 +4,7 @@ import { parseConfig } from "../../shared/config.ts";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { claim, configurationTable } from "../docs-text.ts";
+import { settingsFile } from "../program-manifests.ts";
 
 /** ISO-8601 durations as Knative writes them (PT0.5S, PT60S, PT1M), in milliseconds. */
 function durationMs(iso: string): number {
@@ -153,12 +154,16 @@ describe("knative/ as the docs describe it", () => {
     expect(Number(env["RESYNC_SLOTS"]) * Number(minutes)).toBe(Number(sweep));
   });
 
-  it("sets DGD_API_VERSION on the apply and status Services and the event source, the version the ApiServerSource watches", () => {
-    claim(/set both `DGD_API_VERSION` on the apply and status Services and the event source's Deployment, and the DGD entry's `apiVersion` in `apiserversource\.yaml`/);
+  it("watches DGDs in the version settings.env gives every program (kustomization.yaml writes it into the ApiServerSource)", () => {
+    claim(/set `DGD_API_VERSION` in `knative\/settings\.env`: the functions, the event\s+source and the ApiServerSource's DGD entry \(a kustomize replacement\) all take it from there/);
     const source = docs("knative/apiserversource.yaml").find((d) => d.kind === "ApiServerSource");
-    const watched = source.spec.resources.find((r: { kind: string }) => r.kind === "DynamoGraphDeployment").apiVersion;
-    for (const fn of ["apply", "status"]) expect(envOf(service(fn))["DGD_API_VERSION"]).toBe(watched);
-    const eventSource = docs("knative/source.yaml").find((d) => d.kind === "Deployment");
-    expect(envOf(eventSource)["DGD_API_VERSION"]).toBe(watched);
+    const entry = source.spec.resources.find((r: { kind: string }) => r.kind === "DynamoGraphDeployment");
+    expect(entry.apiVersion).toBe("DGD_API_VERSION");
+    const kustomization = docs("knative/kustomization.yaml")[0];
+    expect(kustomization.replacements).toEqual([{
+      source: { kind: "ConfigMap", name: "poolrelay-settings", fieldPath: "data.DGD_API_VERSION" },
+      targets: [{ select: { kind: "ApiServerSource", name: "poolrelay-watch" }, fieldPaths: ["spec.resources.[kind=DynamoGraphDeployment].apiVersion"] }],
+    }]);
+    expect(settingsFile()["DGD_API_VERSION"]).toBe(parseConfig({}).dgdApiVersion);
   });
 });
