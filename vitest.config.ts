@@ -6,7 +6,14 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["shared/**/*.test.ts", "cli/**/*.test.ts", "dev/**/*.test.ts", "bench/**/*.test.ts", "functions/**/*.test.ts", "test/unit/**/*.test.ts"],
+          include: [
+            "shared/**/*.test.ts",
+            "cli/**/*.test.ts",
+            "dev/**/*.test.ts",
+            "bench/**/*.test.ts",
+            "functions/**/*.test.ts",
+            "test/unit/**/*.test.ts",
+          ],
         },
       },
       {

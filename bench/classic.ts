@@ -12,14 +12,24 @@ import { fileURLToPath } from "node:url";
 const SOURCES = fileURLToPath(new URL("./classic/", import.meta.url));
 
 function cacheDir(): string {
-  return join(process.env["POOLRELAY_CACHE_DIR"] ?? join(process.env["XDG_CACHE_HOME"] ?? join(homedir(), ".cache"), "dynamo-pool-relay"), "classic");
+  return join(
+    process.env["POOLRELAY_CACHE_DIR"] ??
+      join(process.env["XDG_CACHE_HOME"] ?? join(homedir(), ".cache"), "dynamo-pool-relay"),
+    "classic",
+  );
 }
 
 /** A hash of what the binary is built from: go.mod, go.sum and every non-test .go file, and the Go version. */
 function sourcesHash(): string {
   const hash = createHash("sha256");
-  const files = readdirSync(SOURCES).filter((f) => f === "go.mod" || f === "go.sum" || (f.endsWith(".go") && !f.endsWith("_test.go"))).sort();
-  for (const f of files) hash.update(`${f}\0`).update(readFileSync(join(SOURCES, f))).update("\0");
+  const files = readdirSync(SOURCES)
+    .filter((f) => f === "go.mod" || f === "go.sum" || (f.endsWith(".go") && !f.endsWith("_test.go")))
+    .sort();
+  for (const f of files)
+    hash
+      .update(`${f}\0`)
+      .update(readFileSync(join(SOURCES, f)))
+      .update("\0");
   const go = spawnSync("go", ["version"], { encoding: "utf8" });
   hash.update(go.stdout ?? "");
   return hash.digest("hex").slice(0, 16);
@@ -99,8 +109,15 @@ export function procCpuSeconds(pid: number): number | undefined {
   }
 }
 
-export function startClassic(binary: string, kubeconfig: string, namespace: string, options: ClassicOptions = {}): Classic {
-  const child = spawn(binary, [`--kubeconfig=${kubeconfig}`, `--namespace=${namespace}`, ...(options.args ?? [])], { stdio: ["ignore", "pipe", "pipe"] });
+export function startClassic(
+  binary: string,
+  kubeconfig: string,
+  namespace: string,
+  options: ClassicOptions = {},
+): Classic {
+  const child = spawn(binary, [`--kubeconfig=${kubeconfig}`, `--namespace=${namespace}`, ...(options.args ?? [])], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
   const tail: string[] = [];
@@ -114,7 +131,9 @@ export function startClassic(binary: string, kubeconfig: string, namespace: stri
       if (tail.length > 50) tail.shift();
     }
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
   const failed = new Promise<never>((_, reject) => child.on("error", reject));
   failed.catch(() => {}); // reported by stop()
   const pid = child.pid;
@@ -125,16 +144,26 @@ export function startClassic(binary: string, kubeconfig: string, namespace: stri
     async stop(): Promise<ClassicReport> {
       const cpuSeconds = procCpuSeconds(pid);
       if (child.exitCode !== null || child.signalCode !== null || cpuSeconds === undefined) {
-        throw new Error(`the classic operator had already exited (${child.exitCode ?? child.signalCode}); its last log lines:\n${tail.join("\n")}`);
+        throw new Error(
+          `the classic operator had already exited (${child.exitCode ?? child.signalCode}); its last log lines:\n${tail.join("\n")}`,
+        );
       }
       child.kill("SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
       const { code, signal } = await Promise.race([exited, failed]).finally(() => clearTimeout(timer));
-      const lineText = stdout.split("\n").reverse().find((l) => l.startsWith("{") && l.includes('"requests"'));
+      const lineText = stdout
+        .split("\n")
+        .reverse()
+        .find((l) => l.startsWith("{") && l.includes('"requests"'));
       if (code !== 0 || lineText === undefined) {
-        throw new Error(`the classic operator exited ${code ?? signal} without its report; its last log lines:\n${tail.join("\n")}`);
+        throw new Error(
+          `the classic operator exited ${code ?? signal} without its report; its last log lines:\n${tail.join("\n")}`,
+        );
       }
-      const line = JSON.parse(lineText) as { requests: number; byVerb: Record<string, number> } & Record<string, unknown>;
+      const line = JSON.parse(lineText) as { requests: number; byVerb: Record<string, number> } & Record<
+        string,
+        unknown
+      >;
       return { requests: line.requests, byVerb: line.byVerb, cpuSeconds, line };
     },
   };

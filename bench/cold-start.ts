@@ -27,17 +27,31 @@ export interface ColdStart {
  * (shared/kube/credentials.ts).
  */
 export async function serviceAccountKubeconfig(cp: ControlPlane, serviceAccount: string): Promise<string> {
-  const r = (await cp.client.request("POST", `/api/v1/namespaces/${PRODUCT_NAMESPACE}/serviceaccounts/${serviceAccount}/token`, {
-    apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 3600 },
-  })) as { status: { token: string } };
-  const ca = (parse(readFileSync(cp.kubeconfig, "utf8")) as { clusters: { cluster: { "certificate-authority": string } }[] }).clusters[0]!.cluster["certificate-authority"];
+  const r = (await cp.client.request(
+    "POST",
+    `/api/v1/namespaces/${PRODUCT_NAMESPACE}/serviceaccounts/${serviceAccount}/token`,
+    {
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      spec: { expirationSeconds: 3600 },
+    },
+  )) as { status: { token: string } };
+  const ca = (
+    parse(readFileSync(cp.kubeconfig, "utf8")) as { clusters: { cluster: { "certificate-authority": string } }[] }
+  ).clusters[0]!.cluster["certificate-authority"];
   const file = join(cp.dir, `sa.${serviceAccount}.kubeconfig`);
-  writeFileSync(file, JSON.stringify({
-    apiVersion: "v1", kind: "Config", "current-context": "pod",
-    clusters: [{ name: "local", cluster: { server: cp.server, "certificate-authority": ca } }],
-    users: [{ name: serviceAccount, user: { token: r.status.token } }],
-    contexts: [{ name: "pod", context: { cluster: "local", user: serviceAccount, namespace: PRODUCT_NAMESPACE } }],
-  }), { mode: 0o600 });
+  writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      "current-context": "pod",
+      clusters: [{ name: "local", cluster: { server: cp.server, "certificate-authority": ca } }],
+      users: [{ name: serviceAccount, user: { token: r.status.token } }],
+      contexts: [{ name: "pod", context: { cluster: "local", user: serviceAccount, namespace: PRODUCT_NAMESPACE } }],
+    }),
+    { mode: 0o600 },
+  );
   return file;
 }
 
@@ -54,14 +68,30 @@ const accepts = (port: number) =>
  * sizes its heap from it. Where no cgroup can be made, `limitNotes` gets why and it runs unlimited.
  * The wrapping shell costs every case alike.
  */
-export async function coldStart(target: string, main: string, source: string, event: CloudEvent, kubeconfig: string, limitNotes: Set<string>): Promise<ColdStart> {
+export async function coldStart(
+  target: string,
+  main: string,
+  source: string,
+  event: CloudEvent,
+  kubeconfig: string,
+  limitNotes: Set<string>,
+): Promise<ColdStart> {
   const port = await freePort();
   const cgroup = memoryCgroup(serviceMemoryLimit(target === "empty" ? "eligibility" : target).bytes);
   if ("why" in cgroup) limitNotes.add(cgroup.why);
-  const { command, args } = commandIn(cgroup, [process.execPath, main, `--target=${target}`, `--source=${source}`, `--port=${port}`]);
+  const { command, args } = commandIn(cgroup, [
+    process.execPath,
+    main,
+    `--target=${target}`,
+    `--source=${source}`,
+    `--port=${port}`,
+  ]);
   let child: ChildProcess;
   try {
-    child = spawn(command, args, { env: { ...process.env, KUBECONFIG: kubeconfig, NODE_ENV: "production", K_SINK: "http://127.0.0.1:9/" }, stdio: ["ignore", "ignore", "inherit"] });
+    child = spawn(command, args, {
+      env: { ...process.env, KUBECONFIG: kubeconfig, NODE_ENV: "production", K_SINK: "http://127.0.0.1:9/" },
+      stdio: ["ignore", "ignore", "inherit"],
+    });
   } catch (err) {
     if ("remove" in cgroup) cgroup.remove();
     throw err;
@@ -70,7 +100,8 @@ export async function coldStart(target: string, main: string, source: string, ev
   const started = performance.now();
   try {
     while (!(await accepts(port))) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${target} exited before it listened (${child.exitCode ?? child.signalCode})`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`${target} exited before it listened (${child.exitCode ?? child.signalCode})`);
       await sleep(2);
     }
     const listening = performance.now();

@@ -17,7 +17,9 @@ for (const profile of ["api", "full", "node"] as Profile[]) {
     await cp.stop();
   }
   times.sort((a, b) => a - b);
-  rows.push(`| ${profile} | ${(times[Math.floor(times.length / 2)]! / 1000).toFixed(1)} | ${(times[0]! / 1000).toFixed(1)}–${(times.at(-1)! / 1000).toFixed(1)} |`);
+  rows.push(
+    `| ${profile} | ${(times[Math.floor(times.length / 2)]! / 1000).toFixed(1)} | ${(times[0]! / 1000).toFixed(1)}–${(times.at(-1)! / 1000).toFixed(1)} |`,
+  );
 }
 console.log(`\nControl plane start-up, ${RUNS} runs each (seconds, includes CRD installation)\n`);
 console.log("| profile | median s | range s |\n|---|---|---|");

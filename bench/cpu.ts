@@ -8,6 +8,8 @@ const CPUACCT = "/sys/fs/cgroup/cpuacct";
 
 /** CPU seconds used so far by every pod of the real nodes on this machine (kwok's pods have no process). */
 export function podsCpuSeconds(root = CPUACCT): number {
-  const nodes = existsSync(root) ? readdirSync(root).filter((d) => existsSync(join(root, d, "kubepods", "cpuacct.usage"))) : [];
+  const nodes = existsSync(root)
+    ? readdirSync(root).filter((d) => existsSync(join(root, d, "kubepods", "cpuacct.usage")))
+    : [];
   return nodes.reduce((s, n) => s + Number(readFileSync(join(root, n, "kubepods", "cpuacct.usage"), "utf8")) / 1e9, 0);
 }

@@ -11,7 +11,14 @@ const MEMORY = "/sys/fs/cgroup/memory";
 
 interface Pod {
   metadata: { name: string; uid: string; labels?: Record<string, string> };
-  status?: { containerStatuses?: { name: string; containerID?: string; restartCount: number; lastState?: { terminated?: { reason?: string } } }[] };
+  status?: {
+    containerStatuses?: {
+      name: string;
+      containerID?: string;
+      restartCount: number;
+      lastState?: { terminated?: { reason?: string } };
+    }[];
+  };
 }
 
 export interface FunctionMemory {
@@ -28,7 +35,9 @@ export interface FunctionMemory {
 function containerMemoryCgroup(podUid: string, containerId: string, root = MEMORY): string | undefined {
   const nodes = existsSync(root) ? readdirSync(root).filter((d) => existsSync(join(root, d, "kubepods"))) : [];
   // The pod's QoS class puts it directly under kubepods (Guaranteed) or a level below.
-  const candidates = nodes.flatMap((n) => ["", "burstable", "besteffort"].map((qos) => join(root, n, "kubepods", qos, `pod${podUid}`, containerId)));
+  const candidates = nodes.flatMap((n) =>
+    ["", "burstable", "besteffort"].map((qos) => join(root, n, "kubepods", qos, `pod${podUid}`, containerId)),
+  );
   return candidates.find((c) => existsSync(c));
 }
 
@@ -46,7 +55,10 @@ export function sampleFunctionMemory(admin: KubeClient, everyMs = 2000): { stop(
     }
     for (const pod of pods) {
       const c = pod.status?.containerStatuses?.find((s) => s.name === "function");
-      const seen = peaks.get(pod.metadata.uid) ?? { service: pod.metadata.labels!["serving.knative.dev/service"]!, restarts: 0 };
+      const seen = peaks.get(pod.metadata.uid) ?? {
+        service: pod.metadata.labels!["serving.knative.dev/service"]!,
+        restarts: 0,
+      };
       peaks.set(pod.metadata.uid, seen);
       if (!c) continue;
       seen.restarts = c.restartCount;
@@ -68,11 +80,19 @@ export function sampleFunctionMemory(admin: KubeClient, everyMs = 2000): { stop(
       clearInterval(timer);
       await running.then(sample);
       const services = Map.groupBy(peaks.values(), (p) => p.service);
-      return [...services].sort(([a], [b]) => a.localeCompare(b)).map(([name, pods]) => {
-        const measured = pods.flatMap((p) => (p.peak === undefined ? [] : [p.peak]));
-        const reason = pods.find((p) => p.reason)?.reason;
-        return { name, pods: pods.length, peakMiB: measured.length ? Math.max(...measured) / 2 ** 20 : undefined, restarts: pods.reduce((n, p) => n + p.restarts, 0), ...(reason ? { reason } : {}) };
-      });
+      return [...services]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, pods]) => {
+          const measured = pods.flatMap((p) => (p.peak === undefined ? [] : [p.peak]));
+          const reason = pods.find((p) => p.reason)?.reason;
+          return {
+            name,
+            pods: pods.length,
+            peakMiB: measured.length ? Math.max(...measured) / 2 ** 20 : undefined,
+            restarts: pods.reduce((n, p) => n + p.restarts, 0),
+            ...(reason ? { reason } : {}),
+          };
+        });
     },
   };
 }

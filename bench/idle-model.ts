@@ -50,7 +50,8 @@ export function scaling(annotations: Record<string, string> = {}, timeoutSeconds
 /** Ticks an hour of a PingSource schedule: `* * * * *` or `*\/N * * * *` (minutes). */
 export function ticksPerHour(schedule: string): number {
   const every = /^(?:\*|\*\/(\d+)) \* \* \* \*$/.exec(schedule.trim());
-  if (!every) throw new Error(`only "* * * * *" and "*/N * * * *" schedules are modelled, got ${JSON.stringify(schedule)}`);
+  if (!every)
+    throw new Error(`only "* * * * *" and "*/N * * * *" schedules are modelled, got ${JSON.stringify(schedule)}`);
   const n = Number(every[1] ?? 1);
   if (n < 1 || 60 % n !== 0) throw new Error(`*/${n} does not divide the hour evenly`);
   return 60 / n;

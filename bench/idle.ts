@@ -17,7 +17,10 @@ function wakes(name: string, objects: number): number {
   return 0;
 }
 
-const range = (c: IdleCost) => (c.podSeconds[0] === c.podSeconds[1] ? `${Math.round(c.podSeconds[0])}` : `${Math.round(c.podSeconds[0])}–${Math.round(c.podSeconds[1])}`);
+const range = (c: IdleCost) =>
+  c.podSeconds[0] === c.podSeconds[1]
+    ? `${Math.round(c.podSeconds[0])}`
+    : `${Math.round(c.podSeconds[0])}–${Math.round(c.podSeconds[1])}`;
 const rows: string[] = [];
 const totals = { ours: [0, 0], defaults: [0, 0] };
 for (const objects of [0, 1000]) {
@@ -30,10 +33,18 @@ for (const objects of [0, 1000]) {
       ours.podSeconds.forEach((v, i) => (totals.ours[i]! += v));
       defaults.podSeconds.forEach((v, i) => (totals.defaults[i]! += v));
     }
-    rows.push(`| ${objects} | ${s.metadata.name.replace("poolrelay-", "")} | ${annotations["autoscaling.knative.dev/window"] ?? "60s (default)"} | ${n.toFixed(1)} | ${range(ours)} | ${range(defaults)} |`);
+    rows.push(
+      `| ${objects} | ${s.metadata.name.replace("poolrelay-", "")} | ${annotations["autoscaling.knative.dev/window"] ?? "60s (default)"} | ${n.toFixed(1)} | ${range(ours)} | ${range(defaults)} |`,
+    );
   }
 }
-console.log(`resync: "${schedule}" (${ticks} ticks an hour), ${slots} slots; a wake-up busy ${BUSY_SECONDS} s; grace 0–30 s, drain 30 s or the Service's timeoutSeconds if shorter\n`);
-console.log("| DynamoPoolRelays | function | window | wake-ups per idle hour | pod-seconds per idle hour | with the default 60 s window |\n|---|---|---|---|---|---|");
+console.log(
+  `resync: "${schedule}" (${ticks} ticks an hour), ${slots} slots; a wake-up busy ${BUSY_SECONDS} s; grace 0–30 s, drain 30 s or the Service's timeoutSeconds if shorter\n`,
+);
+console.log(
+  "| DynamoPoolRelays | function | window | wake-ups per idle hour | pod-seconds per idle hour | with the default 60 s window |\n|---|---|---|---|---|---|",
+);
 console.log(rows.join("\n"));
-console.log(`\n1,000 DynamoPoolRelays, all functions: ${totals.ours.map(Math.round).join("–")} pod-seconds an idle hour (default window: ${totals.defaults.map(Math.round).join("–")})`);
+console.log(
+  `\n1,000 DynamoPoolRelays, all functions: ${totals.ours.map(Math.round).join("–")} pod-seconds an idle hour (default window: ${totals.defaults.map(Math.round).join("–")})`,
+);

@@ -37,11 +37,21 @@ const FAULT_RUNS = Number(process.env["FAULT_RUNS"] ?? 3);
 const WARM = 5;
 const FAULTED = Number(process.env["FAULT_INVOCATIONS"] ?? 30);
 /** The fault suite's rates (test/faults/faults.test.ts). */
-const RATES: FaultRates = { latency: 0.15, throttle: 0.03, error500: 0.02, error503: 0.02, resetBefore: 0.02, resetMidBody: 0.02, lostAnswer: 0.08, hang: 0.004 };
+const RATES: FaultRates = {
+  latency: 0.15,
+  throttle: 0.03,
+  error500: 0.02,
+  error503: 0.02,
+  resetBefore: 0.02,
+  resetMidBody: 0.02,
+  lostAnswer: 0.08,
+  hang: 0.004,
+};
 const MANAGER = "dynamo-pool-relay/bench-kube-client";
 const NS = "kube-client";
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const spread = (xs: number[], digits = 0) => `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
+const spread = (xs: number[], digits = 0) =>
+  `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 const log = (line: string) => process.stderr.write(`[kube-client] ${line}\n`);
 
@@ -49,14 +59,29 @@ const log = (line: string) => process.stderr.write(`[kube-client] ${line}\n`);
 const out = `${root}dist/bench/kube-client`;
 rmSync(out, { recursive: true, force: true });
 const banner = { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" };
-const common = { bundle: true, format: "esm", platform: "node", target: "node22", minify: true, metafile: true, banner, logLevel: "warning" } as const;
+const common = {
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: "node22",
+  minify: true,
+  metafile: true,
+  banner,
+  logLevel: "warning",
+} as const;
 const FRAMEWORK = "@google-cloud/functions-framework";
-const shared = (path: string): Plugin => ({ name: "shared framework", setup: (b) => b.onResolve({ filter: /^@google-cloud\/functions-framework(\/testing)?$/ }, () => ({ path, external: true })) });
+const shared = (path: string): Plugin => ({
+  name: "shared framework",
+  setup: (b) =>
+    b.onResolve({ filter: /^@google-cloud\/functions-framework(\/testing)?$/ }, () => ({ path, external: true })),
+});
 const variantFile = (v: Variant) => `${root}bench/experiments/kube-client-${v}.ts`;
 const kubeClientOf = (v: Variant): Plugin => ({
   name: "kube client variant",
   setup: (b) =>
-    b.onResolve({ filter: /kube\/client\.ts$/ }, (a) => (v === "ours" || a.importer.includes("/bench/experiments/") ? undefined : { path: variantFile(v) })),
+    b.onResolve({ filter: /kube\/client\.ts$/ }, (a) =>
+      v === "ours" || a.importer.includes("/bench/experiments/") ? undefined : { path: variantFile(v) },
+    ),
 });
 
 interface Sizes {
@@ -78,7 +103,8 @@ function sizes(meta: Metafile, dir: string): Sizes {
   const visit = (f: string) => {
     if (seen.has(f)) return;
     seen.add(f);
-    for (const i of byName.get(f)?.imports ?? []) if (i.kind === "import-statement" && !i.external) visit(join(root, i.path));
+    for (const i of byName.get(f)?.imports ?? [])
+      if (i.kind === "import-statement" && !i.external) visit(join(root, i.path));
   };
   const kib = (fs: Iterable<string>) => [...fs].reduce((n, f) => n + (byName.get(f)?.bytes ?? 0), 0) / 1024;
   visit(join(dir, "index.mjs"));
@@ -92,12 +118,33 @@ async function bundleVariant(v: Variant): Promise<Sizes> {
   mkdirSync(dir, { recursive: true });
   await build({
     ...common,
-    stdin: { contents: `export { http, cloudEvent } from "${FRAMEWORK}"; export { getFunction, getTestServer } from "${FRAMEWORK}/testing";`, resolveDir: root, loader: "js", sourcefile: "framework.js" },
+    stdin: {
+      contents: `export { http, cloudEvent } from "${FRAMEWORK}"; export { getFunction, getTestServer } from "${FRAMEWORK}/testing";`,
+      resolveDir: root,
+      loader: "js",
+      sourcefile: "framework.js",
+    },
     outfile: `${dir}/framework.mjs`,
   });
-  const fn = await build({ ...common, entryPoints: [`${root}functions/apply/index.ts`], outdir: `${dir}/apply`, outExtension: { ".js": ".mjs" }, splitting: true, plugins: [shared("../framework.mjs"), kubeClientOf(v)] });
-  await build({ ...common, entryPoints: [`${root}functions/runtime/main.ts`], outfile: `${dir}/main.mjs`, plugins: [shared("./framework.mjs")] });
-  await build({ ...common, entryPoints: [`${root}functions/runtime/fill-compile-cache.ts`], outfile: `${dir}/fill-compile-cache.mjs` });
+  const fn = await build({
+    ...common,
+    entryPoints: [`${root}functions/apply/index.ts`],
+    outdir: `${dir}/apply`,
+    outExtension: { ".js": ".mjs" },
+    splitting: true,
+    plugins: [shared("../framework.mjs"), kubeClientOf(v)],
+  });
+  await build({
+    ...common,
+    entryPoints: [`${root}functions/runtime/main.ts`],
+    outfile: `${dir}/main.mjs`,
+    plugins: [shared("./framework.mjs")],
+  });
+  await build({
+    ...common,
+    entryPoints: [`${root}functions/runtime/fill-compile-cache.ts`],
+    outfile: `${dir}/fill-compile-cache.mjs`,
+  });
   const { NODE_COMPILE_CACHE: _own, NODE_DISABLE_COMPILE_CACHE: _off, ...env } = process.env;
   await run(process.execPath, [`${dir}/fill-compile-cache.mjs`], env);
   return sizes(fn.metafile, `${dir}/apply`);
@@ -108,12 +155,17 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.e
     const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "inherit"] });
     let stdout = "";
     child.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")));
-    child.once("exit", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${args.join(" ")} exited ${code}`))));
+    child.once("exit", (code) =>
+      code === 0 ? resolve(stdout) : reject(new Error(`${args.join(" ")} exited ${code}`)),
+    );
   });
 }
 
 /** A TCP pass-through in front of the API server that counts the connections made to it. */
-async function countingForwarder(host: string, port: number): Promise<{ port: number; connections: () => number; close: () => void }> {
+async function countingForwarder(
+  host: string,
+  port: number,
+): Promise<{ port: number; connections: () => number; close: () => void }> {
   let connections = 0;
   const server = net.createServer((client) => {
     connections++;
@@ -123,7 +175,11 @@ async function countingForwarder(host: string, port: number): Promise<{ port: nu
     client.on("error", () => up.destroy());
   });
   await new Promise<void>((r) => server.listen(0, host, r));
-  return { port: (server.address() as net.AddressInfo).port, connections: () => connections, close: () => server.close() };
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    connections: () => connections,
+    close: () => server.close(),
+  };
 }
 
 /** NO_PROXY cases of in-cluster and kubeconfig API servers, and whether each reading sends the request through the proxy. */
@@ -131,7 +187,12 @@ async function proxyReadings(): Promise<{ server: string; noProxy: string; ours:
   const { EnvHttpProxyAgent } = await import("undici");
   const { proxyFromEnv } = await import("../shared/kube/proxy-env.ts");
   const seen: string[] = [];
-  const proxy = net.createServer((s) => (s.once("data", (d: Buffer) => seen.push(d.toString("utf8").split(" ")[1]!)), s.on("error", () => undefined)));
+  const proxy = net.createServer(
+    (s) => (
+      s.once("data", (d: Buffer) => seen.push(d.toString("utf8").split(" ")[1]!)),
+      s.on("error", () => undefined)
+    ),
+  );
   await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
   const proxyUrl = `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
   const cases: [string, string][] = [
@@ -147,7 +208,9 @@ async function proxyReadings(): Promise<{ server: string; noProxy: string; ours:
     const ours = proxyFromEnv(new URL(server), { HTTPS_PROXY: proxyUrl, NO_PROXY: noProxy }) ? "proxy" : "direct";
     seen.length = 0;
     const agent = new EnvHttpProxyAgent({ httpsProxy: proxyUrl, noProxy });
-    await agent.request({ origin: server, path: "/version", method: "GET", signal: AbortSignal.timeout(300) }).catch(() => undefined);
+    await agent
+      .request({ origin: server, path: "/version", method: "GET", signal: AbortSignal.timeout(300) })
+      .catch(() => undefined);
     await agent.destroy().catch(() => undefined);
     rows.push({ server, noProxy, ours, undici: seen.length ? "proxy" : "direct" });
   }
@@ -163,17 +226,26 @@ const cp = await startControlPlane({ profile: "api", ownerPid: process.pid, time
 try {
   const admin = cp.client;
   const api = new URL(cp.server);
-  const adminConfig = parse(readFileSync(cp.kubeconfig, "utf8")) as { clusters: { cluster: { "certificate-authority": string } }[]; users: { user: { token: string } }[] };
+  const adminConfig = parse(readFileSync(cp.kubeconfig, "utf8")) as {
+    clusters: { cluster: { "certificate-authority": string } }[];
+    users: { user: { token: string } }[];
+  };
   const ca = adminConfig.clusters[0]!.cluster["certificate-authority"];
   /** A JSON kubeconfig (no YAML parser in our loader, as a pod's mounted token) with the admin token, to `server`. */
   const kubeconfig = (name: string, server: string) => {
     const file = join(cp.dir, `${name}.kubeconfig`);
-    writeFileSync(file, JSON.stringify({
-      apiVersion: "v1", kind: "Config", "current-context": "c",
-      clusters: [{ name: "c", cluster: { server, "certificate-authority": ca } }],
-      users: [{ name: "u", user: { token: adminConfig.users[0]!.user.token } }],
-      contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
-    }), { mode: 0o600 });
+    writeFileSync(
+      file,
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Config",
+        "current-context": "c",
+        clusters: [{ name: "c", cluster: { server, "certificate-authority": ca } }],
+        users: [{ name: "u", user: { token: adminConfig.users[0]!.user.token } }],
+        contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
+      }),
+      { mode: 0o600 },
+    );
     return file;
   };
   const forwarder = await countingForwarder(api.hostname, Number(api.port));
@@ -184,18 +256,39 @@ try {
     await admin.apply(dgd(NS, name), MANAGER);
   };
   const sequence = async (v: Variant, config: string, name: string, warm: number, deadline?: string) =>
-    JSON.parse(await run(process.execPath, [`${root}bench/experiments/kube-sequence.ts`, v, config, NS, name, String(warm), ...(deadline ? [deadline] : [])])) as { invocations: Invocation[]; totalMs: number; unhandled: number };
+    JSON.parse(
+      await run(process.execPath, [
+        `${root}bench/experiments/kube-sequence.ts`,
+        v,
+        config,
+        NS,
+        name,
+        String(warm),
+        ...(deadline ? [deadline] : []),
+      ]),
+    ) as { invocations: Invocation[]; totalMs: number; unhandled: number };
 
   // ---- 1. Cold start, round-robin over the variants; a converged pair, whose resync reads every child.
   await pair("cold");
   await sequence("ours", direct, "cold", 0);
-  const resync = productEvent(EventType.Reconcile, { namespace: NS, name: "cold", cause: "Resync" }, { source: "/bench", cause: "c", time: now() });
+  const resync = productEvent(
+    EventType.Reconcile,
+    { namespace: NS, name: "cold", cause: "Resync" },
+    { source: "/bench", cause: "c", time: now() },
+  );
   const limitNotes = new Set<string>();
   const cold = new Map<Variant, (ColdStart & { connections: number })[]>(VARIANTS.map((v) => [v, []]));
   for (let i = 0; i < RUNS; i++) {
     for (const v of VARIANTS) {
       const before = forwarder.connections();
-      const r = await coldStart("apply", `${out}/${v}/main.mjs`, `${out}/${v}/apply/index.mjs`, resync, direct, limitNotes);
+      const r = await coldStart(
+        "apply",
+        `${out}/${v}/main.mjs`,
+        `${out}/${v}/apply/index.mjs`,
+        resync,
+        direct,
+        limitNotes,
+      );
       cold.get(v)!.push({ ...r, connections: forwarder.connections() - before });
     }
   }
@@ -218,7 +311,12 @@ try {
   const certs = join(cp.dir, "certs");
   const cert = readFileSync(join(certs, "apiserver.crt"));
   const key = readFileSync(join(certs, "apiserver.key"));
-  interface FaultRun { invocations: Invocation[]; unhandled: number; converged: boolean; counts: Record<string, number> }
+  interface FaultRun {
+    invocations: Invocation[];
+    unhandled: number;
+    converged: boolean;
+    counts: Record<string, number>;
+  }
   const faults = new Map<Variant, FaultRun[]>(VARIANTS.map((v) => [v, []]));
   for (let i = 0; i < FAULT_RUNS; i++) {
     for (const v of VARIANTS) {
@@ -247,47 +345,101 @@ try {
   log("faults done");
 
   // ---- Tables.
-  const limit = limitNotes.size ? `no memory limit: ${[...limitNotes].join("; ")}` : "under the apply Service's memory limit";
-  console.log(`\nCold start of the apply function (resync of a converged pair: reads every child), ${RUNS} runs each, round-robin, median (range); Node ${process.version}; ${limit}\n`);
-  console.log("| variant | spawn to listening, ms | first event, ms | in all, ms | TCP connections | HTTP status | bundle loaded at start / by the first event / in all, KiB |\n|---|---|---|---|---|---|---|");
+  const limit = limitNotes.size
+    ? `no memory limit: ${[...limitNotes].join("; ")}`
+    : "under the apply Service's memory limit";
+  console.log(
+    `\nCold start of the apply function (resync of a converged pair: reads every child), ${RUNS} runs each, round-robin, median (range); Node ${process.version}; ${limit}\n`,
+  );
+  console.log(
+    "| variant | spawn to listening, ms | first event, ms | in all, ms | TCP connections | HTTP status | bundle loaded at start / by the first event / in all, KiB |\n|---|---|---|---|---|---|---|",
+  );
   for (const v of VARIANTS) {
     const rs = cold.get(v)!;
     const s = sizesByVariant.get(v)!;
-    console.log(`| ${v} | ${spread(rs.map((r) => r.listenMs))} | ${spread(rs.map((r) => r.eventMs))} | ${spread(rs.map((r) => r.listenMs + r.eventMs))} | ${spread(rs.map((r) => r.connections))} | ${[...new Set(rs.map((r) => r.status))].join("/")} | ${s.startKiB.toFixed(0)} / ${s.eventKiB.toFixed(0)} / ${s.allKiB.toFixed(0)} |`);
+    console.log(
+      `| ${v} | ${spread(rs.map((r) => r.listenMs))} | ${spread(rs.map((r) => r.eventMs))} | ${spread(rs.map((r) => r.listenMs + r.eventMs))} | ${spread(rs.map((r) => r.connections))} | ${[...new Set(rs.map((r) => r.status))].join("/")} | ${s.startKiB.toFixed(0)} / ${s.eventKiB.toFixed(0)} / ${s.allKiB.toFixed(0)} |`,
+    );
   }
-  console.log(`\nA reconcile sequence in a fresh process: a new pair's first reconcile (creates its children), then ${WARM} resyncs (read every child, write nothing); ${RUNS} runs each, median (range)\n`);
-  console.log("| variant | first: requests (reads/writes) | first, ms | resync: requests | resync, ms (median of all) | TCP connections in all | answers |\n|---|---|---|---|---|---|---|");
+  console.log(
+    `\nA reconcile sequence in a fresh process: a new pair's first reconcile (creates its children), then ${WARM} resyncs (read every child, write nothing); ${RUNS} runs each, median (range)\n`,
+  );
+  console.log(
+    "| variant | first: requests (reads/writes) | first, ms | resync: requests | resync, ms (median of all) | TCP connections in all | answers |\n|---|---|---|---|---|---|---|",
+  );
   for (const v of VARIANTS) {
     const rs = seq.get(v)!;
     const first = rs.map((r) => r.invocations[0]!);
     const warm = rs.flatMap((r) => r.invocations.slice(1));
-    const rw = (xs: Invocation[]) => [...new Set(xs.map((x) => `${x.reads + x.writes} (${x.reads}/${x.writes})`))].join(", ");
-    console.log(`| ${v} | ${rw(first)} | ${spread(first.map((x) => x.ms))} | ${rw(warm)} | ${spread(warm.map((x) => x.ms), 1)} | ${spread(rs.map((r) => r.connections))} | ${[...new Set(rs.flatMap((r) => r.invocations.map((x) => x.status)))].join("/")} |`);
+    const rw = (xs: Invocation[]) =>
+      [...new Set(xs.map((x) => `${x.reads + x.writes} (${x.reads}/${x.writes})`))].join(", ");
+    console.log(
+      `| ${v} | ${rw(first)} | ${spread(first.map((x) => x.ms))} | ${rw(warm)} | ${spread(
+        warm.map((x) => x.ms),
+        1,
+      )} | ${spread(rs.map((r) => r.connections))} | ${[...new Set(rs.flatMap((r) => r.invocations.map((x) => x.status)))].join("/")} |`,
+    );
   }
-  console.log(`\nFaults: the fault suite's proxy and rates (${Object.entries(RATES).map(([k, r]) => `${k} ${r}`).join(", ")}; a hang is held 30 s), an outage of 503s (the proxy's requests 61–70) and one of connection resets (121–130); ${1 + FAULTED} invocations per run in one process, ${FAULT_RUNS} runs each (seeds alike across variants); then the faults stop\n`);
-  console.log("| variant | invocations | answered 2xx | answered 503 | other answers | deadline exceeded | longest, ms | unhandled errors | converged after | faults drawn (of requests) |\n|---|---|---|---|---|---|---|---|---|---|");
+  console.log(
+    `\nFaults: the fault suite's proxy and rates (${Object.entries(RATES)
+      .map(([k, r]) => `${k} ${r}`)
+      .join(
+        ", ",
+      )}; a hang is held 30 s), an outage of 503s (the proxy's requests 61–70) and one of connection resets (121–130); ${1 + FAULTED} invocations per run in one process, ${FAULT_RUNS} runs each (seeds alike across variants); then the faults stop\n`,
+  );
+  console.log(
+    "| variant | invocations | answered 2xx | answered 503 | other answers | deadline exceeded | longest, ms | unhandled errors | converged after | faults drawn (of requests) |\n|---|---|---|---|---|---|---|---|---|---|",
+  );
   for (const v of VARIANTS) {
     const rs = faults.get(v)!;
     const all = rs.flatMap((r) => r.invocations);
     const n = (f: (x: Invocation) => boolean) => all.filter(f).length;
-    const drawn = rs.reduce((a, r) => a + Object.entries(r.counts).filter(([k]) => k !== "requests").reduce((s, [, c]) => s + c, 0), 0);
+    const drawn = rs.reduce(
+      (a, r) =>
+        a +
+        Object.entries(r.counts)
+          .filter(([k]) => k !== "requests")
+          .reduce((s, [, c]) => s + c, 0),
+      0,
+    );
     const requests = rs.reduce((a, r) => a + (r.counts["requests"] ?? 0), 0);
-    console.log(`| ${v} | ${all.length} | ${n((x) => x.status < 300)} | ${n((x) => x.status === 503)} | ${n((x) => x.status >= 300 && x.status !== 503)} | ${n((x) => !!x.deadlineExceeded)} | ${Math.round(Math.max(...all.map((x) => x.ms)))} | ${rs.reduce((a, r) => a + r.unhandled, 0)} | ${rs.filter((r) => r.converged).length}/${rs.length} | ${drawn} of ${requests} |`);
+    console.log(
+      `| ${v} | ${all.length} | ${n((x) => x.status < 300)} | ${n((x) => x.status === 503)} | ${n((x) => x.status >= 300 && x.status !== 503)} | ${n((x) => !!x.deadlineExceeded)} | ${Math.round(Math.max(...all.map((x) => x.ms)))} | ${rs.reduce((a, r) => a + r.unhandled, 0)} | ${rs.filter((r) => r.converged).length}/${rs.length} | ${drawn} of ${requests} |`,
+    );
   }
-  const other = [...faults.values()].flat().flatMap((r) => r.invocations).filter((x) => x.status >= 300 && x.status !== 503);
-  if (other.length) console.log(`\nOther answers: ${[...new Set(other.map((x) => `${x.status} ${x.error}`))].join("; ")}`);
+  const other = [...faults.values()]
+    .flat()
+    .flatMap((r) => r.invocations)
+    .filter((x) => x.status >= 300 && x.status !== 503);
+  if (other.length)
+    console.log(`\nOther answers: ${[...new Set(other.map((x) => `${x.status} ${x.error}`))].join("; ")}`);
   for (const v of VARIANTS) {
     const errors = new Map<string, number>();
-    for (const x of faults.get(v)!.flatMap((r) => r.invocations)) if (x.error) {
-      const k = x.error.replace(/\/namespaces\/[^ ]*/, "/…");
-      errors.set(k, (errors.get(k) ?? 0) + 1);
-    }
-    console.log(`\n${v}, the errors answered: ${[...errors].sort().map(([k, c]) => `${c}× ${k}`).join(" · ") || "none"}`);
+    for (const x of faults.get(v)!.flatMap((r) => r.invocations))
+      if (x.error) {
+        const k = x.error.replace(/\/namespaces\/[^ ]*/, "/…");
+        errors.set(k, (errors.get(k) ?? 0) + 1);
+      }
+    console.log(
+      `\n${v}, the errors answered: ${
+        [...errors]
+          .sort()
+          .map(([k, c]) => `${c}× ${k}`)
+          .join(" · ") || "none"
+      }`,
+    );
   }
-  console.log(`\nWhich requests go through HTTPS_PROXY: our reading of NO_PROXY (shared/kube/proxy-env.ts, as Go's net/http) and undici's EnvHttpProxyAgent\n`);
+  console.log(
+    `\nWhich requests go through HTTPS_PROXY: our reading of NO_PROXY (shared/kube/proxy-env.ts, as Go's net/http) and undici's EnvHttpProxyAgent\n`,
+  );
   console.log("| API server | NO_PROXY | ours | undici's EnvHttpProxyAgent |\n|---|---|---|---|");
-  for (const row of await proxyReadings()) console.log(`| ${row.server} | ${row.noProxy || "(unset)"} | ${row.ours} | ${row.undici} |`);
-  console.log(`\nLoad average at the end: ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+  for (const row of await proxyReadings())
+    console.log(`| ${row.server} | ${row.noProxy || "(unset)"} | ${row.ours} | ${row.undici} |`);
+  console.log(
+    `\nLoad average at the end: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}`,
+  );
 } finally {
   await cp.stop();
 }

@@ -34,7 +34,10 @@ export function lostChanges(watched: Iterable<Watched>, tapped: Tapped): Watched
  * shared/source-events.ts, merged).
  */
 export function tap(tapped: Map<string, string>, event: { data?: unknown; extensions?: Record<string, string> }): void {
-  const { kind, metadata } = (event.data ?? {}) as { kind?: string; metadata?: { namespace?: string; name?: string; resourceVersion?: string } };
+  const { kind, metadata } = (event.data ?? {}) as {
+    kind?: string;
+    metadata?: { namespace?: string; name?: string; resourceVersion?: string };
+  };
   if (!kind || !metadata?.name || !metadata.resourceVersion) return;
   const namespace = metadata.namespace ?? "";
   const seen = (id: string, version: string) => {
@@ -42,5 +45,6 @@ export function tap(tapped: Map<string, string>, event: { data?: unknown; extens
     if (before === undefined || (compareResourceVersions(version, before) ?? 0) > 0) tapped.set(id, version);
   };
   seen(`${kind}/${namespace}/${metadata.name}`, metadata.resourceVersion);
-  for (const o of coveredObjects({ extensions: event.extensions ?? {} })) seen(`${o.kind}/${namespace}/${o.name}`, o.resourceVersion);
+  for (const o of coveredObjects({ extensions: event.extensions ?? {} }))
+    seen(`${o.kind}/${namespace}/${o.name}`, o.resourceVersion);
 }

@@ -28,7 +28,9 @@ let made = 0;
  * A container's memory limit in whole bytes (`resources.limits.memory`, a fraction rounded up as the
  * kubelet does), if it has one; none for a limit of 0, which Kubernetes reads as no limit.
  */
-export function memoryLimitBytes(container: { resources?: { limits?: { memory?: string | number; [other: string]: unknown } } }): number | undefined {
+export function memoryLimitBytes(container: {
+  resources?: { limits?: { memory?: string | number; [other: string]: unknown } };
+}): number | undefined {
   const limit = container.resources?.limits?.memory;
   const value = limit === undefined ? undefined : quantityValue(limit);
   if (limit !== undefined && !value) throw new Error(`the memory limit ${JSON.stringify(limit)} is not a quantity`);
@@ -44,7 +46,11 @@ export function memoryLimitBytes(container: { resources?: { limits?: { memory?: 
  * @param membership this process's /proc/self/cgroup (null on a system without one)
  * @param root where the cgroup hierarchies are mounted
  */
-export function memoryCgroup(bytes: number, membership: string | null = ownCgroups(), root = "/sys/fs/cgroup"): MemoryCgroup | { why: string } {
+export function memoryCgroup(
+  bytes: number,
+  membership: string | null = ownCgroups(),
+  root = "/sys/fs/cgroup",
+): MemoryCgroup | { why: string } {
   if (membership === null) return { why: "this system has no /proc/self/cgroup" };
   const { v1, v2 } = memoryCgroupLines(membership);
   const [parent, limitFile, swapFile, version] = v1
@@ -74,7 +80,10 @@ export function memoryCgroup(bytes: number, membership: string | null = ownCgrou
     how: `a memory cgroup (${version}) of ${(bytes / 2 ** 20).toFixed(0)} MiB`,
     // The shell puts itself in the cgroup and becomes the command: one process, one pid. It exits
     // 2 if it cannot join the cgroup, 127 if the command is missing.
-    wrap: (argv) => ({ command: "/bin/sh", args: ["-c", 'echo $$ > "$0" && exec "$@"', join(dir, "cgroup.procs"), ...argv] }),
+    wrap: (argv) => ({
+      command: "/bin/sh",
+      args: ["-c", 'echo $$ > "$0" && exec "$@"', join(dir, "cgroup.procs"), ...argv],
+    }),
     remove: () => {
       try {
         rmdirSync(dir);
@@ -99,7 +108,10 @@ function memoryCgroupLines(membership: string): { v1?: { path: string }; v2?: { 
 }
 
 /** The command and arguments that run `argv`: inside the cgroup when there is one, else as they are. */
-export function commandIn(cgroup: MemoryCgroup | { why: string } | undefined, argv: readonly string[]): { command: string; args: string[] } {
+export function commandIn(
+  cgroup: MemoryCgroup | { why: string } | undefined,
+  argv: readonly string[],
+): { command: string; args: string[] } {
   return cgroup && "wrap" in cgroup ? cgroup.wrap(argv) : { command: argv[0]!, args: argv.slice(1) };
 }
 

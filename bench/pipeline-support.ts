@@ -14,7 +14,12 @@ import { readyEndpoints, rolledOut, type ObservedDeployment, type ObservedEndpoi
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 120_000, everyMs = 20): Promise<T> {
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 120_000,
+  everyMs = 20,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -47,14 +52,23 @@ export function procStatusMiB(pid: number, field: "VmRSS" | "VmHWM"): number | u
 }
 
 export const dgd = (namespace: string, name: string): KubeObject => ({
-  apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { name, namespace },
+  apiVersion: "nvidia.com/v1beta1",
+  kind: "DynamoGraphDeployment",
+  metadata: { name, namespace },
   spec: { components: [{ name: "decode", type: "decode" }] },
 });
 // Its Relay pods on kwok's nodes (no process in them: the real node holds Knative and the
 // functions), with small requests, so that the kwok nodes' CPU does not bound how many are scheduled.
 export const dpr = (namespace: string, name: string): KubeObject => ({
-  apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name, namespace },
-  spec: { image: "relay:1", clusterID: "bench", resources: { requests: { cpu: "10m", memory: "16Mi" } }, ...FAKE_NODE_PLACEMENT },
+  apiVersion: "nvidia.com/v1alpha1",
+  kind: "DynamoPoolRelay",
+  metadata: { name, namespace },
+  spec: {
+    image: "relay:1",
+    clusterID: "bench",
+    resources: { requests: { cpu: "10m", memory: "16Mi" } },
+    ...FAKE_NODE_PLACEMENT,
+  },
 });
 
 const DEFAULTS = parseConfig({}).defaults;
@@ -68,10 +82,20 @@ export const ALONE_SELECTOR = "app.kubernetes.io/managed-by=bench-ssa";
  * EndpointSlices, out of the product's own event source; `labels` are added to it.
  */
 export function childrenAlone(namespace: string, name: string, labels: Record<string, string> = {}): KubeObject[] {
-  const decision = decide(dpr(namespace, name) as never, dgd(namespace, name), DEFAULTS) as Extract<Decision, { action: "apply" }>;
+  const decision = decide(dpr(namespace, name) as never, dgd(namespace, name), DEFAULTS) as Extract<
+    Decision,
+    { action: "apply" }
+  >;
   return desiredChildren(decision).map((o) => ({
     ...o,
-    metadata: { ...o.metadata, labels: { ...(o.metadata as { labels?: Record<string, string> }).labels, "app.kubernetes.io/managed-by": "bench-ssa", ...labels } },
+    metadata: {
+      ...o.metadata,
+      labels: {
+        ...(o.metadata as { labels?: Record<string, string> }).labels,
+        "app.kubernetes.io/managed-by": "bench-ssa",
+        ...labels,
+      },
+    },
   }));
 }
 
@@ -85,14 +109,20 @@ type WatchedSlice = KubeObject & ObservedEndpointSlice;
  * and a ready endpoint behind it (shared/status.ts). The Deployment is the one named as its
  * Service, as the product names them. Stops at `timeoutMs`, with what it saw by then.
  */
-export function readyAlone(admin: KubeClient, labelSelector: string, count: number, timeoutMs: number): { watching: Promise<void>; ready: Promise<Map<string, number>> } {
+export function readyAlone(
+  admin: KubeClient,
+  labelSelector: string,
+  count: number,
+  timeoutMs: number,
+): { watching: Promise<void>; ready: Promise<Map<string, number>> } {
   const deployments = new Map<string, WatchedDeployment>();
   const slices = new Map<string, Map<string, WatchedSlice>>();
   const readyAt = new Map<string, number>();
   const abort = new AbortController();
   const check = (service: string) => {
     if (readyAt.has(service)) return;
-    if (rolledOut(deployments.get(service)) && readyEndpoints([...(slices.get(service)?.values() ?? [])]) > 0) readyAt.set(service, performance.now());
+    if (rolledOut(deployments.get(service)) && readyEndpoints([...(slices.get(service)?.values() ?? [])]) > 0)
+      readyAt.set(service, performance.now());
     if (readyAt.size >= count) abort.abort();
   };
   const timer = setTimeout(() => abort.abort(), timeoutMs);
@@ -102,27 +132,52 @@ export function readyAlone(admin: KubeClient, labelSelector: string, count: numb
   const started = () => ++opened === 2 && bothOpen();
   // The API server ends a watch after its timeout (30 to 60 minutes): a count cut short by it would pass for the cluster's own.
   const ended = (kind: string) => () => {
-    if (!abort.signal.aborted) throw new Error(`the ${kind} watch ended before ${count} were Ready or ${timeoutMs} ms passed (${readyAt.size} were)`);
+    if (!abort.signal.aborted)
+      throw new Error(
+        `the ${kind} watch ended before ${count} were Ready or ${timeoutMs} ms passed (${readyAt.size} were)`,
+      );
   };
   const ready = Promise.all([
-    admin.listAndWatch<WatchedDeployment>("apps/v1", "Deployment", labelSelector, (type, d) => {
-      if (type === "DELETED") deployments.delete(d.metadata.name);
-      else deployments.set(d.metadata.name, d);
-      check(d.metadata.name);
-    }, abort.signal, undefined, started).then(ended("Deployment")),
-    admin.listAndWatch<WatchedSlice>("discovery.k8s.io/v1", "EndpointSlice", labelSelector, (type, s) => {
-      const service = (s.metadata as { labels?: Record<string, string> }).labels?.["kubernetes.io/service-name"];
-      if (!service) return;
-      const of = slices.get(service) ?? new Map<string, WatchedSlice>();
-      if (type === "DELETED") of.delete(s.metadata.name);
-      else of.set(s.metadata.name, s);
-      slices.set(service, of);
-      check(service);
-    }, abort.signal, undefined, started).then(ended("EndpointSlice")),
-  ]).then(() => readyAt).finally(() => {
-    clearTimeout(timer);
-    abort.abort();
-  });
+    admin
+      .listAndWatch<WatchedDeployment>(
+        "apps/v1",
+        "Deployment",
+        labelSelector,
+        (type, d) => {
+          if (type === "DELETED") deployments.delete(d.metadata.name);
+          else deployments.set(d.metadata.name, d);
+          check(d.metadata.name);
+        },
+        abort.signal,
+        undefined,
+        started,
+      )
+      .then(ended("Deployment")),
+    admin
+      .listAndWatch<WatchedSlice>(
+        "discovery.k8s.io/v1",
+        "EndpointSlice",
+        labelSelector,
+        (type, s) => {
+          const service = (s.metadata as { labels?: Record<string, string> }).labels?.["kubernetes.io/service-name"];
+          if (!service) return;
+          const of = slices.get(service) ?? new Map<string, WatchedSlice>();
+          if (type === "DELETED") of.delete(s.metadata.name);
+          else of.set(s.metadata.name, s);
+          slices.set(service, of);
+          check(service);
+        },
+        abort.signal,
+        undefined,
+        started,
+      )
+      .then(ended("EndpointSlice")),
+  ])
+    .then(() => readyAt)
+    .finally(() => {
+      clearTimeout(timer);
+      abort.abort();
+    });
   return { watching, ready };
 }
 
@@ -131,7 +186,11 @@ export function readyAlone(admin: KubeClient, labelSelector: string, count: numb
  * DynamoPoolRelays and the labelled children), keeping each object's last version and how it came
  * (bench/lost-changes.ts compares them with what reached the Broker). Stop it with the signal.
  */
-export function watchChanges(admin: KubeClient, namespace: string, signal: AbortSignal): { watching: Promise<void>; last: Map<string, LastSeen>; unsent: { count: number } } {
+export function watchChanges(
+  admin: KubeClient,
+  namespace: string,
+  signal: AbortSignal,
+): { watching: Promise<void>; last: Map<string, LastSeen>; unsent: { count: number } } {
   const last = new Map<string, LastSeen>();
   const seen = new Map<string, KubeObject>();
   const unsent = { count: 0 };
@@ -147,18 +206,27 @@ export function watchChanges(admin: KubeClient, namespace: string, signal: Abort
   const watching = new Promise<void>((resolve) => (allOpen = resolve));
   const changes = { ADDED: "add", MODIFIED: "update", DELETED: "delete" } as const;
   for (const [apiVersion, kind, selector] of kinds) {
-    void admin.listAndWatch<KubeObject>(apiVersion, kind, selector, (type, o) => {
-      if (o.metadata.namespace !== namespace) return;
-      const key = `${namespace}/${o.metadata.name}`;
-      const id = `${kind}/${key}`;
-      const before = seen.get(id);
-      const previous = before && sentFacts(before);
-      if (type === "DELETED") seen.delete(id);
-      else seen.set(id, o);
-      // Only what the source is to send counts; what it leaves out by design is counted apart.
-      if (sent(changes[type], o, previous)) last.set(id, { kind, key, resourceVersion: o.metadata.resourceVersion ?? "", change: changes[type] });
-      else unsent.count++;
-    }, signal, undefined, () => ++opened === kinds.length && allOpen());
+    void admin.listAndWatch<KubeObject>(
+      apiVersion,
+      kind,
+      selector,
+      (type, o) => {
+        if (o.metadata.namespace !== namespace) return;
+        const key = `${namespace}/${o.metadata.name}`;
+        const id = `${kind}/${key}`;
+        const before = seen.get(id);
+        const previous = before && sentFacts(before);
+        if (type === "DELETED") seen.delete(id);
+        else seen.set(id, o);
+        // Only what the source is to send counts; what it leaves out by design is counted apart.
+        if (sent(changes[type], o, previous))
+          last.set(id, { kind, key, resourceVersion: o.metadata.resourceVersion ?? "", change: changes[type] });
+        else unsent.count++;
+      },
+      signal,
+      undefined,
+      () => ++opened === kinds.length && allOpen(),
+    );
   }
   return { watching, last, unsent };
 }

@@ -24,7 +24,18 @@ import { buildClassic, startClassic } from "./classic.ts";
 import { podsCpuSeconds } from "./cpu.ts";
 import { cpuByName, processCpu } from "./process-cpu.ts";
 import { lostChanges, tap } from "./lost-changes.ts";
-import { ALONE_SELECTOR, childrenAlone, dgd, dpr, namespaceWatched, readyAlone, since, sleep, until, watchChanges } from "./pipeline-support.ts";
+import {
+  ALONE_SELECTOR,
+  childrenAlone,
+  dgd,
+  dpr,
+  namespaceWatched,
+  readyAlone,
+  since,
+  sleep,
+  until,
+  watchChanges,
+} from "./pipeline-support.ts";
 
 const PAIRS = Number(process.env["PIPELINE_PAIRS"] ?? 1000);
 const AT_ONCE = 32;
@@ -39,7 +50,8 @@ const names = Array.from({ length: PAIRS }, (_, i) => `g${i}`);
  * Whether the API server, busy with the burst, left a request unanswered: no answer within the
  * client's 10 s, or its HTTP/2 stream ended with the session the client then dropped.
  */
-const unanswered = (err: unknown) => err instanceof ApiError && (err.reason === "Timeout" || err.reason === "NetworkError");
+const unanswered = (err: unknown) =>
+  err instanceof ApiError && (err.reason === "Timeout" || err.reason === "NetworkError");
 /** Writes left unanswered, sent again (each write here is an apply: the same again is harmless). */
 let resent = 0;
 const ATTEMPTS = 3;
@@ -69,7 +81,8 @@ async function all<T>(what: string, items: readonly T[], write: (item: T) => Pro
     }
   };
   const { failures } = await settleBounded(items, AT_ONCE, again);
-  if (failures.length) throw new Error(`${failures.length} of ${items.length} ${what} failed; the first: ${String(failures[0]!.error)}`);
+  if (failures.length)
+    throw new Error(`${failures.length} of ${items.length} ${what} failed; the first: ${String(failures[0]!.error)}`);
 }
 
 // Built before the cluster starts: a cold build of controller-runtime takes minutes of both cores.
@@ -78,7 +91,8 @@ const cp = await startProductCluster({ fieldManager: MANAGER });
 
 type Condition = { type: string; status: string; reason?: string; lastTransitionTime?: string };
 type Listed = { metadata: { name: string; creationTimestamp?: string }; status?: { conditions?: Condition[] } };
-const condition = (d: Listed, type: string) => d.status?.conditions?.find((c) => c.type === type && c.status === "True");
+const condition = (d: Listed, type: string) =>
+  d.status?.conditions?.find((c) => c.type === type && c.status === "True");
 const waitMs = Number(process.env["PIPELINE_WAIT_S"] ?? 600) * 1000;
 /** The resync's period (knative/pingsource.yaml, every tenth minute): its ticks fall on these marks of the clock. */
 const RESYNC_PERIOD_MS = 600_000;
@@ -96,23 +110,32 @@ const tickFreeMs = Number(process.env["PIPELINE_TICK_FREE_S"] ?? 480) * 1000;
  */
 async function allReady(ns: string, started: number): Promise<Listed[]> {
   let listed: Listed[] = [];
-  await until(`all ${PAIRS} DynamoPoolRelays in ${ns} Ready`, async () => {
-    try {
-      listed = await cp.client.list<Listed>("nvidia.com/v1alpha1", "DynamoPoolRelay", ns);
-    } catch (err) {
-      // Unanswered: the next poll asks again.
-      if (unanswered(err)) return false;
-      throw err;
-    }
-    return (listed.length === PAIRS && listed.every((d) => condition(d, "Ready"))) || performance.now() - started > waitMs;
-  }, waitMs + 60_000, 1000);
+  await until(
+    `all ${PAIRS} DynamoPoolRelays in ${ns} Ready`,
+    async () => {
+      try {
+        listed = await cp.client.list<Listed>("nvidia.com/v1alpha1", "DynamoPoolRelay", ns);
+      } catch (err) {
+        // Unanswered: the next poll asks again.
+        if (unanswered(err)) return false;
+        throw err;
+      }
+      return (
+        (listed.length === PAIRS && listed.every((d) => condition(d, "Ready"))) || performance.now() - started > waitMs
+      );
+    },
+    waitMs + 60_000,
+    1000,
+  );
   return listed;
 }
 
 /** When each DynamoPoolRelay's condition `type` turned True, in seconds from the first create (the API server's times), sorted. */
 function transitions(listed: readonly Listed[], type: string): number[] {
   const first = Math.min(...listed.map((d) => Date.parse(d.metadata.creationTimestamp!)));
-  return listed.flatMap((d) => (condition(d, type) ? [(Date.parse(condition(d, type)!.lastTransitionTime!) - first) / 1000] : [])).sort((a, b) => a - b);
+  return listed
+    .flatMap((d) => (condition(d, type) ? [(Date.parse(condition(d, type)!.lastTransitionTime!) - first) / 1000] : []))
+    .sort((a, b) => a - b);
 }
 try {
   const admin = cp.client;
@@ -137,14 +160,40 @@ try {
     tap(tapped, e);
   }, cp.hostAddress);
   const tapName = "bench-tap";
-  await persist(`creating Trigger ${tapName}`, () => admin.apply({ ...tapTrigger(tapName, PRODUCT_NAMESPACE, BROKER, brokerTap.sink), spec: { broker: BROKER, filter: {}, subscriber: { uri: brokerTap.sink }, delivery: { retry: 10, backoffPolicy: "exponential", backoffDelay: "PT0.2S", timeout: "PT10S" } } }, MANAGER, { force: true }));
-  await until(`Trigger ${tapName} Ready`, async () => {
-    const t = await admin.get<{ status?: { conditions?: { type: string; status: string }[] } }>({ apiVersion: "eventing.knative.dev/v1", kind: "Trigger", namespace: PRODUCT_NAMESPACE, name: tapName });
-    return t?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
-  }, 120_000, 500);
+  await persist(`creating Trigger ${tapName}`, () =>
+    admin.apply(
+      {
+        ...tapTrigger(tapName, PRODUCT_NAMESPACE, BROKER, brokerTap.sink),
+        spec: {
+          broker: BROKER,
+          filter: {},
+          subscriber: { uri: brokerTap.sink },
+          delivery: { retry: 10, backoffPolicy: "exponential", backoffDelay: "PT0.2S", timeout: "PT10S" },
+        },
+      },
+      MANAGER,
+      { force: true },
+    ),
+  );
+  await until(
+    `Trigger ${tapName} Ready`,
+    async () => {
+      const t = await admin.get<{ status?: { conditions?: { type: string; status: string }[] } }>({
+        apiVersion: "eventing.knative.dev/v1",
+        kind: "Trigger",
+        namespace: PRODUCT_NAMESPACE,
+        name: tapName,
+      });
+      return t?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+    },
+    120_000,
+    500,
+  );
   const toTick = RESYNC_PERIOD_MS - (Date.now() % RESYNC_PERIOD_MS);
   if (toTick < tickFreeMs) {
-    console.log(`waiting ${Math.round(toTick / 1000) + 20} s for the resync tick to pass before the burst (PIPELINE_TICK_FREE_S ${tickFreeMs / 1000})`);
+    console.log(
+      `waiting ${Math.round(toTick / 1000) + 20} s for the resync tick to pass before the burst (PIPELINE_TICK_FREE_S ${tickFreeMs / 1000})`,
+    );
     await sleep(toTick + 20_000);
   }
   cp.podLogs.sweep();
@@ -160,7 +209,9 @@ try {
   const after = (type: string) => transitions(listed, type);
   const readyAt = after("Ready");
   const publishedAt = after("ServicePublished");
-  const notReady = listed.filter((d) => !condition(d, "Ready")).map((d) => `${d.metadata.name} (${d.status?.conditions?.find((c) => c.type === "Ready")?.reason ?? "no status"})`);
+  const notReady = listed
+    .filter((d) => !condition(d, "Ready"))
+    .map((d) => `${d.metadata.name} (${d.status?.conditions?.find((c) => c.type === "Ready")?.reason ?? "no status"})`);
   const pipelineCpuS = podsCpuSeconds() - cpuBefore;
   const pipelineMachine = cpuByName(machineBefore, processCpu());
   // Until the Broker is idle (nothing entered it for 15 s): what the burst cost in all.
@@ -168,7 +219,9 @@ try {
   const idleAfterS = (lastTapped - started) / 1000;
   stopWatching.abort();
   const lost = lostChanges(changes.last.values(), tapped);
-  await persist(`deleting Trigger ${tapName}`, () => admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/${tapName}`));
+  await persist(`deleting Trigger ${tapName}`, () =>
+    admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/${tapName}`),
+  );
   await brokerTap.close();
   cp.podLogs.sweep();
   const invocations = since(cp.logs, before);
@@ -179,7 +232,8 @@ try {
   const children = names.flatMap((name) => childrenAlone(ssa, name));
   // Room for their Relay pods, and a watch that sees when each pair is Ready as the product's
   // status would call it: what the cluster itself takes (controllers, scheduler, kwok) past the writes.
-  for (let i = NODES + 1; i <= 2 * NODES; i++) await admin.apply(fakeNode(`kwok-node-${i}`, true), MANAGER, { force: true });
+  for (let i = NODES + 1; i <= 2 * NODES; i++)
+    await admin.apply(fakeNode(`kwok-node-${i}`, true), MANAGER, { force: true });
   const alone = readyAlone(admin, ALONE_SELECTOR, PAIRS, waitMs);
   await Promise.race([alone.watching, alone.ready]); // a watch refused before it started fails the bench here, not by hanging
   const ssaStarted = performance.now();
@@ -192,13 +246,23 @@ try {
   // its own, with the product's Triggers and sources removed first so that only it acts on, or
   // watches, what is created.
   for (const fn of PRODUCT_FUNCTIONS.filter((f) => f !== "dead-letter")) {
-    await persist(`deleting Trigger poolrelay-${fn}`, () => admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/poolrelay-${fn}`));
+    await persist(`deleting Trigger poolrelay-${fn}`, () =>
+      admin.request("DELETE", `/apis/eventing.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/triggers/poolrelay-${fn}`),
+    );
   }
-  for (const [plural, name] of [["apiserversources", "poolrelay-watch"], ["pingsources", "poolrelay-resync"]]) {
-    await persist(`deleting ${plural}/${name}`, () => admin.request("DELETE", `/apis/sources.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/${plural}/${name}`));
+  for (const [plural, name] of [
+    ["apiserversources", "poolrelay-watch"],
+    ["pingsources", "poolrelay-resync"],
+  ]) {
+    await persist(`deleting ${plural}/${name}`, () =>
+      admin.request("DELETE", `/apis/sources.knative.dev/v1/namespaces/${PRODUCT_NAMESPACE}/${plural}/${name}`),
+    );
   }
-  await persist("deleting the event source's Deployment", () => admin.request("DELETE", `/apis/apps/v1/namespaces/${PRODUCT_NAMESPACE}/deployments/poolrelay-source`));
-  for (let i = 2 * NODES + 1; i <= 3 * NODES; i++) await admin.apply(fakeNode(`kwok-node-${i}`, true), MANAGER, { force: true });
+  await persist("deleting the event source's Deployment", () =>
+    admin.request("DELETE", `/apis/apps/v1/namespaces/${PRODUCT_NAMESPACE}/deployments/poolrelay-source`),
+  );
+  for (let i = 2 * NODES + 1; i <= 3 * NODES; i++)
+    await admin.apply(fakeNode(`kwok-node-${i}`, true), MANAGER, { force: true });
   const cns = "classic";
   await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: cns } }, MANAGER);
   const classic = startClassic(classicBinary, cp.kubeconfig, cns);
@@ -213,34 +277,87 @@ try {
   const classicReadyAt = transitions(classicListed, "Ready");
 
   const per = (fn: string) => invocations.filter((i) => i.function === fn);
-  const sum = (xs: readonly { reads: number; writes: number }[], f: "reads" | "writes") => xs.reduce((n, i) => n + i[f], 0);
-  console.log(`\n${PAIRS.toLocaleString("en")} DGD/DynamoPoolRelay pairs at once (profile node, ${AT_ONCE} requests at once)\n`);
+  const sum = (xs: readonly { reads: number; writes: number }[], f: "reads" | "writes") =>
+    xs.reduce((n, i) => n + i[f], 0);
+  console.log(
+    `\n${PAIRS.toLocaleString("en")} DGD/DynamoPoolRelay pairs at once (profile node, ${AT_ONCE} requests at once)\n`,
+  );
   console.log("| | |\n|---|---|");
-  const at = (xs: number[], q: number) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!.toFixed(0) : "-");
+  const at = (xs: number[], q: number) =>
+    xs.length ? xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!.toFixed(0) : "-";
   console.log(`| the pairs created (DynamoPoolRelays, then DGDs) | ${createdS.toFixed(1)} s |`);
-  console.log(`| writes the API server left unanswered (no answer in 10 s, or the stream ended), sent again: the pairs' creates / the children alone | ${pipelineResent} / ${ssaResent} |`);
-  console.log(`| Services published, from the first create (API server times) | ${publishedAt.length} of ${PAIRS}; median ${at(publishedAt, 0.5)} s, last ${at(publishedAt, 1)} s |`);
-  console.log(`| DynamoPoolRelays Ready (Relay pods Ready), from the first create | ${readyAt.length} of ${PAIRS}; median ${at(readyAt, 0.5)} s, last ${at(readyAt, 1)} s |`);
-  console.log(`| not Ready when the wait ended (all Ready, or ${waitMs / 1000} s) | ${notReady.length ? notReady.join(", ") : "none"} |`);
-  console.log(`| the last event entered the Broker, from the first create | ${idleAfterS.toFixed(0)} s (${tappedEvents.toLocaleString("en")} events tapped) |`);
-  console.log(`| changes lost on the way to the Broker (an independent watch against the tap: the last change the source is to send of ${changes.last.size.toLocaleString("en")} objects; ${changes.unsent.count.toLocaleString("en")} changes it leaves out by design) | ${lost.length}${lost.length ? `: ${lost.slice(0, 10).map((l) => `${l.kind} ${l.key}@${l.resourceVersion} (${l.change})`).join(", ")}${lost.length > 10 ? ", …" : ""}` : ""} |`);
-  console.log(`| CPU time of every pod on the real node (functions, sources, Knative, Traefik, CoreDNS), to the last Ready | ${pipelineCpuS.toFixed(0)} s |`);
-  console.log(`| the API server alone: server-side apply of the same ${children.length.toLocaleString("en")} children | ${ssaS.toFixed(1)} s |`);
-  if (publishedAt.length === PAIRS) console.log(`| ratio: server-side apply alone / the pipeline to every Service published | ${(ssaS / publishedAt.at(-1)!).toFixed(2)} |`);
-  console.log(`| the same children alone, Ready as the product's status would call it (a replica available, a ready endpoint), from the first apply | ${aloneReadyAt.length} of ${PAIRS}; median ${at(aloneReadyAt, 0.5)} s, last ${at(aloneReadyAt, 1)} s |`);
-  if (readyAt.length === PAIRS && aloneReadyAt.length === PAIRS) console.log(`| ratio: the children alone to Ready / the pipeline to every DynamoPoolRelay Ready | ${(aloneReadyAt.at(-1)! / readyAt.at(-1)!).toFixed(2)} |`);
+  console.log(
+    `| writes the API server left unanswered (no answer in 10 s, or the stream ended), sent again: the pairs' creates / the children alone | ${pipelineResent} / ${ssaResent} |`,
+  );
+  console.log(
+    `| Services published, from the first create (API server times) | ${publishedAt.length} of ${PAIRS}; median ${at(publishedAt, 0.5)} s, last ${at(publishedAt, 1)} s |`,
+  );
+  console.log(
+    `| DynamoPoolRelays Ready (Relay pods Ready), from the first create | ${readyAt.length} of ${PAIRS}; median ${at(readyAt, 0.5)} s, last ${at(readyAt, 1)} s |`,
+  );
+  console.log(
+    `| not Ready when the wait ended (all Ready, or ${waitMs / 1000} s) | ${notReady.length ? notReady.join(", ") : "none"} |`,
+  );
+  console.log(
+    `| the last event entered the Broker, from the first create | ${idleAfterS.toFixed(0)} s (${tappedEvents.toLocaleString("en")} events tapped) |`,
+  );
+  console.log(
+    `| changes lost on the way to the Broker (an independent watch against the tap: the last change the source is to send of ${changes.last.size.toLocaleString("en")} objects; ${changes.unsent.count.toLocaleString("en")} changes it leaves out by design) | ${lost.length}${
+      lost.length
+        ? `: ${lost
+            .slice(0, 10)
+            .map((l) => `${l.kind} ${l.key}@${l.resourceVersion} (${l.change})`)
+            .join(", ")}${lost.length > 10 ? ", …" : ""}`
+        : ""
+    } |`,
+  );
+  console.log(
+    `| CPU time of every pod on the real node (functions, sources, Knative, Traefik, CoreDNS), to the last Ready | ${pipelineCpuS.toFixed(0)} s |`,
+  );
+  console.log(
+    `| the API server alone: server-side apply of the same ${children.length.toLocaleString("en")} children | ${ssaS.toFixed(1)} s |`,
+  );
+  if (publishedAt.length === PAIRS)
+    console.log(
+      `| ratio: server-side apply alone / the pipeline to every Service published | ${(ssaS / publishedAt.at(-1)!).toFixed(2)} |`,
+    );
+  console.log(
+    `| the same children alone, Ready as the product's status would call it (a replica available, a ready endpoint), from the first apply | ${aloneReadyAt.length} of ${PAIRS}; median ${at(aloneReadyAt, 0.5)} s, last ${at(aloneReadyAt, 1)} s |`,
+  );
+  if (readyAt.length === PAIRS && aloneReadyAt.length === PAIRS)
+    console.log(
+      `| ratio: the children alone to Ready / the pipeline to every DynamoPoolRelay Ready | ${(aloneReadyAt.at(-1)! / readyAt.at(-1)!).toFixed(2)} |`,
+    );
   const requests = sum(invocations, "reads") + sum(invocations, "writes");
-  console.log(`| the classic controller-runtime operator (bench/classic/, 4 workers, cached reads): DynamoPoolRelays Ready, from the first create | ${classicReadyAt.length} of ${PAIRS}; median ${at(classicReadyAt, 0.5)} s, last ${at(classicReadyAt, 1)} s |`);
-  if (readyAt.length === PAIRS && classicReadyAt.length === PAIRS) console.log(`| ratio: the classic operator to Ready / the pipeline to Ready | ${(classicReadyAt.at(-1)! / readyAt.at(-1)!).toFixed(2)} |`);
-  console.log(`| API requests a pair: the pipeline's functions / the classic operator (watches and discovery included) | ${(requests / PAIRS).toFixed(1)} / ${(classicReport.requests / PAIRS).toFixed(1)} |`);
-  console.log(`| CPU time to the last Ready: every pod on the real node in the pipeline's part / the classic operator's process | ${pipelineCpuS.toFixed(0)} s / ${classicReport.cpuSeconds.toFixed(0)} s |`);
-  if (readyAt.length === PAIRS) console.log(`| API requests a second: the pipeline's functions, to the last Ready / the server-side apply alone | ${(requests / readyAt.at(-1)!).toFixed(0)} / ${(children.length / ssaS).toFixed(0)} |`);
-  console.log("\n| function | invocations | per pair | API reads | API writes | requests per pair |\n|---|---|---|---|---|---|");
+  console.log(
+    `| the classic controller-runtime operator (bench/classic/, 4 workers, cached reads): DynamoPoolRelays Ready, from the first create | ${classicReadyAt.length} of ${PAIRS}; median ${at(classicReadyAt, 0.5)} s, last ${at(classicReadyAt, 1)} s |`,
+  );
+  if (readyAt.length === PAIRS && classicReadyAt.length === PAIRS)
+    console.log(
+      `| ratio: the classic operator to Ready / the pipeline to Ready | ${(classicReadyAt.at(-1)! / readyAt.at(-1)!).toFixed(2)} |`,
+    );
+  console.log(
+    `| API requests a pair: the pipeline's functions / the classic operator (watches and discovery included) | ${(requests / PAIRS).toFixed(1)} / ${(classicReport.requests / PAIRS).toFixed(1)} |`,
+  );
+  console.log(
+    `| CPU time to the last Ready: every pod on the real node in the pipeline's part / the classic operator's process | ${pipelineCpuS.toFixed(0)} s / ${classicReport.cpuSeconds.toFixed(0)} s |`,
+  );
+  if (readyAt.length === PAIRS)
+    console.log(
+      `| API requests a second: the pipeline's functions, to the last Ready / the server-side apply alone | ${(requests / readyAt.at(-1)!).toFixed(0)} / ${(children.length / ssaS).toFixed(0)} |`,
+    );
+  console.log(
+    "\n| function | invocations | per pair | API reads | API writes | requests per pair |\n|---|---|---|---|---|---|",
+  );
   for (const fn of PRODUCT_FUNCTIONS) {
     const xs = per(fn);
-    console.log(`| ${fn} | ${xs.length} | ${(xs.length / PAIRS).toFixed(1)} | ${sum(xs, "reads")} | ${sum(xs, "writes")} | ${((sum(xs, "reads") + sum(xs, "writes")) / PAIRS).toFixed(1)} |`);
+    console.log(
+      `| ${fn} | ${xs.length} | ${(xs.length / PAIRS).toFixed(1)} | ${sum(xs, "reads")} | ${sum(xs, "writes")} | ${((sum(xs, "reads") + sum(xs, "writes")) / PAIRS).toFixed(1)} |`,
+    );
   }
-  console.log(`| all | ${invocations.length} | ${(invocations.length / PAIRS).toFixed(1)} | ${sum(invocations, "reads")} | ${sum(invocations, "writes")} | ${((sum(invocations, "reads") + sum(invocations, "writes")) / PAIRS).toFixed(1)} |`);
+  console.log(
+    `| all | ${invocations.length} | ${(invocations.length / PAIRS).toFixed(1)} | ${sum(invocations, "reads")} | ${sum(invocations, "writes")} | ${((sum(invocations, "reads") + sum(invocations, "writes")) / PAIRS).toFixed(1)} |`,
+  );
   // Why apply ran: each reconcile request's cause, and what the run decided.
   const causes = new Map<string, number>();
   for (const i of per("apply")) {
@@ -248,7 +365,8 @@ try {
     causes.set(label, (causes.get(label) ?? 0) + 1);
   }
   console.log("\n| apply: request cause → decision | runs | per pair |\n|---|---|---|");
-  for (const [label, n] of [...causes].sort((a, b) => b[1] - a[1])) console.log(`| ${label} | ${n} | ${(n / PAIRS).toFixed(2)} |`);
+  for (const [label, n] of [...causes].sort((a, b) => b[1] - a[1]))
+    console.log(`| ${label} | ${n} | ${(n / PAIRS).toFixed(2)} |`);
   // What status's runs read: by decision and by how much of the world they read (all, or only the shown children).
   const statusRuns = new Map<string, { runs: number; reads: number; writes: number }>();
   for (const i of per("status")) {
@@ -257,23 +375,37 @@ try {
     const row = statusRuns.get(label) ?? { runs: 0, reads: 0, writes: 0 };
     statusRuns.set(label, { runs: row.runs + 1, reads: row.reads + i.reads, writes: row.writes + i.writes });
   }
-  console.log("\n| status: decision (children read) | runs | reads | writes | requests per pair |\n|---|---|---|---|---|");
+  console.log(
+    "\n| status: decision (children read) | runs | reads | writes | requests per pair |\n|---|---|---|---|---|",
+  );
   for (const [label, r] of [...statusRuns].sort((a, b) => b[1].reads + b[1].writes - a[1].reads - a[1].writes)) {
     console.log(`| ${label} | ${r.runs} | ${r.reads} | ${r.writes} | ${((r.reads + r.writes) / PAIRS).toFixed(2)} |`);
   }
   // Each pod's container under its Service's memory limit, sampled over both parts of the run (bench/function-memory.ts).
-  console.log("\n| function | memory limit | pods | peak memory of a pod (cgroup, page cache included) | restarts |\n|---|---|---|---|---|");
+  console.log(
+    "\n| function | memory limit | pods | peak memory of a pod (cgroup, page cache included) | restarts |\n|---|---|---|---|---|",
+  );
   for (const f of await memory.stop()) {
     const limit = serviceMemoryLimit(f.name.replace(/^poolrelay-/, "")).text;
-    console.log(`| ${f.name} | ${limit} | ${f.pods} | ${f.peakMiB === undefined ? "not measured" : `${f.peakMiB.toFixed(0)} MiB`} | ${f.restarts}${f.reason ? ` (${f.reason})` : ""} |`);
+    console.log(
+      `| ${f.name} | ${limit} | ${f.pods} | ${f.peakMiB === undefined ? "not measured" : `${f.peakMiB.toFixed(0)} MiB`} | ${f.restarts}${f.reason ? ` (${f.reason})` : ""} |`,
+    );
   }
   // The whole machine, by process, from the first create to the last Ready of each part: the
   // processes of the cluster itself and of the bench run in both, the functions and Knative's in the first.
   const seconds = (part: [string, number][], name: string) => part.find(([n]) => n === name)?.[1] ?? 0;
-  const top = [...new Set([...pipelineMachine, ...classicMachine].sort((a, b) => b[1] - a[1]).map(([n]) => n))].slice(0, 25);
+  const top = [...new Set([...pipelineMachine, ...classicMachine].sort((a, b) => b[1] - a[1]).map(([n]) => n))].slice(
+    0,
+    25,
+  );
   const total = (part: [string, number][]) => part.reduce((n, [, s]) => n + s, 0);
-  console.log(`\n| CPU seconds on the machine, to the last Ready (2 cores: ${readyAt.length === PAIRS ? `${(2 * readyAt.at(-1)!).toFixed(0)}` : "-"} / ${classicReadyAt.length === PAIRS ? `${(2 * classicReadyAt.at(-1)!).toFixed(0)}` : "-"} available) | the pipeline | the classic operator |\n|---|---|---|`);
-  for (const name of top) console.log(`| ${name} | ${seconds(pipelineMachine, name).toFixed(1)} | ${seconds(classicMachine, name).toFixed(1)} |`);
+  console.log(
+    `\n| CPU seconds on the machine, to the last Ready (2 cores: ${readyAt.length === PAIRS ? `${(2 * readyAt.at(-1)!).toFixed(0)}` : "-"} / ${classicReadyAt.length === PAIRS ? `${(2 * classicReadyAt.at(-1)!).toFixed(0)}` : "-"} available) | the pipeline | the classic operator |\n|---|---|---|`,
+  );
+  for (const name of top)
+    console.log(
+      `| ${name} | ${seconds(pipelineMachine, name).toFixed(1)} | ${seconds(classicMachine, name).toFixed(1)} |`,
+    );
   console.log(`| all | ${total(pipelineMachine).toFixed(0)} | ${total(classicMachine).toFixed(0)} |`);
   const ticks = per("eligibility").filter((i) => i.decision === "Resync");
   console.log(`\nresync ticks during the run: ${ticks.length}`);

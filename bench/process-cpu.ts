@@ -21,7 +21,10 @@ function nameOf(proc: string, pid: string): string | undefined {
     const exe = basename(argv[0]!);
     if (exe !== "node") return exe;
     const script = argv.slice(1).find((a) => !a.startsWith("-"));
-    const service = readFileSync(`${proc}/${pid}/environ`, "utf8").split("\0").find((e) => e.startsWith("K_SERVICE="))?.slice("K_SERVICE=".length);
+    const service = readFileSync(`${proc}/${pid}/environ`, "utf8")
+      .split("\0")
+      .find((e) => e.startsWith("K_SERVICE="))
+      ?.slice("K_SERVICE=".length);
     return `node ${script ? basename(script) : ""}${service ? ` (${service})` : ""}`;
   } catch {
     return undefined; // gone meanwhile
@@ -37,7 +40,8 @@ export function processCpu(proc = "/proc"): ProcessCpu {
       const stat = readFileSync(`${proc}/${pid}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       const name = nameOf(proc, pid);
-      if (name !== undefined) out.set(`${pid}@${fields[19]}`, { name, seconds: (Number(fields[11]) + Number(fields[12])) / TICKS });
+      if (name !== undefined)
+        out.set(`${pid}@${fields[19]}`, { name, seconds: (Number(fields[11]) + Number(fields[12])) / TICKS });
     } catch {
       // gone meanwhile
     }
@@ -48,6 +52,7 @@ export function processCpu(proc = "/proc"): ProcessCpu {
 /** CPU seconds by process name (as last read) between two readings, most first (a process new since `before` counts whole). */
 export function cpuByName(before: ProcessCpu, after: ProcessCpu): [string, number][] {
   const byName = new Map<string, number>();
-  for (const [key, { name, seconds }] of after) byName.set(name, (byName.get(name) ?? 0) + seconds - (before.get(key)?.seconds ?? 0));
+  for (const [key, { name, seconds }] of after)
+    byName.set(name, (byName.get(name) ?? 0) + seconds - (before.get(key)?.seconds ?? 0));
   return [...byName].filter(([, s]) => s >= 0.05).sort((a, b) => b[1] - a[1]);
 }

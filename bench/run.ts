@@ -42,11 +42,20 @@ try {
 
   const ns = "bench";
   await namespaceWatched(admin, ns, MANAGER);
-  const dprStatus = async (name: string) => (await admin.get<{ status?: Record<string, any> }>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: ns, name }))?.status;
+  const dprStatus = async (name: string) =>
+    (
+      await admin.get<{ status?: Record<string, any> }>({
+        apiVersion: "nvidia.com/v1alpha1",
+        kind: "DynamoPoolRelay",
+        namespace: ns,
+        name,
+      })
+    )?.status;
   const logs = () => (cp.podLogs.sweep(), allInvocationsByPod(cp.logs));
   const count = () => [...logs().values()].reduce((n, l) => n + l.length, 0);
   const about = (name: string) => (i: Invocation) =>
-    (i.key?.namespace === ns && JSON.stringify(i).includes(`"name":"${name}"`)) || ((i.event.subject ?? "").includes(`/namespaces/${ns}/`) && (i.event.subject ?? "").includes(name));
+    (i.key?.namespace === ns && JSON.stringify(i).includes(`"name":"${name}"`)) ||
+    ((i.event.subject ?? "").includes(`/namespaces/${ns}/`) && (i.event.subject ?? "").includes(name));
 
   /** Runs `act`, waits until no new invocation about the key for 2 s, and sums what it cost. */
   async function measure(label: string, name: string, act: () => Promise<void>): Promise<string> {
@@ -63,9 +72,14 @@ try {
     cp.podLogs.sweep();
     const slice = since(cp.logs, before).filter(about(name));
     // BENCH_DETAIL=1: every invocation of the chain, to see which events cost what.
-    if (process.env["BENCH_DETAIL"]) for (const l of slice) console.error(`  ${label.split(" ")[0]}: ${l.function} ${l.event.id.slice(0, 8)} ${l.event.type} ${l.event.subject ?? ""} ${l.decision ?? ""} ${l.reads}/${l.writes}`);
+    if (process.env["BENCH_DETAIL"])
+      for (const l of slice)
+        console.error(
+          `  ${label.split(" ")[0]}: ${l.function} ${l.event.id.slice(0, 8)} ${l.event.type} ${l.event.subject ?? ""} ${l.decision ?? ""} ${l.reads}/${l.writes}`,
+        );
     const per = (fn: string) => slice.filter((l) => l.function === fn);
-    const cell = (fn: string) => `${per(fn).length} × ${per(fn).reduce((n, l) => n + l.reads, 0)} / ${per(fn).reduce((n, l) => n + l.writes, 0)}`;
+    const cell = (fn: string) =>
+      `${per(fn).length} × ${per(fn).reduce((n, l) => n + l.reads, 0)} / ${per(fn).reduce((n, l) => n + l.writes, 0)}`;
     const total = slice.reduce((n, l) => n + l.reads + l.writes, 0);
     const writes = slice.reduce((n, l) => n + l.writes, 0);
     return `| ${label} | ${cell("eligibility")} | ${cell("apply")} | ${cell("status")} | ${slice.length} | ${total} | ${writes} |`;
@@ -80,18 +94,35 @@ try {
       await sleep(1000);
       const t = performance.now();
       await admin.apply(dgd(ns, "g1"), MANAGER);
-      await until("g1 Ready", async () => (await dprStatus("g1"))?.["conditions"]?.some((c: { type: string; status: string }) => c.type === "Ready" && c.status === "True"));
+      await until("g1 Ready", async () =>
+        (await dprStatus("g1"))?.["conditions"]?.some(
+          (c: { type: string; status: string }) => c.type === "Ready" && c.status === "True",
+        ),
+      );
       publishToReadyMs = performance.now() - t;
     }),
     await measure("no-op (the DGD's last event again, new id)", "g1", async () => {
-      const last = events.filter((e) => e.extensions["kind"] === "DynamoGraphDeployment" && e.extensions["name"] === "g1").at(-1)!;
-      const res = await fetch(cp.brokerIngress, { method: "POST", ...toBinary({ ...last, id: randomUUID(), time: now() }) });
+      const last = events
+        .filter((e) => e.extensions["kind"] === "DynamoGraphDeployment" && e.extensions["name"] === "g1")
+        .at(-1)!;
+      const res = await fetch(cp.brokerIngress, {
+        method: "POST",
+        ...toBinary({ ...last, id: randomUUID(), time: now() }),
+      });
       if (res.status !== 202) throw new Error(`the broker ingress answered ${res.status}`);
     }),
     await measure("worker-namespace change (DGD rollout)", "g1", async () => {
-      const live = (await admin.get<KubeObject>({ apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", namespace: ns, name: "g1" }))!;
+      const live = (await admin.get<KubeObject>({
+        apiVersion: "nvidia.com/v1beta1",
+        kind: "DynamoGraphDeployment",
+        namespace: ns,
+        name: "g1",
+      }))!;
       const t = performance.now();
-      await admin.replaceStatus({ ...live, status: { components: { decode: { componentNames: ["g1-decode-aaaa1111", "g1-decode-bbbb2222"] } } } });
+      await admin.replaceStatus({
+        ...live,
+        status: { components: { decode: { componentNames: ["g1-decode-aaaa1111", "g1-decode-bbbb2222"] } } },
+      });
       await until("the rollout observed", async () => (await dprStatus("g1"))?.["workerNamespaces"]?.length === 2);
       rolloutToObservedMs = performance.now() - t;
     }),
@@ -101,19 +132,47 @@ try {
   const dgdEvent = events.find((e) => e.extensions["kind"] === "DynamoGraphDeployment")!;
   const limitNotes = new Set<string>();
   const kubeconfigs = new Map<string, string>();
-  for (const target of ["eligibility", "apply", "status"]) kubeconfigs.set(target, await serviceAccountKubeconfig(cp, `poolrelay-${target}`));
+  for (const target of ["eligibility", "apply", "status"])
+    kubeconfigs.set(target, await serviceAccountKubeconfig(cp, `poolrelay-${target}`));
   // The empty function calls no API: any of them.
   kubeconfigs.set("empty", kubeconfigs.get("eligibility")!);
-  const reconcile = productEvent(EventType.Reconcile, { namespace: ns, name: "g1", cause: "DGDChanged" }, { source: "/bench", cause: "c", time: now() });
+  const reconcile = productEvent(
+    EventType.Reconcile,
+    { namespace: ns, name: "g1", cause: "DGDChanged" },
+    { source: "/bench", cause: "c", time: now() },
+  );
   // A resync of the same converged pair reads every child (a DGD change reads only the ConfigMap).
-  const resync = productEvent(EventType.Reconcile, { namespace: ns, name: "g1", cause: "Resync" }, { source: "/bench", cause: "c", time: now() });
-  const applied = productEvent(EventType.Applied, { namespace: ns, name: "g1", uid: "u", generation: 1, applied: [], unchanged: [], skipped: [] }, { source: "/bench", cause: "c", time: now() });
+  const resync = productEvent(
+    EventType.Reconcile,
+    { namespace: ns, name: "g1", cause: "Resync" },
+    { source: "/bench", cause: "c", time: now() },
+  );
+  const applied = productEvent(
+    EventType.Applied,
+    { namespace: ns, name: "g1", uid: "u", generation: 1, applied: [], unchanged: [], skipped: [] },
+    { source: "/bench", cause: "c", time: now() },
+  );
   // Two baselines: the empty function as the Functions Framework serves it (its own main, from
   // node_modules: the goal's), and the same function bundled and served as the product's are.
-  await bundle("bench: empty function", { entryPoints: [`${root}bench/empty.mjs`], outdir: `${root}dist/bench/empty`, outExtension: { ".js": ".mjs" } });
+  await bundle("bench: empty function", {
+    entryPoints: [`${root}bench/empty.mjs`],
+    outdir: `${root}dist/bench/empty`,
+    outExtension: { ".js": ".mjs" },
+  });
   const cases: [string, string, string, CloudEvent, string?][] = [
-    ["empty function, the Functions Framework's own main", "empty", `${root}bench/empty.mjs`, reconcile, `${root}node_modules/@google-cloud/functions-framework/build/src/main.js`],
-    ["empty function, bundled and served as the functions are", "empty", `${root}dist/bench/empty/empty.mjs`, reconcile],
+    [
+      "empty function, the Functions Framework's own main",
+      "empty",
+      `${root}bench/empty.mjs`,
+      reconcile,
+      `${root}node_modules/@google-cloud/functions-framework/build/src/main.js`,
+    ],
+    [
+      "empty function, bundled and served as the functions are",
+      "empty",
+      `${root}dist/bench/empty/empty.mjs`,
+      reconcile,
+    ],
     ["eligibility (DGD event)", "eligibility", `${root}dist/functions/eligibility/index.mjs`, dgdEvent],
     ["apply (reconcile request, DGD changed)", "apply", `${root}dist/functions/apply/index.mjs`, reconcile],
     ["apply (reconcile request, resync)", "apply", `${root}dist/functions/apply/index.mjs`, resync],
@@ -123,16 +182,20 @@ try {
   // working) weighs on every case alike, and the ratios to the empty function compare like with like.
   const samples = cases.map(() => [] as ColdStart[]);
   for (let i = 0; i < RUNS; i++) {
-    for (const [c, [, target, source, event, main]] of cases.entries()) samples[c]!.push(await coldStart(target, main ?? entry, source, event, kubeconfigs.get(target)!, limitNotes));
+    for (const [c, [, target, source, event, main]] of cases.entries())
+      samples[c]!.push(await coldStart(target, main ?? entry, source, event, kubeconfigs.get(target)!, limitNotes));
   }
   const coldRows: string[] = [];
   for (const [c, [label]] of cases.entries()) {
     const runs = samples[c]!;
     const statuses = [...new Set(runs.map((r) => r.status))].join("/");
     const ms = (r: (typeof runs)[number]) => r.listenMs + r.eventMs;
-    const spread = (f: (r: (typeof runs)[number]) => number) => `${Math.round(median(runs.map(f)))} (${Math.round(Math.min(...runs.map(f)))}–${Math.round(Math.max(...runs.map(f)))})`;
+    const spread = (f: (r: (typeof runs)[number]) => number) =>
+      `${Math.round(median(runs.map(f)))} (${Math.round(Math.min(...runs.map(f)))}–${Math.round(Math.max(...runs.map(f)))})`;
     const ratio = (baseline: number) => (median(runs.map(ms)) / median(samples[baseline]!.map(ms))).toFixed(2);
-    coldRows.push(`| ${label} | ${spread((r) => r.listenMs)} | ${spread((r) => r.eventMs)} | ${spread(ms)} | ${ratio(0)} | ${ratio(1)} | ${Math.round(median(runs.map((r) => r.rssMb)))} | ${statuses} |`);
+    coldRows.push(
+      `| ${label} | ${spread((r) => r.listenMs)} | ${spread((r) => r.eventMs)} | ${spread(ms)} | ${ratio(0)} | ${ratio(1)} | ${Math.round(median(runs.map((r) => r.rssMb)))} | ${statuses} |`,
+    );
   }
 
   // 3. Memory of the whole local stack: the control plane's processes and the node's, pods included.
@@ -140,18 +203,35 @@ try {
   const totalRss = [...byName.values()].reduce((a, b) => a + b, 0);
   await tap.close();
 
-  console.log(`\nLocal stack (profile node): control plane start to the product's Knative objects Ready: ${stackReadyS.toFixed(1)} s`);
-  console.log(`Event to Ready through the Broker: DGD created to its DynamoPoolRelay Ready (Relay pods Ready) ${Math.round(publishToReadyMs)} ms; DGD rollout to the new worker namespaces in status ${Math.round(rolloutToObservedMs)} ms`);
+  console.log(
+    `\nLocal stack (profile node): control plane start to the product's Knative objects Ready: ${stackReadyS.toFixed(1)} s`,
+  );
+  console.log(
+    `Event to Ready through the Broker: DGD created to its DynamoPoolRelay Ready (Relay pods Ready) ${Math.round(publishToReadyMs)} ms; DGD rollout to the new worker namespaces in status ${Math.round(rolloutToObservedMs)} ms`,
+  );
   console.log(`\nKubernetes API requests per event, over the whole chain it sets off (invocations × reads / writes)\n`);
-  console.log("| scenario | eligibility | apply | status | invocations | requests | writes |\n|---|---|---|---|---|---|---|");
+  console.log(
+    "| scenario | eligibility | apply | status | invocations | requests | writes |\n|---|---|---|---|---|---|---|",
+  );
   console.log(apiRows.join("\n"));
-  const limit = limitNotes.size ? `no memory limit: ${[...limitNotes].join("; ")}` : `under the Services' memory limit, ${serviceMemoryLimit("eligibility").text}`;
-  console.log(`\nCold start: spawn to listening, the first event to its answer (${RUNS} runs each, round-robin over the cases, median (range); Node ${process.version}; bundles from npm run build; ${limit})\n`);
-  console.log("| function | spawn to listening, ms | first event, ms | in all, ms | in all, ratio to the framework's own | ratio to the bundled empty | RSS MB | HTTP status |\n|---|---|---|---|---|---|---|---|");
+  const limit = limitNotes.size
+    ? `no memory limit: ${[...limitNotes].join("; ")}`
+    : `under the Services' memory limit, ${serviceMemoryLimit("eligibility").text}`;
+  console.log(
+    `\nCold start: spawn to listening, the first event to its answer (${RUNS} runs each, round-robin over the cases, median (range); Node ${process.version}; bundles from npm run build; ${limit})\n`,
+  );
+  console.log(
+    "| function | spawn to listening, ms | first event, ms | in all, ms | in all, ratio to the framework's own | ratio to the bundled empty | RSS MB | HTTP status |\n|---|---|---|---|---|---|---|---|",
+  );
   console.log(coldRows.join("\n"));
   console.log(`\nRSS of the whole local stack: ${Math.round(totalRss)} MB in ${byName.size} programs\n`);
   console.log("| program | RSS MB |\n|---|---|");
-  console.log([...byName].sort((a, b) => b[1] - a[1]).map(([n, mb]) => `| ${n} | ${Math.round(mb)} |`).join("\n"));
+  console.log(
+    [...byName]
+      .sort((a, b) => b[1] - a[1])
+      .map(([n, mb]) => `| ${n} | ${Math.round(mb)} |`)
+      .join("\n"),
+  );
 } finally {
   await cp.stop();
 }

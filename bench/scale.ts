@@ -44,38 +44,69 @@ const now = () => new Date().toISOString();
 const limits = new Set<string>();
 /** How to stop each function process still running. */
 const running = new Set<() => Promise<void>>();
-const DGD_SPEC = { backendFramework: "vllm", components: [{ name: "Frontend", type: "frontend" }, { name: "decode", type: "decode", replicas: 1 }] };
+const DGD_SPEC = {
+  backendFramework: "vllm",
+  components: [
+    { name: "Frontend", type: "frontend" },
+    { name: "decode", type: "decode", replicas: 1 },
+  ],
+};
 
 const cp = await startControlPlane({ profile: "api", ownerPid: process.pid, log: () => {} });
 const admin = cp.client;
 try {
   // 1. The objects, as fast as the API server takes them.
   const namespaces = Array.from({ length: Math.ceil(DPRS / PER_NAMESPACE) }, (_, i) => `scale-${i}`);
-  for (const name of namespaces) await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name } }, MANAGER);
-  const keys = Array.from({ length: DPRS }, (_, i) => ({ namespace: namespaces[Math.floor(i / PER_NAMESPACE)]!, name: `g${i % PER_NAMESPACE}` }));
+  for (const name of namespaces)
+    await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name } }, MANAGER);
+  const keys = Array.from({ length: DPRS }, (_, i) => ({
+    namespace: namespaces[Math.floor(i / PER_NAMESPACE)]!,
+    name: `g${i % PER_NAMESPACE}`,
+  }));
   let t = performance.now();
   const dprs: KubeObject[] = [];
   const created = await settleBounded(keys, 32, async ({ namespace, name }) =>
-    dprs.push(await admin.apply<KubeObject>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace, name }, spec: { image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.0", clusterID: "bench" } }, MANAGER)),
+    dprs.push(
+      await admin.apply<KubeObject>(
+        {
+          apiVersion: "nvidia.com/v1alpha1",
+          kind: "DynamoPoolRelay",
+          metadata: { namespace, name },
+          spec: { image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.0", clusterID: "bench" },
+        },
+        MANAGER,
+      ),
+    ),
   );
   let createMs = performance.now() - t;
-  if (created.failures.length) throw new Error(`${created.failures.length} DynamoPoolRelays not created: ${String(created.failures[0]!.error)}`);
+  if (created.failures.length)
+    throw new Error(`${created.failures.length} DynamoPoolRelays not created: ${String(created.failures[0]!.error)}`);
 
   // 2a. A tick before any is observed (a mass creation, or a new generation of every one): each is asked for.
   const sink = await replySink();
   const unobservedTick = await resyncTick("tick-unobserved");
-  if (unobservedTick.emitted !== DPRS) throw new Error(`the tick over unobserved DynamoPoolRelays asked for ${unobservedTick.emitted}, not ${DPRS}`);
+  if (unobservedTick.emitted !== DPRS)
+    throw new Error(`the tick over unobserved DynamoPoolRelays asked for ${unobservedTick.emitted}, not ${DPRS}`);
 
   // Converged and Ready, as a steady-state cluster's are: the next tick asks only for the periodic
   // slot, and lists objects of the size the product's status makes them.
   t = performance.now();
   const converged = await settleBounded(dprs, 32, (dpr) => admin.replaceStatus({ ...dpr, status: readyStatus(dpr) }));
   createMs += performance.now() - t;
-  if (converged.failures.length) throw new Error(`${converged.failures.length} statuses not written: ${String(converged.failures[0]!.error)}`);
+  if (converged.failures.length)
+    throw new Error(`${converged.failures.length} statuses not written: ${String(converged.failures[0]!.error)}`);
 
   // What one page of the tick's LIST weighs, as the objects and as the Table the resync asks for.
   const pageBytes = async (accept: string, query = "") =>
-    JSON.stringify(await admin.request("GET", `/apis/nvidia.com/v1alpha1/dynamopoolrelays?limit=${PAGE}${query}`, undefined, undefined, accept)).length;
+    JSON.stringify(
+      await admin.request(
+        "GET",
+        `/apis/nvidia.com/v1alpha1/dynamopoolrelays?limit=${PAGE}${query}`,
+        undefined,
+        undefined,
+        accept,
+      ),
+    ).length;
   const objectsPage = await pageBytes("application/json");
   const tablePage = await pageBytes(TABLE, "&includeObject=None");
 
@@ -85,28 +116,71 @@ try {
 
   /** One tick through the bundled eligibility function, in a process of its own (its own peak RSS). */
   async function resyncTick(id: string) {
-    const eligibility = await serve("eligibility", { K_SINK: sink.url, RESYNC_PERIOD_SECONDS: String(PERIOD_SECONDS), RESYNC_SLOTS: String(SLOTS) });
+    const eligibility = await serve("eligibility", {
+      K_SINK: sink.url,
+      RESYNC_PERIOD_SECONDS: String(PERIOD_SECONDS),
+      RESYNC_SLOTS: String(SLOTS),
+    });
     const rssBefore = procStatusMiB(eligibility.child.pid!, "VmRSS")!;
     const received = sink.received;
     const start = performance.now();
-    const answer = await eligibility.send({ specversion: "1.0", id, source: "/bench/ping", type: SourceEventType.Ping, time: now(), datacontenttype: "application/json", data: { resync: true }, extensions: {} });
+    const answer = await eligibility.send({
+      specversion: "1.0",
+      id,
+      source: "/bench/ping",
+      type: SourceEventType.Ping,
+      time: now(),
+      datacontenttype: "application/json",
+      data: { resync: true },
+      extensions: {},
+    });
     const ms = performance.now() - start;
     const log = await eligibility.logged(id);
     const peakMb = procStatusMiB(eligibility.child.pid!, "VmHWM")!;
     await eligibility.stop();
-    return { ms, answer: answer === undefined ? 204 : 200, requests: log.reads + log.writes, pages: log["pages"], emitted: log["emitted"], listed: log["listed"], received: sink.received - received, rssBefore, peakMb };
+    return {
+      ms,
+      answer: answer === undefined ? 204 : 200,
+      requests: log.reads + log.writes,
+      pages: log["pages"],
+      emitted: log["emitted"],
+      listed: log["listed"],
+      received: sink.received - received,
+      rssBefore,
+      peakMb,
+    };
   }
 
   // 3. A converged pair, reconciled again as a periodic resync does.
   await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "pair" } }, MANAGER);
-  await admin.apply({ apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { namespace: "pair", name: "g1" }, spec: DGD_SPEC }, MANAGER);
-  await admin.apply({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { namespace: "pair", name: "g1" }, spec: { image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.0", clusterID: "bench" } }, MANAGER);
+  await admin.apply(
+    {
+      apiVersion: "nvidia.com/v1beta1",
+      kind: "DynamoGraphDeployment",
+      metadata: { namespace: "pair", name: "g1" },
+      spec: DGD_SPEC,
+    },
+    MANAGER,
+  );
+  await admin.apply(
+    {
+      apiVersion: "nvidia.com/v1alpha1",
+      kind: "DynamoPoolRelay",
+      metadata: { namespace: "pair", name: "g1" },
+      spec: { image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.0", clusterID: "bench" },
+    },
+    MANAGER,
+  );
   const apply = await serve("apply", {});
   const status = await serve("status", {});
   let round: { apply: Logged; status: Logged } | undefined;
   const notWoken: Logged = { reads: 0, writes: 0, status: 0 };
   for (let i = 0; i < 5; i++) {
-    const reconcile = productEvent(EventType.Reconcile, { namespace: "pair", name: "g1", cause: "Resync" }, { source: "/bench", cause: `resync-${i}`, time: now() });
+    const reconcile = productEvent(
+      EventType.Reconcile,
+      { namespace: "pair", name: "g1", cause: "Resync" },
+      { source: "/bench", cause: `resync-${i}`, time: now() },
+    );
     const report = await apply.send(reconcile);
     const applied = await apply.logged(reconcile.id);
     // Converged: apply found the children and the status carrying the decision, and reported nothing.
@@ -125,17 +199,36 @@ try {
   const perReconcile = round!.apply.reads + round!.apply.writes + round!.status.reads + round!.status.writes;
   const idlePerHour = TICKS_PER_HOUR * (Math.ceil(1000 / 500) + (1000 / SLOTS) * perReconcile);
 
-  console.log(`\n${DPRS.toLocaleString("en")} DynamoPoolRelays in ${namespaces.length} namespaces (profile api, 32 requests at once); each function under its Service's memory limit (${serviceMemoryLimit("eligibility").text}): ${[...limits].join("; ")}\n`);
+  console.log(
+    `\n${DPRS.toLocaleString("en")} DynamoPoolRelays in ${namespaces.length} namespaces (profile api, 32 requests at once); each function under its Service's memory limit (${serviceMemoryLimit("eligibility").text}): ${[...limits].join("; ")}\n`,
+  );
   console.log("| | |\n|---|---|");
-  console.log(`| server-side apply + status write of each (the API server's own rate) | ${(createMs / 1000).toFixed(1)} s, ${Math.round((DPRS * 2) / (createMs / 1000))} requests/s |`);
-  console.log(`| one LIST page of ${PAGE}, JSON: the objects / the Table the resync asks for | ${(objectsPage / 1024).toFixed(0)} KiB / ${(tablePage / 1024).toFixed(0)} KiB |`);
-  console.log(`| resync tick (fresh process), none observed yet / converged (one slot of ${SLOTS} due): API requests (LIST pages of ${PAGE}, as Tables) | ${unobservedTick.requests} (${unobservedTick.pages} pages) / ${steadyTick.requests} (${steadyTick.pages} pages) |`);
-  for (const [what, tick] of [["none observed yet", unobservedTick], ["converged", steadyTick]] as const) {
-    console.log(`| resync tick, ${what}: reconcile requests emitted / received; wall time, answer | ${tick.emitted} of ${tick.listed} listed / ${tick.received}; ${(tick.ms / 1000).toFixed(2)} s, ${tick.answer} |`);
-    console.log(`| resync tick, ${what}: eligibility RSS before / peak | ${tick.rssBefore.toFixed(0)} MiB / ${tick.peakMb.toFixed(0)} MiB |`);
+  console.log(
+    `| server-side apply + status write of each (the API server's own rate) | ${(createMs / 1000).toFixed(1)} s, ${Math.round((DPRS * 2) / (createMs / 1000))} requests/s |`,
+  );
+  console.log(
+    `| one LIST page of ${PAGE}, JSON: the objects / the Table the resync asks for | ${(objectsPage / 1024).toFixed(0)} KiB / ${(tablePage / 1024).toFixed(0)} KiB |`,
+  );
+  console.log(
+    `| resync tick (fresh process), none observed yet / converged (one slot of ${SLOTS} due): API requests (LIST pages of ${PAGE}, as Tables) | ${unobservedTick.requests} (${unobservedTick.pages} pages) / ${steadyTick.requests} (${steadyTick.pages} pages) |`,
+  );
+  for (const [what, tick] of [
+    ["none observed yet", unobservedTick],
+    ["converged", steadyTick],
+  ] as const) {
+    console.log(
+      `| resync tick, ${what}: reconcile requests emitted / received; wall time, answer | ${tick.emitted} of ${tick.listed} listed / ${tick.received}; ${(tick.ms / 1000).toFixed(2)} s, ${tick.answer} |`,
+    );
+    console.log(
+      `| resync tick, ${what}: eligibility RSS before / peak | ${tick.rssBefore.toFixed(0)} MiB / ${tick.peakMb.toFixed(0)} MiB |`,
+    );
   }
-  console.log(`| periodic reconcile of a converged pair: apply / status requests (reads + writes) | ${round!.apply.reads} + ${round!.apply.writes} / ${round!.status.reads} + ${round!.status.writes} |`);
-  console.log(`| API requests per idle hour per 1,000 DynamoPoolRelays (${TICKS_PER_HOUR} ticks x (2 pages + ${(1000 / SLOTS).toFixed(0)} x ${perReconcile})) | ${Math.round(idlePerHour).toLocaleString("en")} (${(idlePerHour / 3600).toFixed(1)}/s); a cached controller: 0 |`);
+  console.log(
+    `| periodic reconcile of a converged pair: apply / status requests (reads + writes) | ${round!.apply.reads} + ${round!.apply.writes} / ${round!.status.reads} + ${round!.status.writes} |`,
+  );
+  console.log(
+    `| API requests per idle hour per 1,000 DynamoPoolRelays (${TICKS_PER_HOUR} ticks x (2 pages + ${(1000 / SLOTS).toFixed(0)} x ${perReconcile})) | ${Math.round(idlePerHour).toLocaleString("en")} (${(idlePerHour / 3600).toFixed(1)}/s); a cached controller: 0 |`,
+  );
 } finally {
   // A run that failed half-way leaves no function process, nor its cgroup.
   for (const stop of [...running]) await stop();
@@ -155,7 +248,12 @@ interface Logged {
  */
 function readyStatus(dpr: KubeObject): DynamoPoolRelayStatus {
   const { namespace, name, uid } = dpr.metadata as { namespace: string; name: string; uid: string };
-  const dgd = { apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: { namespace, name }, spec: DGD_SPEC };
+  const dgd = {
+    apiVersion: "nvidia.com/v1beta1",
+    kind: "DynamoGraphDeployment",
+    metadata: { namespace, name },
+    spec: DGD_SPEC,
+  };
   const decision = decide(dpr, dgd, parseConfig({}).defaults);
   if (decision.action !== "apply") throw new Error(`the bench's DGD is not eligible: ${JSON.stringify(decision)}`);
   const pods = { replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 };
@@ -181,10 +279,23 @@ async function serve(target: string, env: Record<string, string>) {
   const port = await freePort();
   const limit = memoryCgroup(serviceMemoryLimit(target).bytes);
   limits.add("how" in limit ? limit.how : `none: ${limit.why}`);
-  const argv = [process.execPath, `${root}dist/functions/main.mjs`, `--target=${target}`, `--source=${root}dist/functions/${target}/index.mjs`, `--port=${port}`];
+  const argv = [
+    process.execPath,
+    `${root}dist/functions/main.mjs`,
+    `--target=${target}`,
+    `--source=${root}dist/functions/${target}/index.mjs`,
+    `--port=${port}`,
+  ];
   const { command, args } = commandIn(limit, argv);
   const child = spawn(command, args, {
-    env: { ...process.env, KUBECONFIG: cp.kubeconfig, NODE_ENV: "production", K_SINK: "http://127.0.0.1:9/", NODE_OPTIONS: process.env["SCALE_NODE_OPTIONS"] ?? "", ...env },
+    env: {
+      ...process.env,
+      KUBECONFIG: cp.kubeconfig,
+      NODE_ENV: "production",
+      K_SINK: "http://127.0.0.1:9/",
+      NODE_OPTIONS: process.env["SCALE_NODE_OPTIONS"] ?? "",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = new Promise((r) => child.once("exit", r));
@@ -205,7 +316,8 @@ async function serve(target: string, env: Record<string, string>) {
     waiting.get(id)?.(log);
   });
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${target} exited before it listened (${child.exitCode ?? child.signalCode})`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${target} exited before it listened (${child.exitCode ?? child.signalCode})`);
     try {
       await fetch(`http://127.0.0.1:${port}/`, { method: "GET" });
       break;
@@ -227,7 +339,8 @@ async function serve(target: string, env: Record<string, string>) {
       if (!reply.ok) throw new Error(`${target}'s reply is not a CloudEvent: ${reply.error}`);
       return reply.value;
     },
-    logged: (id: string) => new Promise<Logged>((resolve) => (lines.has(id) ? resolve(lines.get(id)!) : waiting.set(id, resolve))),
+    logged: (id: string) =>
+      new Promise<Logged>((resolve) => (lines.has(id) ? resolve(lines.get(id)!) : waiting.set(id, resolve))),
   };
 }
 
@@ -244,4 +357,3 @@ async function replySink(): Promise<{ url: string; server: http.Server; received
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return Object.assign(sink, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server });
 }
-

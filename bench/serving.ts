@@ -20,7 +20,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Pod {
   metadata: { name: string; deletionTimestamp?: string };
-  status?: { conditions?: { type: string; status: string }[]; containerStatuses?: { name: string; state?: { running?: unknown } }[] };
+  status?: {
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { name: string; state?: { running?: unknown } }[];
+  };
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 300_000): Promise<T> {
@@ -41,10 +44,19 @@ try {
   const objects = productOnNode(ensureBinaries().kubectl);
   const services = objects.filter((o) => o.apiVersion === "serving.knative.dev/v1" && o.kind === "Service");
   await installProduct(client, ensureBinaries().kubectl, MANAGER, objects);
-  await until("every Knative object of the product Ready", async () => ((await productReadiness(client, objects)).every((r) => r.ready) ? true : undefined));
+  await until("every Knative object of the product Ready", async () =>
+    (await productReadiness(client, objects)).every((r) => r.ready) ? true : undefined,
+  );
   const namespace = services[0]!.metadata.namespace!;
   const pods = (service: string) => client.list<Pod>("v1", "Pod", namespace, `serving.knative.dev/service=${service}`);
-  const event = () => toBinary(productEvent(EventType.Reconcile, { namespace: "bench", name: "g1", cause: "Drift" }, { source: "/bench/serving", cause: "c", time: "2026-03-01T00:00:00Z" }));
+  const event = () =>
+    toBinary(
+      productEvent(
+        EventType.Reconcile,
+        { namespace: "bench", name: "g1", cause: "Drift" },
+        { source: "/bench/serving", cause: "c", time: "2026-03-01T00:00:00Z" },
+      ),
+    );
   const manifests = knativeDocs("services.yaml").filter((d) => d.kind === "Service");
 
   const rows: string[] = [];
@@ -83,19 +95,39 @@ try {
     const warmMs = performance.now() - t1;
     const lastAnswer = performance.now();
     // Idle: scaled down (the pod marked for deletion), then gone.
-    const downS = await until(`${name} scaled down`, async () => ((await pods(name)).every((p) => p.metadata.deletionTimestamp) ? (performance.now() - lastAnswer) / 1000 : undefined));
-    const goneS = await until(`${name} gone`, async () => ((await pods(name)).length === 0 ? (performance.now() - lastAnswer) / 1000 : undefined));
+    const downS = await until(`${name} scaled down`, async () =>
+      (await pods(name)).every((p) => p.metadata.deletionTimestamp)
+        ? (performance.now() - lastAnswer) / 1000
+        : undefined,
+    );
+    const goneS = await until(`${name} gone`, async () =>
+      (await pods(name)).length === 0 ? (performance.now() - lastAnswer) / 1000 : undefined,
+    );
     const ms = (k: string) => (marks[k] === undefined ? "–" : `${Math.round(marks[k]!)}`);
-    rows.push(`| ${name.replace("poolrelay-", "")} | ${coldStatus} in ${Math.round(coldMs)} ms | ${ms("created")} / ${ms("started")} / ${ms("ready")} | ${warmStatus} in ${warmMs.toFixed(1)} ms |`);
+    rows.push(
+      `| ${name.replace("poolrelay-", "")} | ${coldStatus} in ${Math.round(coldMs)} ms | ${ms("created")} / ${ms("started")} / ${ms("ready")} | ${warmStatus} in ${warmMs.toFixed(1)} ms |`,
+    );
     const manifest = manifests.find((m) => m.metadata.name === name)!;
-    const model = idleCost(scaling(manifest.spec.template?.metadata?.annotations, manifest.spec.template?.spec.timeoutSeconds), 1, 0).podSeconds;
+    const model = idleCost(
+      scaling(manifest.spec.template?.metadata?.annotations, manifest.spec.template?.spec.timeoutSeconds),
+      1,
+      0,
+    ).podSeconds;
     const podSeconds = coldMs / 1000 + (lastAnswer - t1) / 1000 + goneS;
-    idleRows.push(`| ${name.replace("poolrelay-", "")} | ${downS.toFixed(1)} | ${(goneS - downS).toFixed(1)} | ${podSeconds.toFixed(1)} | ${model[0]}–${model[1]} |`);
+    idleRows.push(
+      `| ${name.replace("poolrelay-", "")} | ${downS.toFixed(1)} | ${(goneS - downS).toFixed(1)} | ${podSeconds.toFixed(1)} | ${model[0]}–${model[1]} |`,
+    );
   }
-  console.log(`stack (images checked or built, control plane, node, Knative Serving and Eventing, Traefik) up in ${stackS.toFixed(1)} s; autoscaler: the Services' window, scale-to-zero grace ${CLUSTER.graceSeconds} s\n`);
-  console.log("| function | first event from zero pods: answer | pod created / containers started / Ready (ms after sending) | warm event |\n|---|---|---|---|");
+  console.log(
+    `stack (images checked or built, control plane, node, Knative Serving and Eventing, Traefik) up in ${stackS.toFixed(1)} s; autoscaler: the Services' window, scale-to-zero grace ${CLUSTER.graceSeconds} s\n`,
+  );
+  console.log(
+    "| function | first event from zero pods: answer | pod created / containers started / Ready (ms after sending) | warm event |\n|---|---|---|---|",
+  );
   console.log(rows.join("\n"));
-  console.log("\n| function | idle to scaled down (s) | scaled down to gone (s) | pod-seconds of one wake-up, measured | the idle model's, for one wake-up |\n|---|---|---|---|---|");
+  console.log(
+    "\n| function | idle to scaled down (s) | scaled down to gone (s) | pod-seconds of one wake-up, measured | the idle model's, for one wake-up |\n|---|---|---|---|---|",
+  );
   console.log(idleRows.join("\n"));
 } finally {
   await cp.stop();

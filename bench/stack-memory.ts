@@ -7,7 +7,12 @@ import type { KubeClient } from "../shared/kube/client.ts";
 import { procStatusMiB } from "./pipeline-support.ts";
 
 interface Pod {
-  metadata: { namespace: string; name: string; labels?: Record<string, string>; ownerReferences?: { kind: string; name: string }[] };
+  metadata: {
+    namespace: string;
+    name: string;
+    labels?: Record<string, string>;
+    ownerReferences?: { kind: string; name: string }[];
+  };
   status?: { containerStatuses?: { name: string; containerID?: string }[] };
 }
 
@@ -23,11 +28,14 @@ export async function stackMemory(admin: KubeClient, roots: readonly number[]): 
   const containers = new Map<string, string>();
   for (const p of await admin.list<Pod>("v1", "Pod", undefined)) {
     for (const c of p.status?.containerStatuses ?? []) {
-      if (c.containerID) containers.set(c.containerID.replace(/^\w+:\/\//, ""), `${p.metadata.namespace}/${owner(p)} ${c.name}`);
+      if (c.containerID)
+        containers.set(c.containerID.replace(/^\w+:\/\//, ""), `${p.metadata.namespace}/${owner(p)} ${c.name}`);
     }
   }
   const parent = new Map<number, number>();
-  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p)).map(Number)) {
+  for (const pid of readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .map(Number)) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
       parent.set(pid, Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
@@ -36,7 +44,8 @@ export async function stackMemory(admin: KubeClient, roots: readonly number[]): 
     }
   }
   const inStack = (pid: number): boolean => {
-    for (let p: number | undefined = pid; p !== undefined && p > 1; p = parent.get(p)) if (roots.includes(p)) return true;
+    for (let p: number | undefined = pid; p !== undefined && p > 1; p = parent.get(p))
+      if (roots.includes(p)) return true;
     return false;
   };
   const byName = new Map<string, number>();
@@ -44,7 +53,15 @@ export async function stackMemory(admin: KubeClient, roots: readonly number[]): 
     try {
       const cgroup = readFileSync(`/proc/${pid}/cgroup`, "utf8");
       const container = [...containers].find(([id]) => cgroup.includes(id))?.[1];
-      const name = container ?? readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean).map((a) => a.split("/").pop()).slice(0, 2).join(" ").slice(0, 60);
+      const name =
+        container ??
+        readFileSync(`/proc/${pid}/cmdline`, "utf8")
+          .split("\0")
+          .filter(Boolean)
+          .map((a) => a.split("/").pop())
+          .slice(0, 2)
+          .join(" ")
+          .slice(0, 60);
       byName.set(name, (byName.get(name) ?? 0) + (procStatusMiB(pid, "VmRSS") ?? 0));
     } catch {
       // Gone meanwhile.

@@ -22,13 +22,27 @@ function accepts(port: number): Promise<boolean> {
 
 /** Milliseconds from SIGTERM to the exit of `target` served as PID 1 on `port`. */
 async function stopMs(target: string, port: number): Promise<number> {
-  const argv = ["--pid", "--fork", "--kill-child", "--", process.execPath, `${root}dist/functions/main.mjs`, `--target=${target}`, `--source=${root}dist/functions/${target}/index.mjs`, `--port=${port}`];
+  const argv = [
+    "--pid",
+    "--fork",
+    "--kill-child",
+    "--",
+    process.execPath,
+    `${root}dist/functions/main.mjs`,
+    `--target=${target}`,
+    `--source=${root}dist/functions/${target}/index.mjs`,
+    `--port=${port}`,
+  ];
   // No API server: the function's preconnect fails quietly, as in a pod before its first event.
-  const child = spawn("unshare", argv, { env: { ...process.env, NODE_ENV: "production", KUBECONFIG: "/nonexistent" }, stdio: "ignore" });
+  const child = spawn("unshare", argv, {
+    env: { ...process.env, NODE_ENV: "production", KUBECONFIG: "/nonexistent" },
+    stdio: "ignore",
+  });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const gaveUp = performance.now() + 10_000;
   while (!(await accepts(port))) {
-    if (child.exitCode !== null || performance.now() > gaveUp) throw new Error(`${target} never listened on ${port} (exit code ${child.exitCode})`);
+    if (child.exitCode !== null || performance.now() > gaveUp)
+      throw new Error(`${target} never listened on ${port} (exit code ${child.exitCode})`);
     await sleep(20);
   }
   const [pid] = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim().split(/\s+/).map(Number);

@@ -5,7 +5,12 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
-import { startControlPlane, stopControlPlane, type ControlPlaneInfo, type Profile } from "../dev/control-plane/index.ts";
+import {
+  startControlPlane,
+  stopControlPlane,
+  type ControlPlaneInfo,
+  type Profile,
+} from "../dev/control-plane/index.ts";
 import { alive } from "../dev/control-plane/processes.ts";
 import { InputError, readText } from "./input.ts";
 
@@ -21,7 +26,8 @@ function readState(file: string): ControlPlaneInfo {
   } catch (err) {
     throw new InputError(`${file}: invalid JSON: ${(err as Error).message}`);
   }
-  if (!Array.isArray(info?.pids)) throw new InputError(`${file}: pids: expected the control plane's process ids, got ${JSON.stringify(info?.pids)}`);
+  if (!Array.isArray(info?.pids))
+    throw new InputError(`${file}: pids: expected the control plane's process ids, got ${JSON.stringify(info?.pids)}`);
   return info;
 }
 
@@ -55,9 +61,18 @@ export async function clusterUp(profile: Profile, out: (s: string) => void, err:
     return;
   }
   const started = Date.now();
-  err(`poolrelay: starting a local control plane (profile ${profile}); a first run builds the binaries, which takes minutes\n`);
+  err(
+    `poolrelay: starting a local control plane (profile ${profile}); a first run builds the binaries, which takes minutes\n`,
+  );
   const cp = await startControlPlane({ profile, log: (l) => err(`  ${l}\n`) });
-  const info: ControlPlaneInfo = { profile: cp.profile, dir: cp.dir, etcdData: cp.etcdData, kubeconfig: cp.kubeconfig, server: cp.server, pids: cp.pids };
+  const info: ControlPlaneInfo = {
+    profile: cp.profile,
+    dir: cp.dir,
+    etcdData: cp.etcdData,
+    kubeconfig: cp.kubeconfig,
+    server: cp.server,
+    pids: cp.pids,
+  };
   mkdirSync(dirname(stateFile()), { recursive: true });
   writeFileSync(stateFile(), JSON.stringify(info, null, 2));
   err(`poolrelay: up in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

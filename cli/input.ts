@@ -45,11 +45,15 @@ export function parseObjects(text: string, file: string): SourcedObject[] {
     const value: unknown = doc.toJS();
     if (value === null || value === undefined) return;
     if (typeof value !== "object" || Array.isArray(value)) {
-      throw new InputError(`${origin}: expected a Kubernetes object, got ${Array.isArray(value) ? "a list" : typeof value}`);
+      throw new InputError(
+        `${origin}: expected a Kubernetes object, got ${Array.isArray(value) ? "a list" : typeof value}`,
+      );
     }
     const object = value as Record<string, unknown>;
     if (object["kind"] === "List" && Array.isArray(object["items"])) {
-      (object["items"] as Record<string, unknown>[]).forEach((item, j) => out.push({ object: item, origin: `${origin}.items[${j}]` }));
+      (object["items"] as Record<string, unknown>[]).forEach((item, j) =>
+        out.push({ object: item, origin: `${origin}.items[${j}]` }),
+      );
     } else {
       out.push({ object, origin });
     }

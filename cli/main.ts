@@ -24,25 +24,38 @@ function renderCommand(args: string[]): string {
     strict: true,
   });
   if (!values.filename?.length) throw new UsageError("render needs at least one -f <file|dir|->");
-  if (values.output !== "yaml" && values.output !== "json") throw new UsageError(`-o must be yaml or json, got "${values.output}"`);
+  if (values.output !== "yaml" && values.output !== "json")
+    throw new UsageError(`-o must be yaml or json, got "${values.output}"`);
   const backend = values["default-discovery-backend"];
   if (!(DISCOVERY_BACKENDS as readonly string[]).includes(backend)) {
-    throw new UsageError(`--default-discovery-backend must be one of ${DISCOVERY_BACKENDS.join(", ")}, got "${backend}"`);
+    throw new UsageError(
+      `--default-discovery-backend must be one of ${DISCOVERY_BACKENDS.join(", ")}, got "${backend}"`,
+    );
   }
   const now = values.now ?? new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
   if (Number.isNaN(Date.parse(now))) throw new UsageError(`--now must be an RFC 3339 time, got "${now}"`);
   const objects = readObjects(values.filename, () => readFileSync(0, "utf8"));
-  const results = render(objects, { namespace: values.namespace, defaults: { discoveryBackend: backend as DiscoveryBackend }, now });
+  const results = render(objects, {
+    namespace: values.namespace,
+    defaults: { discoveryBackend: backend as DiscoveryBackend },
+    now,
+  });
   if (results.length === 0) process.stderr.write("poolrelay: no DynamoPoolRelay in the input\n");
   return values.output === "json" ? toJson(results) : toYaml(results);
 }
 
 async function clusterCommand(args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({ args, options: { profile: { type: "string", default: "full" } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    args,
+    options: { profile: { type: "string", default: "full" } },
+    allowPositionals: true,
+    strict: true,
+  });
   const out = (s: string) => process.stdout.write(s);
   const err = (s: string) => process.stderr.write(s);
   if (positionals[0] === "up" && positionals.length === 1) {
-    if (values.profile !== "api" && values.profile !== "full" && values.profile !== "node") throw new UsageError(`--profile must be api, full or node, got "${values.profile}"`);
+    if (values.profile !== "api" && values.profile !== "full" && values.profile !== "node")
+      throw new UsageError(`--profile must be api, full or node, got "${values.profile}"`);
     const { clusterUp } = await import("./cluster.ts");
     return clusterUp(values.profile, out, err);
   }
@@ -57,7 +70,8 @@ async function startCommand(args: string[]): Promise<void> {
 }
 
 function httpUrl(flag: string, value: string): string {
-  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new UsageError(`${flag} must be an http:// or https:// URL, got "${value}"`);
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol))
+    throw new UsageError(`${flag} must be an http:// or https:// URL, got "${value}"`);
   return value;
 }
 
@@ -65,7 +79,8 @@ function httpUrl(flag: string, value: string): string {
 async function startTap(): Promise<string> {
   const { startStateFile } = await import("../dev/start.ts");
   const file = startStateFile();
-  if (!existsSync(file)) throw new UsageError("no npm start is running (its Broker tap is what record reads), or pass --from <tap URL>");
+  if (!existsSync(file))
+    throw new UsageError("no npm start is running (its Broker tap is what record reads), or pass --from <tap URL>");
   const text = readText(file);
   let tap: unknown;
   try {
@@ -80,12 +95,17 @@ async function startTap(): Promise<string> {
 async function recordCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
-    options: { "output-file": { type: "string" }, output: { type: "string", short: "o", default: "jsonl" }, from: { type: "string" } },
+    options: {
+      "output-file": { type: "string" },
+      output: { type: "string", short: "o", default: "jsonl" },
+      from: { type: "string" },
+    },
     strict: true,
   });
   const format = values.output;
   // -o once named the file: say where the file goes now.
-  if (format !== "jsonl" && format !== "json") throw new UsageError(`-o must be jsonl or json, got "${format}" (to write to a file: --output-file FILE)`);
+  if (format !== "jsonl" && format !== "json")
+    throw new UsageError(`-o must be jsonl or json, got "${format}" (to write to a file: --output-file FILE)`);
   const file = values["output-file"];
   const tap = values.from === undefined ? await startTap() : httpUrl("--from", values.from);
   const { record } = await import("./record.ts");
@@ -94,22 +114,30 @@ async function recordCommand(args: string[]): Promise<void> {
   process.once("SIGTERM", () => abort.abort());
   process.stderr.write(`poolrelay: recording ${tap} to ${file ?? "stdout"}; Ctrl-C stops\n`);
   const n = await record(tap, file ?? process.stdout, abort.signal, (s) => process.stderr.write(s), format);
-  process.stderr.write(`${file ? "\n" : ""}poolrelay: ${n} events written to ${file ?? "stdout"}${abort.signal.aborted ? "" : " (the tap closed)"}\n`);
+  process.stderr.write(
+    `${file ? "\n" : ""}poolrelay: ${n} events written to ${file ?? "stdout"}${abort.signal.aborted ? "" : " (the tap closed)"}\n`,
+  );
 }
 
 async function replayCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { to: { type: "string" }, mode: { type: "string", default: "binary" }, rate: { type: "string", default: "0" } },
+    options: {
+      to: { type: "string" },
+      mode: { type: "string", default: "binary" },
+      rate: { type: "string", default: "0" },
+    },
     allowPositionals: true,
     strict: true,
   });
   if (positionals.length !== 1) throw new UsageError("replay takes one file or folder");
   if (!values.to) throw new UsageError("replay needs --to <url>");
   const to = httpUrl("--to", values.to);
-  if (values.mode !== "binary" && values.mode !== "structured") throw new UsageError(`--mode must be binary or structured, got "${values.mode}"`);
+  if (values.mode !== "binary" && values.mode !== "structured")
+    throw new UsageError(`--mode must be binary or structured, got "${values.mode}"`);
   const rate = Number(values.rate);
-  if (!Number.isFinite(rate) || rate < 0) throw new UsageError(`--rate must be a number of events per second, got "${values.rate}"`);
+  if (!Number.isFinite(rate) || rate < 0)
+    throw new UsageError(`--rate must be a number of events per second, got "${values.rate}"`);
   const { readEvents, replay } = await import("./replay.ts");
   const events = readEvents(positionals[0]!);
   const { sent, failed } = await replay(events, { to, mode: values.mode, rate }, (s) => process.stderr.write(s));
@@ -166,7 +194,8 @@ export async function main(argv: string[]): Promise<number> {
       case "-h": {
         const topic = rest[0];
         if (topic === undefined) return (process.stdout.write(usage()), 0);
-        if ((COMMANDS as readonly string[]).includes(topic)) return (process.stdout.write(commandUsage(topic as Command)), 0);
+        if ((COMMANDS as readonly string[]).includes(topic))
+          return (process.stdout.write(commandUsage(topic as Command)), 0);
         throw new UsageError(`unknown command "${topic}"`);
       }
       case undefined:

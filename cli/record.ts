@@ -34,7 +34,13 @@ function output(to: string): NodeJS.WritableStream {
  * such as stdout) until `signal` aborts or the tap closes, and returns how many. A line that is no
  * valid event is reported, naming the tap, the line and the attribute, and left out.
  */
-export async function record(tap: string, to: string | NodeJS.WritableStream, signal: AbortSignal, err: (s: string) => void, format: RecordFormat = "jsonl"): Promise<number> {
+export async function record(
+  tap: string,
+  to: string | NodeJS.WritableStream,
+  signal: AbortSignal,
+  err: (s: string) => void,
+  format: RecordFormat = "jsonl",
+): Promise<number> {
   const broken = new AbortController();
   const stopped = AbortSignal.any([signal, broken.signal]);
   const res = await fetch(tap, { signal: stopped }).catch((e: unknown) => {
@@ -74,6 +80,7 @@ export async function record(tap: string, to: string | NodeJS.WritableStream, si
     if (toFile) await new Promise<void>((r) => out.end(r));
   }
   // A reader that went away (`| head`) ends the recording; any other write failure is one.
-  if (writeError && writeError.code !== "EPIPE") throw new InputError(`${toFile ? to : "the output"}: cannot write: ${writeError.message}`);
+  if (writeError && writeError.code !== "EPIPE")
+    throw new InputError(`${toFile ? to : "the output"}: cannot write: ${writeError.message}`);
   return count;
 }

@@ -17,7 +17,10 @@ function files(path: string): string[] {
     throw new InputError(`${path}: no such file or folder`);
   }
   if (!stat.isDirectory()) return [path];
-  const found = readdirSync(path).filter((f) => /\.(jsonl|json)$/.test(f)).sort().map((f) => join(path, f));
+  const found = readdirSync(path)
+    .filter((f) => /\.(jsonl|json)$/.test(f))
+    .sort()
+    .map((f) => join(path, f));
   if (found.length === 0) throw new InputError(`${path}: no .jsonl or .json file in this folder`);
   return found;
 }
@@ -50,7 +53,9 @@ function documents(file: string, problems: string[]): { value: unknown; where: s
       problems.push(`${file}${line ? `:${line}` : ""}: ${parsed.error}`);
       return [];
     }
-    return Array.isArray(parsed.value) ? parsed.value.map((value, i) => ({ value, where: `${file}[${i}]` })) : [{ value: parsed.value, where: file }];
+    return Array.isArray(parsed.value)
+      ? parsed.value.map((value, i) => ({ value, where: `${file}[${i}]` }))
+      : [{ value: parsed.value, where: file }];
   }
   return text.split("\n").flatMap((line, i) => {
     if (!line.trim()) return [];
@@ -78,7 +83,8 @@ export function readEvents(path: string): CloudEvent[] {
       return [];
     }),
   );
-  if (problems.length > MAX_PROBLEMS) problems.splice(MAX_PROBLEMS, Infinity, `... and ${problems.length - MAX_PROBLEMS} more`);
+  if (problems.length > MAX_PROBLEMS)
+    problems.splice(MAX_PROBLEMS, Infinity, `... and ${problems.length - MAX_PROBLEMS} more`);
   if (problems.length > 0) throw new InputError(problems.join("\n"));
   return events;
 }

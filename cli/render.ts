@@ -45,7 +45,10 @@ function validated(objects: readonly SourcedObject[], namespace: string) {
       // The API server's words: what `kubectl apply` of the same object would answer.
       const r = DynamoPoolRelay.safeParse(obj, { reportInput: true });
       if (r.success) dprs.push(obj);
-      else problems.push(`${origin}: ${admissionMessage(r.error, String((obj["metadata"] as Record<string, unknown>)["name"] ?? ""))}`);
+      else
+        problems.push(
+          `${origin}: ${admissionMessage(r.error, String((obj["metadata"] as Record<string, unknown>)["name"] ?? ""))}`,
+        );
     } else if (obj["kind"] === "DynamoGraphDeployment") {
       const r = DynamoGraphDeployment.safeParse(obj);
       if (r.success) dgds.set(objectKey(obj as never), obj);
@@ -71,7 +74,15 @@ function result(decision: Exclude<Decision, { action: "reject" }>, options: Rend
     reflects: true,
   });
   if (decision.action === "apply") {
-    return { dynamoPoolRelay: key, action: "apply", reason: "Eligible", message: "", apply: renderChildren(decision), withdraw: [], status };
+    return {
+      dynamoPoolRelay: key,
+      action: "apply",
+      reason: "Eligible",
+      message: "",
+      apply: renderChildren(decision),
+      withdraw: [],
+      status,
+    };
   }
   return {
     dynamoPoolRelay: key,
@@ -79,13 +90,15 @@ function result(decision: Exclude<Decision, { action: "reject" }>, options: Rend
     reason: decision.reason,
     message: decision.message,
     apply: [],
-    withdraw: [{
-      apiVersion: "v1",
-      kind: "Service",
-      namespace: dpr.metadata.namespace ?? options.namespace,
-      name: childName(dpr.metadata.name),
-      onlyIfControlledBy: `DynamoPoolRelay ${key}`,
-    }],
+    withdraw: [
+      {
+        apiVersion: "v1",
+        kind: "Service",
+        namespace: dpr.metadata.namespace ?? options.namespace,
+        name: childName(dpr.metadata.name),
+        onlyIfControlledBy: `DynamoPoolRelay ${key}`,
+      },
+    ],
     status,
   };
 }
@@ -100,12 +113,19 @@ export function render(objects: readonly SourcedObject[], options: RenderOptions
   });
 }
 
-const comment = (text: string) => text.split("\n").map((l) => `# ${l}`.trimEnd()).join("\n");
+const comment = (text: string) =>
+  text
+    .split("\n")
+    .map((l) => `# ${l}`.trimEnd())
+    .join("\n");
 
 export function toYaml(results: readonly RenderResult[]): string {
   const docs = results.flatMap((r) => {
     if (r.action === "apply") {
-      return r.apply.map((obj, i) => `${i === 0 ? `# DynamoPoolRelay ${r.dynamoPoolRelay}: eligible, apply ${r.apply.length} objects\n` : ""}${stringify(obj, { lineWidth: 0 })}`);
+      return r.apply.map(
+        (obj, i) =>
+          `${i === 0 ? `# DynamoPoolRelay ${r.dynamoPoolRelay}: eligible, apply ${r.apply.length} objects\n` : ""}${stringify(obj, { lineWidth: 0 })}`,
+      );
     }
     const w = r.withdraw[0]!;
     return [

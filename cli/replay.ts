@@ -53,7 +53,12 @@ async function send(event: CloudEvent, options: ReplayOptions): Promise<string |
   }
 }
 
-export async function replay(events: readonly CloudEvent[], options: ReplayOptions, err: (s: string) => void, clock: Clock = realClock): Promise<{ sent: number; failed: number }> {
+export async function replay(
+  events: readonly CloudEvent[],
+  options: ReplayOptions,
+  err: (s: string) => void,
+  clock: Clock = realClock,
+): Promise<{ sent: number; failed: number }> {
   let failed = 0;
   const interval = options.rate > 0 ? 1000 / options.rate : 0;
   const started = clock.now();

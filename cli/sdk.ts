@@ -38,14 +38,27 @@ export function toSdk(event: CloudEvent): Parsed<SdkEvent<unknown>> {
 }
 
 /** The HTTP request for an event, made by the SDK's binary or structured serializer. */
-export function httpMessage(event: SdkEvent<unknown>, mode: "binary" | "structured"): { headers: Record<string, string>; body: string | Buffer | undefined } {
+export function httpMessage(
+  event: SdkEvent<unknown>,
+  mode: "binary" | "structured",
+): { headers: Record<string, string>; body: string | Buffer | undefined } {
   const message = mode === "binary" ? HTTP.binary(event) : HTTP.structured(event);
-  const headers = Object.fromEntries(Object.entries(message.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])));
+  const headers = Object.fromEntries(
+    Object.entries(message.headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, String(v)]])),
+  );
   const { body } = message;
   // Binary mode sends JSON data that is a string unquoted, which no JSON reader takes (measured):
   // encode it. Numbers and booleans it passes through as they are, which is their JSON.
-  if (mode === "binary" && typeof event.data === "string" && /^application\/(.+\+)?json\b/.test(headers["content-type"] ?? "")) return { headers, body: JSON.stringify(event.data) };
-  return { headers, body: body === undefined || typeof body === "string" || Buffer.isBuffer(body) ? body : String(body) };
+  if (
+    mode === "binary" &&
+    typeof event.data === "string" &&
+    /^application\/(.+\+)?json\b/.test(headers["content-type"] ?? "")
+  )
+    return { headers, body: JSON.stringify(event.data) };
+  return {
+    headers,
+    body: body === undefined || typeof body === "string" || Buffer.isBuffer(body) ? body : String(body),
+  };
 }
 
 /** The structured-mode JSON of an event, one line: what record writes and replay reads. */

@@ -95,4 +95,8 @@ Exit status: 0 done, 1 invalid input or a failure, 2 a usage error.
 `;
 }
 
-const indent = (text: string) => text.split("\n").map((l) => `  ${l}`).join("\n");
+const indent = (text: string) =>
+  text
+    .split("\n")
+    .map((l) => `  ${l}`)
+    .join("\n");

@@ -15,11 +15,18 @@ export const PRODUCT_NAMESPACE = "dynamo-system";
 export function productManifests(kubectl: string, dir = KNATIVE_DIR): KubeObject[] {
   const r = spawnSync(kubectl, ["kustomize", dir], { encoding: "utf8" });
   if (r.status !== 0) throw new Error(`kubectl kustomize ${dir} failed: ${r.stderr}`);
-  return parseAllDocuments(r.stdout).map((d) => d.toJS() as KubeObject).filter(Boolean);
+  return parseAllDocuments(r.stdout)
+    .map((d) => d.toJS() as KubeObject)
+    .filter(Boolean);
 }
 
 /** Applies them in an order that resolves (definitions and identities first), as one field manager. */
-export async function installProduct(admin: KubeClient, kubectl: string, fieldManager: string, objects = productManifests(kubectl)): Promise<KubeObject[]> {
+export async function installProduct(
+  admin: KubeClient,
+  kubectl: string,
+  fieldManager: string,
+  objects = productManifests(kubectl),
+): Promise<KubeObject[]> {
   const order = ["CustomResourceDefinition", "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"];
   const rank = (o: KubeObject) => (order.includes(o.kind) ? order.indexOf(o.kind) : order.length);
   const sorted = [...objects].sort((a, b) => rank(a) - rank(b));
@@ -30,7 +37,10 @@ export async function installProduct(admin: KubeClient, kubectl: string, fieldMa
 interface Conditioned {
   kind: string;
   metadata: { name: string; namespace?: string; generation?: number };
-  status?: { observedGeneration?: number; conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+  status?: {
+    observedGeneration?: number;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+  };
 }
 
 export interface Readiness {
@@ -54,20 +64,46 @@ interface Rolled {
 export async function productReadiness(admin: KubeClient, objects: readonly KubeObject[]): Promise<Readiness[]> {
   const out: Readiness[] = [];
   for (const o of objects.filter((x) => x.kind === "Deployment")) {
-    const live = await admin.get<Rolled>({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name });
+    const live = await admin.get<Rolled>({
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      namespace: o.metadata.namespace,
+      name: o.metadata.name,
+    });
     const s = live?.status ?? {};
     const want = live?.spec?.replicas ?? 1;
-    const rolled = (s.observedGeneration ?? 0) >= (live?.metadata.generation ?? 1) && s.updatedReplicas === want && s.availableReplicas === want && s.replicas === want;
-    out.push({ object: `Deployment ${o.metadata.namespace}/${o.metadata.name}`, ready: rolled, detail: !live ? "not found" : `${s.availableReplicas ?? 0} of ${want} available, ${s.updatedReplicas ?? 0} updated, ${s.replicas ?? 0} in all` });
+    const rolled =
+      (s.observedGeneration ?? 0) >= (live?.metadata.generation ?? 1) &&
+      s.updatedReplicas === want &&
+      s.availableReplicas === want &&
+      s.replicas === want;
+    out.push({
+      object: `Deployment ${o.metadata.namespace}/${o.metadata.name}`,
+      ready: rolled,
+      detail: !live
+        ? "not found"
+        : `${s.availableReplicas ?? 0} of ${want} available, ${s.updatedReplicas ?? 0} updated, ${s.replicas ?? 0} in all`,
+    });
   }
   for (const o of objects.filter((x) => KNATIVE_GROUPS.test(x.apiVersion))) {
-    const live = await admin.get<Conditioned>({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name });
+    const live = await admin.get<Conditioned>({
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      namespace: o.metadata.namespace,
+      name: o.metadata.name,
+    });
     const ready = live?.status?.conditions?.find((c) => c.type === "Ready");
-    const current = live?.status?.observedGeneration === undefined || live.status.observedGeneration >= (live.metadata.generation ?? 0);
+    const current =
+      live?.status?.observedGeneration === undefined ||
+      live.status.observedGeneration >= (live.metadata.generation ?? 0);
     out.push({
       object: `${o.kind} ${o.metadata.namespace}/${o.metadata.name}`,
       ready: ready?.status === "True" && current,
-      detail: !live ? "not found" : !ready ? "no Ready condition yet" : `Ready=${ready.status}${ready.reason ? ` ${ready.reason}` : ""}${ready.message ? `: ${ready.message}` : ""}${current ? "" : " (older generation)"}`,
+      detail: !live
+        ? "not found"
+        : !ready
+          ? "no Ready condition yet"
+          : `Ready=${ready.status}${ready.reason ? ` ${ready.reason}` : ""}${ready.message ? `: ${ready.message}` : ""}${current ? "" : " (older generation)"}`,
     });
   }
   return out;

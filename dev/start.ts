@@ -38,11 +38,18 @@ export interface StartOptions {
 
 /** DynamoPoolRelays first, then the DGDs, with the DGD status the Dynamo operator would write. */
 async function installSamples(admin: KubeClient, out: (l: string) => void): Promise<string[]> {
-  const objects = readdirSync(join(root, "samples")).filter((f) => f.endsWith(".yaml")).sort().flatMap((f) => readObjects(join(root, "samples", f)));
+  const objects = readdirSync(join(root, "samples"))
+    .filter((f) => f.endsWith(".yaml"))
+    .sort()
+    .flatMap((f) => readObjects(join(root, "samples", f)));
   const namespaces = [...new Set(objects.map((o) => o.metadata.namespace ?? "default"))];
-  for (const name of namespaces) await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name } }, MANAGER);
+  for (const name of namespaces)
+    await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name } }, MANAGER);
   // Each DynamoPoolRelay runs the real Relay, built here, in place of a runtime image not to be had here.
-  const ordered = [...objects.filter((o) => o.kind === "DynamoPoolRelay").map(relayOnNode), ...objects.filter((o) => o.kind !== "DynamoPoolRelay")];
+  const ordered = [
+    ...objects.filter((o) => o.kind === "DynamoPoolRelay").map(relayOnNode),
+    ...objects.filter((o) => o.kind !== "DynamoPoolRelay"),
+  ];
   for (const obj of ordered) {
     const { status, ...rest } = obj as KubeObject & { status?: unknown };
     const applied = await admin.apply<KubeObject>(rest as KubeObject, MANAGER, { force: true });
@@ -77,7 +84,11 @@ function invocation(c: ContainerLog, text: string): string | undefined {
 
 interface Pod {
   metadata: { namespace: string; name: string };
-  status?: { phase?: string; podIP?: string; containerStatuses?: { ready: boolean; state?: { waiting?: { reason?: string } } }[] };
+  status?: {
+    phase?: string;
+    podIP?: string;
+    containerStatuses?: { ready: boolean; state?: { waiting?: { reason?: string } } }[];
+  };
 }
 
 function podLine(p: Pod): string {
@@ -121,7 +132,9 @@ export async function start(options: StartOptions): Promise<void> {
       process.exit(130);
     }
     firstSignalAt = performance.now();
-    out("\nstopping: the node (its pods: Knative, the functions), then the control plane... (Ctrl-C again to stop at once)");
+    out(
+      "\nstopping: the node (its pods: Knative, the functions), then the control plane... (Ctrl-C again to stop at once)",
+    );
     void shutdown().then(() => {
       out("stopped");
       process.exit(0);
@@ -140,9 +153,18 @@ export async function start(options: StartOptions): Promise<void> {
 
   try {
     // 1. A control plane with a real node, Knative Serving, Eventing and Traefik as pods.
-    out("starting a local control plane with a real node (etcd, kube-apiserver, controller-manager, scheduler; kubelet, containerd, kube-proxy, CoreDNS) and Knative Serving, Eventing and Traefik as pods");
-    out("  a first run builds these from Go modules and their images with buildah: expect many minutes, with progress below");
-    const cp: ControlPlane = await startControlPlane({ profile: "node", ownerPid: process.pid, timeoutMs: 180_000, log: (l) => out(`  ${l}`) });
+    out(
+      "starting a local control plane with a real node (etcd, kube-apiserver, controller-manager, scheduler; kubelet, containerd, kube-proxy, CoreDNS) and Knative Serving, Eventing and Traefik as pods",
+    );
+    out(
+      "  a first run builds these from Go modules and their images with buildah: expect many minutes, with progress below",
+    );
+    const cp: ControlPlane = await startControlPlane({
+      profile: "node",
+      ownerPid: process.pid,
+      timeoutMs: 180_000,
+      log: (l) => out(`  ${l}`),
+    });
     stops.push(() => cp.stop());
     out(`control plane, node and Knative up in ${seconds()} s`);
     const admin = cp.client;
@@ -167,32 +189,64 @@ export async function start(options: StartOptions): Promise<void> {
       return r.every((x) => x.ready) ? r : undefined;
     }).catch(async (err: Error) => {
       const r = await productReadiness(admin, objects);
-      throw new Error(`${err.message}:\n${r.filter((x) => !x.ready).map((x) => `  ${x.object}: ${x.detail}`).join("\n")}`);
+      throw new Error(
+        `${err.message}:\n${r
+          .filter((x) => !x.ready)
+          .map((x) => `  ${x.object}: ${x.detail}`)
+          .join("\n")}`,
+      );
     });
     for (const r of readiness) out(`  ${r.object}: ${r.detail}`);
     out(`Knative and the product Ready ${seconds()} s after start; pods on the node:`);
     for (const p of await admin.list<Pod>("v1", "Pod", undefined)) out(`  ${podLine(p)}`);
-    const broker = await admin.get<{ status?: { address?: { url?: string } } }>({ apiVersion: "eventing.knative.dev/v1", kind: "Broker", namespace: PRODUCT_NAMESPACE, name: BROKER });
+    const broker = await admin.get<{ status?: { address?: { url?: string } } }>({
+      apiVersion: "eventing.knative.dev/v1",
+      kind: "Broker",
+      namespace: PRODUCT_NAMESPACE,
+      name: BROKER,
+    });
     const brokerUrl = await clusterUrlFromHost(admin, broker!.status!.address!.url!);
     mkdirSync(dirname(startStateFile()), { recursive: true });
-    writeFileSync(startStateFile(), JSON.stringify({ kubeconfig: cp.kubeconfig, tap: tap.url, broker: brokerUrl, logs, pid: process.pid }, null, 2));
-    out(`Broker ingress ${brokerUrl} (its Service's ClusterIP, routed from this host through the node: poolrelay replay --to it); Broker tap ${tap.url} (poolrelay record)`);
+    writeFileSync(
+      startStateFile(),
+      JSON.stringify({ kubeconfig: cp.kubeconfig, tap: tap.url, broker: brokerUrl, logs, pid: process.pid }, null, 2),
+    );
+    out(
+      `Broker ingress ${brokerUrl} (its Service's ClusterIP, routed from this host through the node: poolrelay replay --to it); Broker tap ${tap.url} (poolrelay record)`,
+    );
 
     // 3. The samples, and the first DynamoPoolRelay published.
     if (options.samples) {
       out("installing samples/");
       const keys = await installSamples(admin, out);
       const [namespace, name] = keys.find((k) => k.endsWith("/llama"))!.split("/") as [string, string];
-      out(`waiting for ${namespace}/${name} to be Ready: its Service published, its Relay pods Ready by their gRPC health`);
+      out(
+        `waiting for ${namespace}/${name} to be Ready: its Service published, its Relay pods Ready by their gRPC health`,
+      );
       const dpr = await until(`${namespace}/${name} Ready`, 240_000, async () => {
-        const got = await admin.get<Dpr>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace, name });
-        return got?.status?.["conditions"]?.some((c: { type: string; status: string }) => c.type === "Ready" && c.status === "True") ? got : undefined;
+        const got = await admin.get<Dpr>({
+          apiVersion: "nvidia.com/v1alpha1",
+          kind: "DynamoPoolRelay",
+          namespace,
+          name,
+        });
+        return got?.status?.["conditions"]?.some(
+          (c: { type: string; status: string }) => c.type === "Ready" && c.status === "True",
+        )
+          ? got
+          : undefined;
       });
       out(`READY ${summary(dpr)}`);
-      for (const p of await admin.list<Pod>("v1", "Pod", namespace, `app.kubernetes.io/instance=${name}`)) out(`  pod ${podLine(p)}`);
+      for (const p of await admin.list<Pod>("v1", "Pod", namespace, `app.kubernetes.io/instance=${name}`))
+        out(`  pod ${podLine(p)}`);
       for (const key of keys) {
         const [ns, n] = key.split("/") as [string, string];
-        const got = await admin.get<Dpr>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: ns, name: n });
+        const got = await admin.get<Dpr>({
+          apiVersion: "nvidia.com/v1alpha1",
+          kind: "DynamoPoolRelay",
+          namespace: ns,
+          name: n,
+        });
         if (got) out(`  ${summary(got)}`);
       }
     }
@@ -204,7 +258,9 @@ export async function start(options: StartOptions): Promise<void> {
     out("  kubectl get deploy,svc,endpointslices,cm -n inference -l app.kubernetes.io/managed-by=dynamo-pool-relay");
     out("  kubectl get brokers,triggers,apiserversources,pingsources,sinkbindings,ksvc,deploy -n dynamo-system");
     out("  kubectl get pods -A");
-    out(`  logs of every container, kept after its pod goes (the functions scale to zero): ${logs}/<namespace>/<pod>/<container>.log`);
+    out(
+      `  logs of every container, kept after its pod goes (the functions scale to zero): ${logs}/<namespace>/<pod>/<container>.log`,
+    );
     out(`  logs of the control plane's and the node's daemons: ${cp.dir}/*.log, ${cp.dir}/node/*.log`);
     out("Ctrl-C stops everything");
     await new Promise(() => {});

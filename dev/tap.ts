@@ -22,7 +22,10 @@ export interface Delivery {
 }
 
 /** `host`: the address it listens on, one the Broker's filter can reach (on the real node, not loopback: the host's end of the node's link). */
-export async function startTap(onEvent: (event: CloudEvent, delivery: Delivery) => void = () => {}, host = "127.0.0.1"): Promise<Tap> {
+export async function startTap(
+  onEvent: (event: CloudEvent, delivery: Delivery) => void = () => {},
+  host = "127.0.0.1",
+): Promise<Tap> {
   const clients = new Set<ServerResponse>();
   const server = createServer((req, res) => {
     if (req.method === "GET" && req.url === "/events") {

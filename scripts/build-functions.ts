@@ -15,11 +15,18 @@ const FRAMEWORK = "@google-cloud/functions-framework";
 // Chunk names carry content hashes: an earlier build's chunks would otherwise stay and ship.
 rmSync(`${root}/dist/functions`, { recursive: true, force: true });
 // runtime serves the functions and source is the event source (a program of its own), not functions.
-const names = readdirSync(`${root}/functions`).filter((n) => n !== "runtime" && n !== "source" && statSync(`${root}/functions/${n}`).isDirectory());
+const names = readdirSync(`${root}/functions`).filter(
+  (n) => n !== "runtime" && n !== "source" && statSync(`${root}/functions/${n}`).isDirectory(),
+);
 
 await bundle("framework", {
   // What the product's code imports of it: registering a function, and the server for one.
-  stdin: { contents: `export { http, cloudEvent } from "${FRAMEWORK}"; export { getFunction, getTestServer } from "${FRAMEWORK}/testing";`, resolveDir: root, loader: "js", sourcefile: "framework.js" },
+  stdin: {
+    contents: `export { http, cloudEvent } from "${FRAMEWORK}"; export { getFunction, getTestServer } from "${FRAMEWORK}/testing";`,
+    resolveDir: root,
+    loader: "js",
+    sourcefile: "framework.js",
+  },
   outfile: FRAMEWORK_FILE,
 });
 for (const name of names) {
@@ -30,9 +37,18 @@ for (const name of names) {
     splitting: true,
   });
 }
-await bundle("entry point", { entryPoints: [`${root}/functions/runtime/main.ts`], outfile: `${root}/dist/functions/main.mjs` });
-await bundle("event source", { entryPoints: [`${root}/functions/source/main.ts`], outfile: `${root}/dist/functions/source.mjs` });
-await bundle("compile cache", { entryPoints: [`${root}/functions/runtime/fill-compile-cache.ts`], outfile: `${root}/dist/functions/fill-compile-cache.mjs` });
+await bundle("entry point", {
+  entryPoints: [`${root}/functions/runtime/main.ts`],
+  outfile: `${root}/dist/functions/main.mjs`,
+});
+await bundle("event source", {
+  entryPoints: [`${root}/functions/source/main.ts`],
+  outfile: `${root}/dist/functions/source.mjs`,
+});
+await bundle("compile cache", {
+  entryPoints: [`${root}/functions/runtime/fill-compile-cache.ts`],
+  outfile: `${root}/dist/functions/fill-compile-cache.mjs`,
+});
 // Filled here, where the bundles are: Node keys it by their paths (the image fills its own). A
 // compile cache of the developer's own (NODE_COMPILE_CACHE) or none at all is no concern of it.
 const { NODE_COMPILE_CACHE: _own, NODE_DISABLE_COMPILE_CACHE: _off, ...env } = process.env;

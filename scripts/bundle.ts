@@ -14,7 +14,14 @@ export const FRAMEWORK_FILE = `${root}dist/functions/framework.mjs`;
  */
 function sharedFramework(outdir: string): Plugin {
   const path = relative(outdir, FRAMEWORK_FILE);
-  return { name: "shared framework", setup: (b) => b.onResolve({ filter: /^@google-cloud\/functions-framework(\/testing)?$/ }, () => ({ path: path.startsWith(".") ? path : `./${path}`, external: true })) };
+  return {
+    name: "shared framework",
+    setup: (b) =>
+      b.onResolve({ filter: /^@google-cloud\/functions-framework(\/testing)?$/ }, () => ({
+        path: path.startsWith(".") ? path : `./${path}`,
+        external: true,
+      })),
+  };
 }
 
 export async function bundle(label: string, options: BuildOptions): Promise<void> {
@@ -34,6 +41,8 @@ export async function bundle(label: string, options: BuildOptions): Promise<void
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
     logLevel: "warning",
   });
-  const bytes = Object.entries(result.metafile.outputs).filter(([f]) => f.endsWith(".mjs")).map(([f, o]) => `${f.split("/").pop()} ${(o.bytes / 1024).toFixed(0)} KiB`);
+  const bytes = Object.entries(result.metafile.outputs)
+    .filter(([f]) => f.endsWith(".mjs"))
+    .map(([f, o]) => `${f.split("/").pop()} ${(o.bytes / 1024).toFixed(0)} KiB`);
   console.log(`${label}: ${bytes.join(", ")} (${Math.round(performance.now() - started)} ms)`);
 }

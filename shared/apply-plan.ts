@@ -26,7 +26,10 @@ export interface LiveObject {
 
 export function withAppliedHash(obj: KubeObject): KubeObject {
   const hash = sha256Hex(stableJson(obj));
-  const annotations = { ...((obj.metadata as { annotations?: Record<string, string> }).annotations ?? {}), [APPLIED_HASH]: hash };
+  const annotations = {
+    ...((obj.metadata as { annotations?: Record<string, string> }).annotations ?? {}),
+    [APPLIED_HASH]: hash,
+  };
   return { ...obj, metadata: { ...obj.metadata, annotations } } as KubeObject;
 }
 
@@ -48,7 +51,12 @@ export function isSubset(desired: unknown, live: unknown, key?: string): boolean
   if (Array.isArray(desired)) {
     if (!Array.isArray(live)) return false;
     if (desired.length > 0 && named(desired) && named(live)) {
-      return desired.every((d) => isSubset(d, live.find((l) => l.name === d.name)));
+      return desired.every((d) =>
+        isSubset(
+          d,
+          live.find((l) => l.name === d.name),
+        ),
+      );
     }
     return live.length === desired.length && desired.every((d, i) => isSubset(d, live[i]));
   }
@@ -108,15 +116,19 @@ export function blockedBy(kind: string, foreign: ReadonlySet<string>): string | 
  */
 export function writeWaves<T extends { object: { kind: string } }>(apply: readonly T[]): T[][] {
   const written = new Set(apply.map((a) => a.object.kind));
-  const wave = (kind: string): number => Math.max(0, ...(NEEDS[kind] ?? []).map((need) => wave(need) + (written.has(need) ? 1 : 0)));
+  const wave = (kind: string): number =>
+    Math.max(0, ...(NEEDS[kind] ?? []).map((need) => wave(need) + (written.has(need) ? 1 : 0)));
   // No wave is left empty: a child in wave n needs one the plan writes in wave n - 1.
   const waves: T[][] = [];
   for (const a of apply) (waves[wave(a.object.kind)] ??= []).push(a);
   return waves;
 }
 
-const foreignKinds = (desired: readonly KubeObject[], live: readonly (LiveObject | undefined)[], dprUid: string | undefined) =>
-  new Set(desired.filter((_d, i) => live[i] !== undefined && !controlledBy(live[i]!, dprUid)).map((d) => d.kind));
+const foreignKinds = (
+  desired: readonly KubeObject[],
+  live: readonly (LiveObject | undefined)[],
+  dprUid: string | undefined,
+) => new Set(desired.filter((_d, i) => live[i] !== undefined && !controlledBy(live[i]!, dprUid)).map((d) => d.kind));
 
 /**
  * A stale child is applied only over the very version this decision was made from: two applies
@@ -125,7 +137,9 @@ const foreignKinds = (desired: readonly KubeObject[], live: readonly (LiveObject
  */
 function pinnedTo(obj: KubeObject, live: LiveObject): KubeObject {
   const resourceVersion = live.metadata["resourceVersion"];
-  return typeof resourceVersion === "string" ? ({ ...obj, metadata: { ...obj.metadata, resourceVersion } } as KubeObject) : obj;
+  return typeof resourceVersion === "string"
+    ? ({ ...obj, metadata: { ...obj.metadata, resourceVersion } } as KubeObject)
+    : obj;
 }
 
 export interface ApplyPlan {
@@ -140,14 +154,26 @@ export interface ApplyPlan {
 }
 
 /** @param live the observed child for each desired one, in the same order (undefined when absent) */
-export function planApply(desired: readonly KubeObject[], live: readonly (LiveObject | undefined)[], dprUid: string | undefined): ApplyPlan {
+export function planApply(
+  desired: readonly KubeObject[],
+  live: readonly (LiveObject | undefined)[],
+  dprUid: string | undefined,
+): ApplyPlan {
   const plan: ApplyPlan = { apply: [], unchanged: [], skipped: [] };
   const foreign = foreignKinds(desired, live, dprUid);
   desired.forEach((obj, i) => {
     const state = childState(obj, live[i], dprUid);
     const blocker = blockedBy(obj.kind, foreign);
-    if (state === "foreign") plan.skipped.push({ kind: obj.kind, reason: `${obj.kind} ${obj.metadata.name} exists and is not controlled by this DynamoPoolRelay` });
-    else if (blocker) plan.skipped.push({ kind: obj.kind, reason: `${obj.kind} ${obj.metadata.name} is not applied: it needs ${blocker} ${obj.metadata.name}, which is not controlled by this DynamoPoolRelay` });
+    if (state === "foreign")
+      plan.skipped.push({
+        kind: obj.kind,
+        reason: `${obj.kind} ${obj.metadata.name} exists and is not controlled by this DynamoPoolRelay`,
+      });
+    else if (blocker)
+      plan.skipped.push({
+        kind: obj.kind,
+        reason: `${obj.kind} ${obj.metadata.name} is not applied: it needs ${blocker} ${obj.metadata.name}, which is not controlled by this DynamoPoolRelay`,
+      });
     else if (state === "current") plan.unchanged.push(obj.kind);
     else if (state === "stale") plan.apply.push({ object: pinnedTo(obj, live[i]!), force: true });
     else plan.apply.push({ object: obj, force: false });
@@ -178,7 +204,10 @@ export function childrenNeverShown(dpr: { status?: { sourcesRevision?: string; r
 
 /** Every child created without being read, and only if absent: one that exists refuses (409), and every child is read. */
 export function planAbsent(desired: readonly KubeObject[]): ApplyPlan {
-  const apply = desired.map((d) => ({ object: { ...d, metadata: { ...d.metadata, resourceVersion: NO_STORED_VERSION } } as KubeObject, force: false }));
+  const apply = desired.map((d) => ({
+    object: { ...d, metadata: { ...d.metadata, resourceVersion: NO_STORED_VERSION } } as KubeObject,
+    force: false,
+  }));
   return { apply, unchanged: [], skipped: [] };
 }
 
@@ -188,11 +217,18 @@ export function planAbsent(desired: readonly KubeObject[]): ApplyPlan {
  * found it at and so forced as a child this DynamoPoolRelay controls, only when the decision's
  * sources document is not the one it carries.
  */
-export function planSources(desired: readonly KubeObject[], decision: Extract<Decision, { action: "apply" }>, vouched: VouchedSources): ApplyPlan {
+export function planSources(
+  desired: readonly KubeObject[],
+  decision: Extract<Decision, { action: "apply" }>,
+  vouched: VouchedSources,
+): ApplyPlan {
   const kinds = desired.map((d) => d.kind);
   if (decision.sources.revision === vouched.sourcesRevision) return { apply: [], unchanged: kinds, skipped: [] };
   const configMap = desired.find((d) => d.kind === "ConfigMap")!;
-  const object = { ...configMap, metadata: { ...configMap.metadata, resourceVersion: vouched.resourceVersion } } as KubeObject;
+  const object = {
+    ...configMap,
+    metadata: { ...configMap.metadata, resourceVersion: vouched.resourceVersion },
+  } as KubeObject;
   return { apply: [{ object, force: true }], unchanged: kinds.filter((k) => k !== "ConfigMap"), skipped: [] };
 }
 
@@ -212,12 +248,27 @@ export function reflectsDecision(
   const service = live.get("Service");
   if (decision.action === "withdraw") return !judged("Service") || !service || !controlledBy(service, dprUid);
   const observed = desired.filter((d) => live.has(d.kind));
-  const foreign = foreignKinds(observed, observed.map((d) => live.get(d.kind)), dprUid);
-  return observed.filter((d) => judged(d.kind)).every((d) => foreign.has(d.kind) || blockedBy(d.kind, foreign) !== undefined || childState(d, live.get(d.kind), dprUid) === "current");
+  const foreign = foreignKinds(
+    observed,
+    observed.map((d) => live.get(d.kind)),
+    dprUid,
+  );
+  return observed
+    .filter((d) => judged(d.kind))
+    .every(
+      (d) =>
+        foreign.has(d.kind) ||
+        blockedBy(d.kind, foreign) !== undefined ||
+        childState(d, live.get(d.kind), dprUid) === "current",
+    );
 }
 
 /** The observed children, other than the Service (its own condition reports it), that someone else controls. */
-export function foreignChildren(desired: readonly KubeObject[], live: ReadonlyMap<string, LiveObject | undefined>, dprUid: string | undefined): string[] {
+export function foreignChildren(
+  desired: readonly KubeObject[],
+  live: ReadonlyMap<string, LiveObject | undefined>,
+  dprUid: string | undefined,
+): string[] {
   return desired
     .filter((d) => d.kind !== "Service" && live.get(d.kind) !== undefined && !controlledBy(live.get(d.kind)!, dprUid))
     .map((d) => `${d.kind} ${d.metadata.name}`);

@@ -5,7 +5,19 @@
 import type { CloudEvent } from "./cloudevent.ts";
 import { Reason } from "./conditions.ts";
 import { MAX_DGD_NAME_LENGTH, canPair } from "./names.ts";
-import { APISERVER_TYPES, ApiServerObject, AppliedData, EventType, ReconcileData, RejectedData, SourceEventType, WithdrawnData, childOwnerKey, parseData, type DprKey } from "./events.ts";
+import {
+  APISERVER_TYPES,
+  ApiServerObject,
+  AppliedData,
+  EventType,
+  ReconcileData,
+  RejectedData,
+  SourceEventType,
+  WithdrawnData,
+  childOwnerKey,
+  parseData,
+  type DprKey,
+} from "./events.ts";
 import { lastWrittenByApply } from "./last-write.ts";
 import { childVersion, type ChildVersion } from "./seen-versions.ts";
 import { readyEndpoints, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
@@ -20,7 +32,10 @@ export type Classified<T> = { ok: true; value: T } | { ok: false; status: 400 | 
 const wrongType = (fn: string, handled: string, event: CloudEvent) =>
   ({ ok: false, status: 400, error: `${fn} handles ${handled}, got type ${event.type}` }) as const;
 
-function data<T>(event: CloudEvent, parse: (e: CloudEvent) => { ok: true; value: T } | { ok: false; error: string }): Classified<T> {
+function data<T>(
+  event: CloudEvent,
+  parse: (e: CloudEvent) => { ok: true; value: T } | { ok: false; error: string },
+): Classified<T> {
   const r = parse(event);
   return r.ok ? r : { ok: false, status: 422, error: r.error };
 }
@@ -36,17 +51,26 @@ export type EligibilityInput =
   | { kind: "resync" };
 
 /** A change event of one kind, parsed: the object's key, and the object as the event carries it (absent for a delete). */
-function changeOf(fn: string, kind: string, event: CloudEvent): Classified<{ namespace: string; name: string; observed: unknown }> {
+function changeOf(
+  fn: string,
+  kind: string,
+  event: CloudEvent,
+): Classified<{ namespace: string; name: string; observed: unknown }> {
   const obj = data(event, (e) => parseData(e, ApiServerObject));
   if (!obj.ok) return obj;
-  if (obj.value.kind !== kind) return { ok: false, status: 422, error: `${fn} handles ${kind} change events, got kind ${obj.value.kind}` };
+  if (obj.value.kind !== kind)
+    return { ok: false, status: 422, error: `${fn} handles ${kind} change events, got kind ${obj.value.kind}` };
   const { namespace, name } = obj.value.metadata;
-  return { ok: true, value: { namespace, name, observed: event.type === SourceEventType.Delete ? undefined : event.data } };
+  return {
+    ok: true,
+    value: { namespace, name, observed: event.type === SourceEventType.Delete ? undefined : event.data },
+  };
 }
 
 export function classifyForEligibility(event: CloudEvent): Classified<EligibilityInput> {
   if (event.type === SourceEventType.Ping) return { ok: true, value: { kind: "resync" } };
-  if (!APISERVER_TYPES.includes(event.type)) return wrongType("eligibility", `${APISERVER_TYPES.join(", ")} and ${SourceEventType.Ping}`, event);
+  if (!APISERVER_TYPES.includes(event.type))
+    return wrongType("eligibility", `${APISERVER_TYPES.join(", ")} and ${SourceEventType.Ping}`, event);
   const change = changeOf("eligibility", "DynamoGraphDeployment", event);
   if (!change.ok) return change;
   const { namespace, name, observed } = change.value;
@@ -67,11 +91,20 @@ export function classifyForApply(event: CloudEvent): Classified<ApplyInput> {
     const change = changeOf("apply", "DynamoPoolRelay", event);
     if (!change.ok) return change;
     const { namespace, name, observed } = change.value;
-    if (!canPair(name)) return { ok: false, status: 422, error: `DynamoPoolRelay ${namespace}/${name}: the name cannot be a DynamoPoolRelay's (a DNS-1035 label of at most ${MAX_DGD_NAME_LENGTH} characters)` };
+    if (!canPair(name))
+      return {
+        ok: false,
+        status: 422,
+        error: `DynamoPoolRelay ${namespace}/${name}: the name cannot be a DynamoPoolRelay's (a DNS-1035 label of at most ${MAX_DGD_NAME_LENGTH} characters)`,
+      };
     const key: ApplyInput = { namespace, name, cause: "DPRChanged" };
-    return { ok: true, value: observedInEvent(observed, event.type === SourceEventType.Delete) ? { ...key, observed: true } : key };
+    return {
+      ok: true,
+      value: observedInEvent(observed, event.type === SourceEventType.Delete) ? { ...key, observed: true } : key,
+    };
   }
-  if (event.type !== EventType.Reconcile) return wrongType("apply", `${EventType.Reconcile} and DynamoPoolRelay change events`, event);
+  if (event.type !== EventType.Reconcile)
+    return wrongType("apply", `${EventType.Reconcile} and DynamoPoolRelay change events`, event);
   return data(event, (e) => parseData(e, ReconcileData));
 }
 
@@ -138,34 +171,71 @@ export function classifyForStatus(event: CloudEvent): Classified<StatusInput> {
     return { ok: true, value: { key: { namespace, name }, changed: [], report: true, ...failure } };
   }
   if (event.type === EventType.Applied || event.type === EventType.Withdrawn) {
-    const schema: z.ZodMiniType<DprKey & { statusWritten?: true }> = event.type === EventType.Applied ? AppliedData : WithdrawnData;
+    const schema: z.ZodMiniType<DprKey & { statusWritten?: true }> =
+      event.type === EventType.Applied ? AppliedData : WithdrawnData;
     const report = data(event, (e) => parseData(e, schema));
     if (!report.ok) return report;
     const { namespace, name, statusWritten } = report.value;
-    return { ok: true, value: { key: { namespace, name }, changed: [], report: true, ...(statusWritten ? { shownByApply: true } : {}) } };
+    return {
+      ok: true,
+      value: { key: { namespace, name }, changed: [], report: true, ...(statusWritten ? { shownByApply: true } : {}) },
+    };
   }
-  if (!APISERVER_TYPES.includes(event.type)) return wrongType("status", `${REPORTS.join(", ")} and child resource events`, event);
+  if (!APISERVER_TYPES.includes(event.type))
+    return wrongType("status", `${REPORTS.join(", ")} and child resource events`, event);
   const obj = data(event, (e) => parseData(e, ApiServerObject));
   if (!obj.ok) return obj;
-  if (!STATUS_CHILD_KINDS.includes(obj.value.kind)) return { ok: false, status: 422, error: `status handles ${STATUS_CHILD_KINDS.join(", ")} events, got kind ${obj.value.kind}` };
+  if (!STATUS_CHILD_KINDS.includes(obj.value.kind))
+    return {
+      ok: false,
+      status: 422,
+      error: `status handles ${STATUS_CHILD_KINDS.join(", ")} events, got kind ${obj.value.kind}`,
+    };
   const key = childOwnerKey(obj.value);
-  if (!key) return { ok: false, status: 422, error: `${obj.value.kind} ${obj.value.metadata.namespace}/${obj.value.metadata.name} is not managed by dynamo-pool-relay` };
+  if (!key)
+    return {
+      ok: false,
+      status: 422,
+      error: `${obj.value.kind} ${obj.value.metadata.namespace}/${obj.value.metadata.name} is not managed by dynamo-pool-relay`,
+    };
   const { kind, metadata } = obj.value;
   // An event standing for other children's changes too (shared/source-events.ts, merged): a run
   // that reads for every kind changed, taking no shortcut this one object's version would allow.
   const covered = coveredObjects(event).map((o) => o.kind);
   const foreign = covered.find((k) => !STATUS_CHILD_KINDS.includes(k));
-  if (foreign !== undefined) return { ok: false, status: 422, error: `extension ${COVERS} names a ${foreign || "kindless object"}; status handles ${STATUS_CHILD_KINDS.join(", ")}` };
+  if (foreign !== undefined)
+    return {
+      ok: false,
+      status: 422,
+      error: `extension ${COVERS} names a ${foreign || "kindless object"}; status handles ${STATUS_CHILD_KINDS.join(", ")}`,
+    };
   if (covered.length > 0) return { ok: true, value: { key, changed: [...new Set([kind, ...covered])] } };
   if (event.type === SourceEventType.Delete) return { ok: true, value: { key, changed: [kind] } };
   const version = childVersion(kind, metadata.name, obj.value);
-  if (event.type === SourceEventType.Add && kind === "EndpointSlice" && readyEndpoints([obj.value as ObservedEndpointSlice]) === 0) return { ok: true, value: { key, changed: [kind], version, addsNoEndpoint: true } };
+  if (
+    event.type === SourceEventType.Add &&
+    kind === "EndpointSlice" &&
+    readyEndpoints([obj.value as ObservedEndpointSlice]) === 0
+  )
+    return { ok: true, value: { key, changed: [kind], version, addsNoEndpoint: true } };
   const deployment = kind === "Deployment" ? { deployment: obj.value as LiveObject & ObservedDeployment } : {};
-  return { ok: true, value: { key, changed: [kind], version, ...deployment, ...(lastWrittenByApply(obj.value) ? { awaitsReport: true } : {}) } };
+  return {
+    ok: true,
+    value: {
+      key,
+      changed: [kind],
+      version,
+      ...deployment,
+      ...(lastWrittenByApply(obj.value) ? { awaitsReport: true } : {}),
+    },
+  };
 }
 
 /** The newer of two Deployments events carry; none when either event carries none or their versions do not compare. */
-function newerDeployment(earlier: StatusInput["deployment"], later: StatusInput["deployment"]): StatusInput["deployment"] {
+function newerDeployment(
+  earlier: StatusInput["deployment"],
+  later: StatusInput["deployment"],
+): StatusInput["deployment"] {
   if (!earlier || !later) return undefined;
   const order = compareResourceVersions(earlier.metadata["resourceVersion"], later.metadata["resourceVersion"]);
   return order === undefined ? undefined : order > 0 ? earlier : later;
@@ -181,5 +251,11 @@ export function mergeStatusInputs(earlier: StatusInput | undefined, later: Statu
   const failure = later.failure ?? earlier.failure;
   const report = earlier.report || later.report;
   const deployment = newerDeployment(earlier.deployment, later.deployment);
-  return { key: later.key, changed: [...new Set([...earlier.changed, ...later.changed])], ...(report ? { report } : {}), ...(failure ? { failure } : {}), ...(deployment ? { deployment } : {}) };
+  return {
+    key: later.key,
+    changed: [...new Set([...earlier.changed, ...later.changed])],
+    ...(report ? { report } : {}),
+    ...(failure ? { failure } : {}),
+    ...(deployment ? { deployment } : {}),
+  };
 }

@@ -34,10 +34,15 @@ const Attributes = z.object({
   type: z.string({ error: "type is required" }).check(z.minLength(1, "type must not be empty")),
   source: z.string({ error: "source is required" }).check(z.minLength(1, "source must not be empty")),
   subject: z.optional(z.string().check(z.minLength(1, "subject must not be empty when present"))),
-  time: z.optional(z.string().check(
-    z.regex(RFC3339, { abort: true, error: (issue) => `time must be an RFC 3339 timestamp, got ${JSON.stringify(issue.input)}` }),
-    z.refine((t) => !Number.isNaN(Date.parse(t)), "time must be a valid date"),
-  )),
+  time: z.optional(
+    z.string().check(
+      z.regex(RFC3339, {
+        abort: true,
+        error: (issue) => `time must be an RFC 3339 timestamp, got ${JSON.stringify(issue.input)}`,
+      }),
+      z.refine((t) => !Number.isNaN(Date.parse(t)), "time must be a valid date"),
+    ),
+  ),
   datacontenttype: z.optional(z.string().check(z.minLength(1, "datacontenttype must not be empty when present"))),
   dataschema: z.optional(z.string().check(z.minLength(1, "dataschema must not be empty when present"))),
 });
@@ -48,13 +53,25 @@ function isJson(contentType: string | undefined): boolean {
   return media === "application/json" || media.endsWith("+json") || media === "text/json";
 }
 
-function validate(attrs: Record<string, unknown>, extensions: Record<string, string>, data: unknown): Parsed<CloudEvent> {
+function validate(
+  attrs: Record<string, unknown>,
+  extensions: Record<string, string>,
+  data: unknown,
+): Parsed<CloudEvent> {
   // The id, when there is one, names the event among many (a recording, a Broker's log).
-  const subject = typeof attrs["id"] === "string" && attrs["id"] !== "" ? `invalid CloudEvent ${JSON.stringify(attrs["id"])}` : "invalid CloudEvent";
+  const subject =
+    typeof attrs["id"] === "string" && attrs["id"] !== ""
+      ? `invalid CloudEvent ${JSON.stringify(attrs["id"])}`
+      : "invalid CloudEvent";
   const parsed = Attributes.safeParse(attrs);
-  if (!parsed.success) return { ok: false, error: `${subject}: ${parsed.error.issues.map((i) => i.message).join("; ")}` };
+  if (!parsed.success)
+    return { ok: false, error: `${subject}: ${parsed.error.issues.map((i) => i.message).join("; ")}` };
   const bad = Object.keys(extensions).filter((n) => !EXTENSION_NAME.test(n));
-  if (bad.length > 0) return { ok: false, error: `${subject}: extension names must be lower-case letters and digits, got ${bad.join(", ")}` };
+  if (bad.length > 0)
+    return {
+      ok: false,
+      error: `${subject}: extension names must be lower-case letters and digits, got ${bad.join(", ")}`,
+    };
   const a = parsed.data;
   return {
     ok: true,
@@ -85,7 +102,8 @@ function parseBody(body: Buffer, contentType: string | undefined): Parsed<unknow
 
 /** A structured-mode event object (also one member of a batch). */
 export function fromStructured(obj: unknown): Parsed<CloudEvent> {
-  if (obj === null || typeof obj !== "object" || Array.isArray(obj)) return { ok: false, error: "a structured CloudEvent must be a JSON object" };
+  if (obj === null || typeof obj !== "object" || Array.isArray(obj))
+    return { ok: false, error: "a structured CloudEvent must be a JSON object" };
   const record = obj as Record<string, unknown>;
   const attrs: Record<string, unknown> = {};
   const extensions: Record<string, string> = {};
@@ -97,7 +115,8 @@ export function fromStructured(obj: unknown): Parsed<CloudEvent> {
   if ("data" in record && "data_base64" in record && record["data"] !== null && record["data_base64"] !== null) {
     return { ok: false, error: "invalid CloudEvent: data and data_base64 are mutually exclusive" };
   }
-  const data = typeof record["data_base64"] === "string" ? Buffer.from(record["data_base64"], "base64") : record["data"];
+  const data =
+    typeof record["data_base64"] === "string" ? Buffer.from(record["data_base64"], "base64") : record["data"];
   return validate(attrs, extensions, data);
 }
 
@@ -108,7 +127,10 @@ export function fromStructured(obj: unknown): Parsed<CloudEvent> {
 function fromBatch(value: unknown): Parsed<CloudEvent> {
   if (!Array.isArray(value)) return { ok: false, error: "a CloudEvents batch must be a JSON array" };
   if (value.length !== 1) {
-    return { ok: false, error: `batched CloudEvents are not accepted: a function handles one event per request, and this batch holds ${value.length}; send each event on its own (or in a batch of one)` };
+    return {
+      ok: false,
+      error: `batched CloudEvents are not accepted: a function handles one event per request, and this batch holds ${value.length}; send each event on its own (or in a batch of one)`,
+    };
   }
   const r = fromStructured(value[0]);
   return r.ok ? r : { ok: false, error: `batch[0]: ${r.error}` };

@@ -97,7 +97,10 @@ describe("Coalescer", () => {
     expect(runs).toHaveLength(2);
     runs[1]!.resolve("b");
     runs[0]!.resolve("a");
-    expect([await a, await b]).toEqual([{ value: "a", ran: true }, { value: "b", ran: true }]);
+    expect([await a, await b]).toEqual([
+      { value: "a", ran: true },
+      { value: "b", ran: true },
+    ]);
   });
 
   it("starts the queued run after a failed one, and fails every caller that shares a failed run", async () => {
@@ -133,7 +136,11 @@ describe("Coalescer", () => {
       // The third asked for no period: it ended the wait.
       expect(runs).toHaveLength(1);
       runs[0]!.resolve("v");
-      expect(await Promise.all(answers)).toEqual([{ value: "v", ran: true }, { value: "v", ran: false }, { value: "v", ran: false }]);
+      expect(await Promise.all(answers)).toEqual([
+        { value: "v", ran: true },
+        { value: "v", ran: false },
+        { value: "v", ran: false },
+      ]);
       await tick();
       expect(c.size).toBe(0);
     });
@@ -150,7 +157,10 @@ describe("Coalescer", () => {
       await tick();
       expect(runs).toHaveLength(1);
       runs[0]!.resolve("v");
-      expect(await Promise.all(answers)).toEqual([{ value: "v", ran: true }, { value: "v", ran: false }]);
+      expect(await Promise.all(answers)).toEqual([
+        { value: "v", ran: true },
+        { value: "v", ran: false },
+      ]);
     });
 
     it("runs when the period fails: a timer's failure only ends the wait", async () => {

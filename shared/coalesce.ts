@@ -39,10 +39,12 @@ export class Coalescer<T> {
   /** Settles when the runs for the key in flight or queued now have ended, whatever their outcome. */
   settled(key: string): Promise<void> {
     const slot = this.slots.get(key);
-    return slot ? (slot.queued ?? slot.current).then(
-      () => undefined,
-      () => undefined,
-    ) : Promise.resolve();
+    return slot
+      ? (slot.queued ?? slot.current).then(
+          () => undefined,
+          () => undefined,
+        )
+      : Promise.resolve();
   }
 
   /** Keys with a run in flight or queued. */

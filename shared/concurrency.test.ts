@@ -13,7 +13,10 @@ function byHand() {
       new Promise<void>((resolve, reject) => {
         tasks.started.push(item);
         tasks.maxInFlight = Math.max(tasks.maxInFlight, ++tasks.inFlight);
-        waiting.push({ item, settle: (ok) => (tasks.inFlight--, ok ? resolve() : reject(new Error(`task ${item} failed`))) });
+        waiting.push({
+          item,
+          settle: (ok) => (tasks.inFlight--, ok ? resolve() : reject(new Error(`task ${item} failed`))),
+        });
       }),
     /** Settles the most recent task first, so tasks finish out of the order they started in. */
     settleNewest(ok = true): number {

@@ -9,7 +9,11 @@ export interface Settled<T> {
   failures: { item: T; error: unknown }[];
 }
 
-export async function settleBounded<T>(items: AsyncIterable<T> | Iterable<T>, limit: number, task: (item: T) => Promise<unknown>): Promise<Settled<T>> {
+export async function settleBounded<T>(
+  items: AsyncIterable<T> | Iterable<T>,
+  limit: number,
+  task: (item: T) => Promise<unknown>,
+): Promise<Settled<T>> {
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer, got ${limit}`);
   const settled: Settled<T> = { succeeded: 0, failures: [] };
   const inFlight = new Set<Promise<void>>();

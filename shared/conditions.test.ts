@@ -35,16 +35,35 @@ describe("READY_REASONS", () => {
     const withdraw = decide(d, undefined, DEFAULT_OPERATOR_DEFAULTS);
     const reject: Decision = { action: "reject", reason: "InvalidSpec", message: "spec.clusterID: required" };
     const ours = { metadata: { ownerReferences: [{ uid: UID, controller: true }] } };
-    const rolledOut = { metadata: { generation: 1 }, status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 } };
+    const rolledOut = {
+      metadata: { generation: 1 },
+      status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 },
+    };
     const ready: StatusInput = {
-      dpr: d, decision: apply, previous: undefined, observedGeneration: 2, now: NOW, reflects: true, foreign: [],
-      observed: { deployment: rolledOut, service: ours, endpointSlices: [{ endpoints: [{ conditions: { ready: true } }] }] },
+      dpr: d,
+      decision: apply,
+      previous: undefined,
+      observedGeneration: 2,
+      now: NOW,
+      reflects: true,
+      foreign: [],
+      observed: {
+        deployment: rolledOut,
+        service: ours,
+        endpointSlices: [{ endpoints: [{ conditions: { ready: true } }] }],
+      },
     };
     // Faults added one at a time, from the last reason readiness finds to the first.
     const faults: ((i: StatusInput) => StatusInput)[] = [
       (i) => i,
       (i) => ({ ...i, observed: { ...i.observed, endpointSlices: [] } }),
-      (i) => ({ ...i, observed: { ...i.observed, deployment: { ...rolledOut, status: { ...rolledOut.status, availableReplicas: 0 } } } }),
+      (i) => ({
+        ...i,
+        observed: {
+          ...i.observed,
+          deployment: { ...rolledOut, status: { ...rolledOut.status, availableReplicas: 0 } },
+        },
+      }),
       (i) => ({ ...i, observed: { ...i.observed, service: undefined } }),
       (i) => ({ ...i, reflects: false }),
       (i) => ({ ...i, applyFailure: "the API server refused a child: spec.replicas: Invalid value" }),
@@ -62,9 +81,14 @@ describe("READY_REASONS", () => {
 
   const slot = slotOf("n/g1", 10);
   it.each(rows)("%s: the resync, the rejected.v1 schema and the lookup follow its rules", (reason, rule) => {
-    const candidate = { metadata: { namespace: "n", name: "g1", generation: 2 }, status: { observedGeneration: 2, conditions: [{ type: "Ready", status: "False", reason }] } };
+    const candidate = {
+      metadata: { namespace: "n", name: "g1", generation: 2 },
+      status: { observedGeneration: 2, conditions: [{ type: "Ready", status: "False", reason }] },
+    };
     expect(resyncReason(candidate, slot + 1, 10)).toBe(rule.resync);
-    expect(RejectedData.safeParse({ namespace: "n", name: "g1", uid: UID, generation: 2, reason, message: "m" }).success).toBe(rule.rejected === true);
+    expect(
+      RejectedData.safeParse({ namespace: "n", name: "g1", uid: UID, generation: 2, reason, message: "m" }).success,
+    ).toBe(rule.rejected === true);
     expect(REJECTED_REASONS.includes(reason as never)).toBe(rule.rejected === true);
     expect(readyReason(reason)).toStrictEqual(rule);
   });

@@ -99,11 +99,15 @@ export type ReadyReason = keyof typeof READY_REASONS;
 
 /** The rule of a stored Ready reason; undefined for one this product does not write. */
 export function readyReason(reason: string | undefined): ReadyReasonRule | undefined {
-  return reason !== undefined && Object.hasOwn(READY_REASONS, reason) ? READY_REASONS[reason as ReadyReason] : undefined;
+  return reason !== undefined && Object.hasOwn(READY_REASONS, reason)
+    ? READY_REASONS[reason as ReadyReason]
+    : undefined;
 }
 
 /** The Ready reasons apply reports in a rejected.v1 event. */
-export type RejectedReason = { [R in ReadyReason]: (typeof READY_REASONS)[R] extends { rejected: true } ? R : never }[ReadyReason];
+export type RejectedReason = {
+  [R in ReadyReason]: (typeof READY_REASONS)[R] extends { rejected: true } ? R : never;
+}[ReadyReason];
 export const REJECTED_REASONS: readonly RejectedReason[] = (Object.keys(READY_REASONS) as ReadyReason[]).filter(
   (reason): reason is RejectedReason => readyReason(reason)?.rejected === true,
 );

@@ -42,16 +42,25 @@ const RelayCommand = z.pipe(
         return JSON.parse(text) as unknown;
       } catch {
         // zod/mini hands a transform the parse payload, which has no addIssue.
-        ctx.issues.push({ code: "custom", message: `must be a JSON array of strings, such as ${JSON.stringify(DEFAULT_RELAY_COMMAND)}; got ${JSON.stringify(text)}`, input: text });
+        ctx.issues.push({
+          code: "custom",
+          message: `must be a JSON array of strings, such as ${JSON.stringify(DEFAULT_RELAY_COMMAND)}; got ${JSON.stringify(text)}`,
+          input: text,
+        });
         return z.NEVER;
       }
     }),
   ),
   z
-    .array(z.string().check(z.minLength(1)), { error: `must be a JSON array of strings, such as ${JSON.stringify(DEFAULT_RELAY_COMMAND)}` })
+    .array(z.string().check(z.minLength(1)), {
+      error: `must be a JSON array of strings, such as ${JSON.stringify(DEFAULT_RELAY_COMMAND)}`,
+    })
     .check(
       z.minLength(1, "must name at least the executable"),
-      z.refine((command) => !/\s/.test(command[0] ?? ""), "the executable (the first element) contains whitespace; give each argument as its own element"),
+      z.refine(
+        (command) => !/\s/.test(command[0] ?? ""),
+        "the executable (the first element) contains whitespace; give each argument as its own element",
+      ),
     ),
 );
 
@@ -101,7 +110,9 @@ export interface SourceConfig {
 export function parseSourceConfig(env: Record<string, string | undefined>): SourceConfig {
   const r = SourceEnv.safeParse(env);
   if (!r.success) {
-    throw new Error(`invalid configuration: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    throw new Error(
+      `invalid configuration: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
   }
   const d = r.data;
   return {
@@ -172,10 +183,15 @@ export function parseConfig(env: Record<string, string | undefined>, program?: P
   const given = reads ? Object.fromEntries(Object.entries(env).filter(([k]) => reads.has(k as Variable))) : env;
   const r = Env.safeParse(given);
   if (!r.success) {
-    throw new Error(`invalid configuration: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    throw new Error(
+      `invalid configuration: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
   }
   const config: Config = {
-    defaults: { discoveryBackend: r.data.DEFAULT_DISCOVERY_BACKEND, relayCommand: r.data.RELAY_COMMAND ?? DEFAULT_RELAY_COMMAND },
+    defaults: {
+      discoveryBackend: r.data.DEFAULT_DISCOVERY_BACKEND,
+      relayCommand: r.data.RELAY_COMMAND ?? DEFAULT_RELAY_COMMAND,
+    },
     resyncPeriodSeconds: r.data.RESYNC_PERIOD_SECONDS,
     resyncSlots: r.data.RESYNC_SLOTS,
     sink: r.data.K_SINK,
@@ -189,7 +205,9 @@ export function parseConfig(env: Record<string, string | undefined>, program?: P
     Object.defineProperty(config, field, {
       enumerable: false,
       get() {
-        throw new Error(`${program} read ${FIELD_VARIABLES[field].join(" and ")}, which shared/config.ts does not list among what ${program} reads`);
+        throw new Error(
+          `${program} read ${FIELD_VARIABLES[field].join(" and ")}, which shared/config.ts does not list among what ${program} reads`,
+        );
       },
     });
   }

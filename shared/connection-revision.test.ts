@@ -10,20 +10,41 @@ describe("connectionRevision", () => {
   });
 
   it("is the same for the same settings", () => {
-    expect(connectionRevision({ ...base, env: [{ name: "A", value: "1" }] }, [...COMMAND])).toBe(connectionRevision(base, COMMAND));
+    expect(connectionRevision({ ...base, env: [{ name: "A", value: "1" }] }, [...COMMAND])).toBe(
+      connectionRevision(base, COMMAND),
+    );
   });
 
   it("treats no env and an empty env alike", () => {
-    expect(connectionRevision({ clusterID: "dc-1", image: "relay:1" }, COMMAND)).toBe(connectionRevision({ clusterID: "dc-1", image: "relay:1", env: [] }, COMMAND));
+    expect(connectionRevision({ clusterID: "dc-1", image: "relay:1" }, COMMAND)).toBe(
+      connectionRevision({ clusterID: "dc-1", image: "relay:1", env: [] }, COMMAND),
+    );
   });
 
   it.each([
     { name: "cluster ID", change: { clusterID: "dc-2" } },
     { name: "image", change: { image: "relay:2" } },
     { name: "env value", change: { env: [{ name: "A", value: "2" }] } },
-    { name: "env order", change: { env: [{ name: "B", value: "2" }, { name: "A", value: "1" }] } },
+    {
+      name: "env order",
+      change: {
+        env: [
+          { name: "B", value: "2" },
+          { name: "A", value: "1" },
+        ],
+      },
+    },
   ])("changes with the $name", ({ change }) => {
-    const reordered = change.env?.length === 2 ? { ...base, env: [{ name: "A", value: "1" }, { name: "B", value: "2" }] } : base;
+    const reordered =
+      change.env?.length === 2
+        ? {
+            ...base,
+            env: [
+              { name: "A", value: "1" },
+              { name: "B", value: "2" },
+            ],
+          }
+        : base;
     expect(connectionRevision({ ...reordered, ...change }, COMMAND)).not.toBe(connectionRevision(reordered, COMMAND));
   });
 
@@ -49,9 +70,17 @@ describe("stableJson", () => {
   });
 
   it.each([
-    { name: "null, in an object and an array", value: { n: null, l: [null, true] }, expected: '{"l":[null,true],"n":null}' },
-    { name: "a string at the top", value: "a\"b", expected: '"a\\"b"' },
-    { name: "keys sorted by code unit, upper case first", value: { b: 1, B: 2, a: 3, "": 4 }, expected: '{"":4,"B":2,"a":3,"b":1}' },
+    {
+      name: "null, in an object and an array",
+      value: { n: null, l: [null, true] },
+      expected: '{"l":[null,true],"n":null}',
+    },
+    { name: "a string at the top", value: 'a"b', expected: '"a\\"b"' },
+    {
+      name: "keys sorted by code unit, upper case first",
+      value: { b: 1, B: 2, a: 3, "": 4 },
+      expected: '{"":4,"B":2,"a":3,"b":1}',
+    },
   ])("writes $name as JSON does", ({ value, expected }) => {
     expect(stableJson(value)).toBe(expected);
   });

@@ -31,8 +31,12 @@ export function stableJson(value: unknown): string {
  * Hashed only when it is not the default, so that revisions from before it was configurable stay
  * the same and upgrading the product rolls no Relay (a new default must bump SCHEME instead).
  */
-export function connectionRevision(spec: Pick<DynamoPoolRelaySpec, "clusterID" | "image" | "env">, command: readonly string[]): string {
-  const isDefault = command.length === DEFAULT_RELAY_COMMAND.length && command.every((c, i) => c === DEFAULT_RELAY_COMMAND[i]);
+export function connectionRevision(
+  spec: Pick<DynamoPoolRelaySpec, "clusterID" | "image" | "env">,
+  command: readonly string[],
+): string {
+  const isDefault =
+    command.length === DEFAULT_RELAY_COMMAND.length && command.every((c, i) => c === DEFAULT_RELAY_COMMAND[i]);
   return sha256Hex(
     stableJson({
       scheme: SCHEME,

@@ -17,18 +17,23 @@ export type DeadLetterAsk = { key: DprKey } | { none: string };
 const PRODUCT_TYPES: readonly string[] = Object.values(EventType);
 
 export function deadLetterAsk(event: CloudEvent): DeadLetterAsk {
-  if (event.extensions[DEAD_LETTERS] !== undefined) return { none: "its own request, dead-lettered in turn: left to the requeue and the resync" };
+  if (event.extensions[DEAD_LETTERS] !== undefined)
+    return { none: "its own request, dead-lettered in turn: left to the requeue and the resync" };
   if (event.type === SourceEventType.Ping) return { none: "a resync tick: the next tick lists every pair again" };
   if (PRODUCT_TYPES.includes(event.type)) {
     const key = DprKey.safeParse(event.data);
-    return key.success ? { key: { namespace: key.data.namespace, name: key.data.name } } : { none: "its data names no DynamoPoolRelay" };
+    return key.success
+      ? { key: { namespace: key.data.namespace, name: key.data.name } }
+      : { none: "its data names no DynamoPoolRelay" };
   }
   if (APISERVER_TYPES.includes(event.type)) {
     const obj = ApiServerObject.safeParse(event.data);
     if (!obj.success) return { none: "its data is no Kubernetes object" };
     const { kind, metadata } = obj.data;
     if (kind === "DynamoGraphDeployment" || kind === "DynamoPoolRelay") {
-      return canPair(metadata.name) ? { key: { namespace: metadata.namespace, name: metadata.name } } : { none: `a ${kind} no DynamoPoolRelay can pair with` };
+      return canPair(metadata.name)
+        ? { key: { namespace: metadata.namespace, name: metadata.name } }
+        : { none: `a ${kind} no DynamoPoolRelay can pair with` };
     }
     const owner = childOwnerKey(obj.data);
     return owner ? { key: owner } : { none: `a ${kind} that is none of the product's children` };

@@ -13,8 +13,16 @@ describe("decide", () => {
   });
 
   it.each([
-    { name: "today's runtime when none is configured", settings: DEFAULT_OPERATOR_DEFAULTS, command: ["python3", "-m", "dynamo.kv_dc_relay"] },
-    { name: "the configured one", settings: { ...DEFAULT_OPERATOR_DEFAULTS, relayCommand: ["dynamo-pool-relay"] }, command: ["dynamo-pool-relay"] },
+    {
+      name: "today's runtime when none is configured",
+      settings: DEFAULT_OPERATOR_DEFAULTS,
+      command: ["python3", "-m", "dynamo.kv_dc_relay"],
+    },
+    {
+      name: "the configured one",
+      settings: { ...DEFAULT_OPERATOR_DEFAULTS, relayCommand: ["dynamo-pool-relay"] },
+      command: ["dynamo-pool-relay"],
+    },
   ])("carries the Relay command, $name, and a connection revision that covers it", ({ settings, command }) => {
     const d = decide(dpr(), dgd(), settings);
     const other = decide(dpr(), dgd(), { ...DEFAULT_OPERATOR_DEFAULTS, relayCommand: [...command, "--other"] });
@@ -25,25 +33,37 @@ describe("decide", () => {
   });
 
   it("withdraws when the DGD is missing", () => {
-    expect(decide(dpr(), undefined, DEFAULT_OPERATOR_DEFAULTS)).toMatchObject({ action: "withdraw", reason: "DGDNotFound" });
+    expect(decide(dpr(), undefined, DEFAULT_OPERATOR_DEFAULTS)).toMatchObject({
+      action: "withdraw",
+      reason: "DGDNotFound",
+    });
   });
 
   it("withdraws, naming the field, when the DGD cannot be read", () => {
     const broken = { ...dgd(), spec: { components: "nope" } };
     const d = decide(dpr(), broken, DEFAULT_OPERATOR_DEFAULTS);
     expect(d).toMatchObject({ action: "withdraw", reason: "InvalidDGD" });
-    expect(d.action === "withdraw" && d.message).toMatch(/DynamoGraphDeployment team-a\/g1 is invalid: spec\.components/);
+    expect(d.action === "withdraw" && d.message).toMatch(
+      /DynamoGraphDeployment team-a\/g1 is invalid: spec\.components/,
+    );
   });
 
   it("rejects an invalid DynamoPoolRelay without looking at the DGD", () => {
-    const d = decide({ ...dpr(), spec: { image: "r", clusterID: "c", replicas: -3 } }, undefined, DEFAULT_OPERATOR_DEFAULTS);
+    const d = decide(
+      { ...dpr(), spec: { image: "r", clusterID: "c", replicas: -3 } },
+      undefined,
+      DEFAULT_OPERATOR_DEFAULTS,
+    );
     expect(d).toMatchObject({ action: "reject", reason: "InvalidSpec" });
     expect(d.action === "reject" && d.message).toMatch(/DynamoPoolRelay team-a\/g1 is invalid: spec\.replicas/);
   });
 
   it("withdraws when the worker namespaces exceed the Relay's limits", () => {
     const names = Array.from({ length: 4097 }, (_, i) => `g1-decode-h${i}`);
-    expect(decide(dpr(), dgd({ componentNames: { decode: names } }), DEFAULT_OPERATOR_DEFAULTS)).toMatchObject({ action: "withdraw", reason: "SourcesLimitExceeded" });
+    expect(decide(dpr(), dgd({ componentNames: { decode: names } }), DEFAULT_OPERATOR_DEFAULTS)).toMatchObject({
+      action: "withdraw",
+      reason: "SourcesLimitExceeded",
+    });
   });
 });
 
@@ -59,7 +79,13 @@ describe("objectKey", () => {
   });
 
   it("names a DynamoPoolRelay without metadata in the rejection as /", () => {
-    expect(decide({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", spec: { image: "r", clusterID: "c" } }, undefined, DEFAULT_OPERATOR_DEFAULTS)).toEqual({
+    expect(
+      decide(
+        { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", spec: { image: "r", clusterID: "c" } },
+        undefined,
+        DEFAULT_OPERATOR_DEFAULTS,
+      ),
+    ).toEqual({
       action: "reject",
       reason: "InvalidSpec",
       message: "DynamoPoolRelay / is invalid: metadata: Invalid input: expected object, received undefined",

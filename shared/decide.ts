@@ -61,7 +61,11 @@ export function dgdVerdict(name: string, rawDgd: unknown, settings: OperatorDefa
   if (rawDgd !== undefined) {
     const parsedDgd = DynamoGraphDeployment.safeParse(rawDgd);
     if (!parsedDgd.success) {
-      return { eligible: false, reason: Reason.InvalidDGD, message: formatIssues(parsedDgd.error, `DynamoGraphDeployment ${objectKey(rawDgd as never)}`) };
+      return {
+        eligible: false,
+        reason: Reason.InvalidDGD,
+        message: formatIssues(parsedDgd.error, `DynamoGraphDeployment ${objectKey(rawDgd as never)}`),
+      };
     }
     dgd = parsedDgd.data;
   }
@@ -95,10 +99,21 @@ export function decideFrom(rawDpr: unknown, dgd: (name: string) => DgdVerdict, s
 }
 
 /** The decision for an eligible DGD whose workers register under `namespaces`. */
-export function decideFor(dpr: DynamoPoolRelay, namespaces: string[], settings: DecisionSettings): Extract<Decision, { action: "apply" | "withdraw" }> {
+export function decideFor(
+  dpr: DynamoPoolRelay,
+  namespaces: string[],
+  settings: DecisionSettings,
+): Extract<Decision, { action: "apply" | "withdraw" }> {
   const relayCommand = settings.relayCommand ?? DEFAULT_RELAY_COMMAND;
   const revision = connectionRevision(dpr.spec, relayCommand);
   const sources = sourcesDocument(namespaces, revision);
   if (!sources.ok) return { action: "withdraw", dpr, reason: Reason.SourcesLimitExceeded, message: sources.message };
-  return { action: "apply", dpr, workerNamespaces: namespaces, relayCommand, connectionRevision: revision, sources: sources.document };
+  return {
+    action: "apply",
+    dpr,
+    workerNamespaces: namespaces,
+    relayCommand,
+    connectionRevision: revision,
+    sources: sources.document,
+  };
 }

@@ -19,9 +19,7 @@ export interface OperatorDefaults {
 
 export const DEFAULT_OPERATOR_DEFAULTS: OperatorDefaults = { discoveryBackend: "kubernetes" };
 
-export type Eligibility =
-  | { eligible: true }
-  | { eligible: false; reason: IneligibleReason; message: string };
+export type Eligibility = { eligible: true } | { eligible: false; reason: IneligibleReason; message: string };
 
 export type IneligibleReason =
   | typeof Reason.InvalidServiceName
@@ -42,13 +40,21 @@ function annotated(key: string, dgd: DynamoGraphDeployment, component: Component
   const fromDgd = dgd.metadata.annotations?.[key];
   if (fromDgd !== undefined) return { value: fromDgd, from: `the DynamoGraphDeployment's annotation ${key}` };
   const fromComponent = component?.annotations[key];
-  if (fromComponent !== undefined) return { value: fromComponent, from: `component "${component!.name}"'s annotation ${key}` };
+  if (fromComponent !== undefined)
+    return { value: fromComponent, from: `component "${component!.name}"'s annotation ${key}` };
   return undefined;
 }
 
-function componentEligibility(dgd: DynamoGraphDeployment, component: Component | undefined, defaults: OperatorDefaults): Eligibility {
+function componentEligibility(
+  dgd: DynamoGraphDeployment,
+  component: Component | undefined,
+  defaults: OperatorDefaults,
+): Eligibility {
   const subject = component ? `worker component "${component.name}"` : "the DynamoGraphDeployment";
-  const backend = annotated(ANNOTATION_DISCOVERY_BACKEND, dgd, component) ?? { value: defaults.discoveryBackend, from: "the operator's default backend" };
+  const backend = annotated(ANNOTATION_DISCOVERY_BACKEND, dgd, component) ?? {
+    value: defaults.discoveryBackend,
+    from: "the operator's default backend",
+  };
   if (!(DISCOVERY_BACKENDS as readonly string[]).includes(backend.value)) {
     return {
       eligible: false,
@@ -87,11 +93,19 @@ function componentEligibility(dgd: DynamoGraphDeployment, component: Component |
  * Decides eligibility of the DGD named `name`. Every worker component must resolve to Kubernetes
  * Pod-mode discovery; a DGD without workers is judged by its own annotations and the defaults.
  */
-export function eligibility(name: string, dgd: DynamoGraphDeployment | undefined, defaults: OperatorDefaults): Eligibility {
+export function eligibility(
+  name: string,
+  dgd: DynamoGraphDeployment | undefined,
+  defaults: OperatorDefaults,
+): Eligibility {
   const nameProblem = serviceNameProblem(name);
   if (nameProblem) return { eligible: false, reason: Reason.InvalidServiceName, message: nameProblem };
   if (!dgd) {
-    return { eligible: false, reason: Reason.DGDNotFound, message: `DynamoGraphDeployment "${name}" does not exist in this namespace` };
+    return {
+      eligible: false,
+      reason: Reason.DGDNotFound,
+      message: `DynamoGraphDeployment "${name}" does not exist in this namespace`,
+    };
   }
   if (dgd.metadata.deletionTimestamp) {
     return { eligible: false, reason: Reason.DGDDeleting, message: `DynamoGraphDeployment "${name}" is being deleted` };

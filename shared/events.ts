@@ -6,7 +6,15 @@ import { createHash } from "node:crypto";
 import type { CloudEvent, Parsed } from "./cloudevent.ts";
 import { REJECTED_REASONS } from "./conditions.ts";
 import { formatIssues } from "./issues.ts";
-import { DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_INSTANCE, LABEL_MANAGED_BY, MAX_DGD_NAME_LENGTH, PRODUCT, canPair } from "./names.ts";
+import {
+  DNS1123_LABEL,
+  DNS1123_SUBDOMAIN,
+  LABEL_INSTANCE,
+  LABEL_MANAGED_BY,
+  MAX_DGD_NAME_LENGTH,
+  PRODUCT,
+  canPair,
+} from "./names.ts";
 import * as z from "./zod.ts";
 
 /** Types the product emits: reverse-DNS, versioned. */
@@ -33,7 +41,11 @@ const NAMESPACE_RULE = "must be a namespace name (a DNS-1123 label of at most 63
 const OBJECT_RULE = "must be an object name (a DNS-1123 subdomain of at most 253 characters)";
 const namespaceName = z.string().check(z.maxLength(63, NAMESPACE_RULE), z.regex(DNS1123_LABEL, NAMESPACE_RULE));
 const objectName = z.string().check(z.maxLength(253, OBJECT_RULE), z.regex(DNS1123_SUBDOMAIN, OBJECT_RULE));
-const dprName = z.string().check(z.refine(canPair, `must be a DynamoPoolRelay name (a DNS-1035 label of at most ${MAX_DGD_NAME_LENGTH} characters)`));
+const dprName = z
+  .string()
+  .check(
+    z.refine(canPair, `must be a DynamoPoolRelay name (a DNS-1035 label of at most ${MAX_DGD_NAME_LENGTH} characters)`),
+  );
 
 /** Identifies one DynamoPoolRelay. */
 export const DprKey = z.object({ namespace: namespaceName, name: dprName });
@@ -94,7 +106,9 @@ export const DATA_SCHEMAS = {
 
 export function parseData<T>(event: CloudEvent, schema: z.ZodMiniType<T>): Parsed<T> {
   const r = schema.safeParse(event.data);
-  return r.success ? { ok: true, value: r.data } : { ok: false, error: formatIssues(r.error, `the data of ${event.type} event ${event.id}`) };
+  return r.success
+    ? { ok: true, value: r.data }
+    : { ok: false, error: formatIssues(r.error, `the data of ${event.type} event ${event.id}`) };
 }
 
 /**
@@ -121,7 +135,11 @@ export interface EmitContext {
  */
 export const STATUS_WRITTEN = "statuswritten";
 
-export function productEvent<T extends keyof typeof DATA_SCHEMAS>(type: T, data: z.infer<(typeof DATA_SCHEMAS)[T]>, ctx: EmitContext): CloudEvent {
+export function productEvent<T extends keyof typeof DATA_SCHEMAS>(
+  type: T,
+  data: z.infer<(typeof DATA_SCHEMAS)[T]>,
+  ctx: EmitContext,
+): CloudEvent {
   const key = data as DprKey;
   const shown = (data as { statusWritten?: true }).statusWritten === true;
   return {

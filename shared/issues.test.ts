@@ -16,12 +16,17 @@ describe("dotPath", () => {
 });
 
 describe("formatIssues", () => {
-  const Spec = z.object({ name: z.string({ error: "must be a string" }), items: z.array(z.object({ key: z.string().check(z.minLength(1, "must not be empty")) })) });
+  const Spec = z.object({
+    name: z.string({ error: "must be a string" }),
+    items: z.array(z.object({ key: z.string().check(z.minLength(1, "must not be empty")) })),
+  });
 
   it("names every issue with its path, in one message", () => {
     const r = Spec.safeParse({ name: 1, items: [{ key: "a" }, { key: "" }] });
     expect(r.success).toBe(false);
-    expect(formatIssues(r.error!, "DynamoPoolRelay n/g")).toBe("DynamoPoolRelay n/g is invalid: name: must be a string; items[1].key: must not be empty");
+    expect(formatIssues(r.error!, "DynamoPoolRelay n/g")).toBe(
+      "DynamoPoolRelay n/g is invalid: name: must be a string; items[1].key: must not be empty",
+    );
   });
 
   it("gives an issue of the value itself without a path", () => {

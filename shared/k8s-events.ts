@@ -21,7 +21,13 @@ export interface Occurrence {
 
 /** The DynamoPoolRelay an Event is about, as read. */
 export interface Involved {
-  metadata: { name: string; namespace?: string | undefined; uid?: string | undefined; generation?: number | undefined; resourceVersion?: string | undefined };
+  metadata: {
+    name: string;
+    namespace?: string | undefined;
+    uid?: string | undefined;
+    generation?: number | undefined;
+    resourceVersion?: string | undefined;
+  };
 }
 
 export type KubeEvent = {
@@ -74,7 +80,13 @@ export function renderEvent(dpr: Involved, occurrence: Occurrence, reporter: str
     apiVersion: "v1",
     kind: "Event",
     metadata: { name: eventName(dpr, occurrence), namespace },
-    involvedObject: { apiVersion: API_VERSION, kind: KIND, name: dpr.metadata.name, namespace, uid: dpr.metadata.uid ?? "" },
+    involvedObject: {
+      apiVersion: API_VERSION,
+      kind: KIND,
+      name: dpr.metadata.name,
+      namespace,
+      uid: dpr.metadata.uid ?? "",
+    },
     type: occurrence.type,
     reason: occurrence.reason,
     message: truncate(occurrence.message),
@@ -105,24 +117,43 @@ export interface AppliedChild {
  * less). Every status write gives the DynamoPoolRelay a new version, so the same decision made
  * again later (a DGD rolled back and forth, a deleted child put back) is a new occurrence.
  */
-export function applied(dpr: Involved, written: readonly AppliedChild[], desired: readonly AppliedChild[], serviceUid: string | undefined): Occurrence {
+export function applied(
+  dpr: Involved,
+  written: readonly AppliedChild[],
+  desired: readonly AppliedChild[],
+  serviceUid: string | undefined,
+): Occurrence {
   const kinds = written.map((c) => c.kind).join(", ");
   const generation = dpr.metadata.generation ?? 1;
   const created = written.find((c) => c.kind === "Service" && absentWhenPlanned(c));
   if (created) {
-    return { type: "Normal", reason: "Published", message: `Service ${created.metadata.name} published; applied ${kinds} for generation ${generation}`, identity: ["Published", serviceUid ?? ""] };
+    return {
+      type: "Normal",
+      reason: "Published",
+      message: `Service ${created.metadata.name} published; applied ${kinds} for generation ${generation}`,
+      identity: ["Published", serviceUid ?? ""],
+    };
   }
   return {
     type: "Normal",
     reason: "Applied",
     message: `applied ${kinds} for generation ${generation}`,
-    identity: ["Applied", dpr.metadata.resourceVersion ?? "", ...desired.map((c) => `${c.kind}#${c.metadata.annotations?.[APPLIED_HASH] ?? ""}`)],
+    identity: [
+      "Applied",
+      dpr.metadata.resourceVersion ?? "",
+      ...desired.map((c) => `${c.kind}#${c.metadata.annotations?.[APPLIED_HASH] ?? ""}`),
+    ],
   };
 }
 
 /** The Service deleted. A Service object is deleted once: its UID tells one withdrawal from another. */
 export function withdrawn(serviceName: string, serviceUid: string, why: string): Occurrence {
-  return { type: "Normal", reason: "Withdrawn", message: `Service ${serviceName} withdrawn: ${why}`, identity: ["Withdrawn", serviceUid] };
+  return {
+    type: "Normal",
+    reason: "Withdrawn",
+    message: `Service ${serviceName} withdrawn: ${why}`,
+    identity: ["Withdrawn", serviceUid],
+  };
 }
 
 /** The spec rejected, by the core or by the API server: reported once per generation. */
@@ -145,7 +176,11 @@ export function foreignChildren(skipped: readonly { kind: string; reason: string
  * starting not Ready is no change. The resourceVersion the write replaced tells transitions apart:
  * a status write from one version succeeds once, so a transition is written once.
  */
-export function readyTransition(previous: DynamoPoolRelayStatus | undefined, next: DynamoPoolRelayStatus, replacedResourceVersion: string | undefined): Occurrence | undefined {
+export function readyTransition(
+  previous: DynamoPoolRelayStatus | undefined,
+  next: DynamoPoolRelayStatus,
+  replacedResourceVersion: string | undefined,
+): Occurrence | undefined {
   const ready = (s: DynamoPoolRelayStatus | undefined) => s?.conditions?.find((c) => c.type === ConditionType.Ready);
   const before = ready(previous);
   const after = ready(next);
@@ -154,7 +189,9 @@ export function readyTransition(previous: DynamoPoolRelayStatus | undefined, nex
   return {
     type: isReady ? "Normal" : "Warning",
     reason: isReady ? "Ready" : "NotReady",
-    message: isReady ? `Ready is True: ${after.message}` : `Ready is ${after.status} (${after.reason}): ${after.message}`,
+    message: isReady
+      ? `Ready is True: ${after.message}`
+      : `Ready is ${after.status} (${after.reason}): ${after.message}`,
     identity: ["Ready", after.status, replacedResourceVersion ?? ""],
   };
 }

@@ -25,7 +25,8 @@ export function lastWrittenByApply(obj: { metadata?: unknown }): boolean {
   const metadata = (obj.metadata ?? {}) as { deletionTimestamp?: unknown; managedFields?: unknown };
   if (metadata.deletionTimestamp !== undefined || !Array.isArray(metadata.managedFields)) return false;
   const entries = metadata.managedFields as ManagedFieldsEntry[];
-  const isApply = (e: ManagedFieldsEntry) => e.manager === APPLY_FIELD_MANAGER && e.operation === "Apply" && (e.subresource ?? "") === "";
+  const isApply = (e: ManagedFieldsEntry) =>
+    e.manager === APPLY_FIELD_MANAGER && e.operation === "Apply" && (e.subresource ?? "") === "";
   const own = entries.find(isApply);
   if (!own) return false;
   const at = timeOf(own);

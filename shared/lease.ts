@@ -81,6 +81,15 @@ export function released(spec: LeaseSpec, now: number): LeaseSpec {
  *
  * @param renewedAt when its last successful create, acquire or renew was sent (ms), undefined if never
  */
-export function leading(lease: ObservedLease | undefined, renewedAt: number | undefined, now: number, settings: ElectionSettings): boolean {
-  return lease?.spec.holderIdentity === settings.identity && renewedAt !== undefined && now - renewedAt < settings.renewDeadlineMs;
+export function leading(
+  lease: ObservedLease | undefined,
+  renewedAt: number | undefined,
+  now: number,
+  settings: ElectionSettings,
+): boolean {
+  return (
+    lease?.spec.holderIdentity === settings.identity &&
+    renewedAt !== undefined &&
+    now - renewedAt < settings.renewDeadlineMs
+  );
 }

@@ -3,11 +3,32 @@ import { quantityValue, sameQuantity } from "./quantity.ts";
 
 describe("sameQuantity", () => {
   it.each([
-    ["1000m", "1", true], ["1024Mi", "1Gi", true], [2, "2", true], ["0.5", "500m", true], ["1e3", "1k", true],
-    ["1.5Gi", "1536Mi", true], ["100m", "0.1", true], ["1G", "1Gi", false], ["1", "2", false], ["abc", "abc", false],
-    ["2", 2, true], [".5", "500m", true], ["1.", "1", true], ["1e-3", "1m", true], ["25e-1", "2500m", true], ["1e0", "1", true],
-    ["-1", "-1000m", true], ["-1", "1", false], ["1", "-1", false], ["+1", "1", true], ["-.5", "-500m", true], ["-0", "0", true],
-    [" 1 ", "1", true], ["1", "1 ", true], ["1 Gi", "1Gi", false], ["1Gi", "1 Gi", false],
+    ["1000m", "1", true],
+    ["1024Mi", "1Gi", true],
+    [2, "2", true],
+    ["0.5", "500m", true],
+    ["1e3", "1k", true],
+    ["1.5Gi", "1536Mi", true],
+    ["100m", "0.1", true],
+    ["1G", "1Gi", false],
+    ["1", "2", false],
+    ["abc", "abc", false],
+    ["2", 2, true],
+    [".5", "500m", true],
+    ["1.", "1", true],
+    ["1e-3", "1m", true],
+    ["25e-1", "2500m", true],
+    ["1e0", "1", true],
+    ["-1", "-1000m", true],
+    ["-1", "1", false],
+    ["1", "-1", false],
+    ["+1", "1", true],
+    ["-.5", "-500m", true],
+    ["-0", "0", true],
+    [" 1 ", "1", true],
+    ["1", "1 ", true],
+    ["1 Gi", "1Gi", false],
+    ["1Gi", "1 Gi", false],
   ] as const)("%s vs %s is %s", (a, b, expected) => {
     expect(sameQuantity(a, b)).toBe(expected);
   });

@@ -5,9 +5,22 @@
  */
 
 const SUFFIX: Record<string, [bigint, bigint]> = {
-  n: [1n, 1_000_000_000n], u: [1n, 1_000_000n], m: [1n, 1000n], "": [1n, 1n],
-  k: [1000n, 1n], M: [10n ** 6n, 1n], G: [10n ** 9n, 1n], T: [10n ** 12n, 1n], P: [10n ** 15n, 1n], E: [10n ** 18n, 1n],
-  Ki: [2n ** 10n, 1n], Mi: [2n ** 20n, 1n], Gi: [2n ** 30n, 1n], Ti: [2n ** 40n, 1n], Pi: [2n ** 50n, 1n], Ei: [2n ** 60n, 1n],
+  n: [1n, 1_000_000_000n],
+  u: [1n, 1_000_000n],
+  m: [1n, 1000n],
+  "": [1n, 1n],
+  k: [1000n, 1n],
+  M: [10n ** 6n, 1n],
+  G: [10n ** 9n, 1n],
+  T: [10n ** 12n, 1n],
+  P: [10n ** 15n, 1n],
+  E: [10n ** 18n, 1n],
+  Ki: [2n ** 10n, 1n],
+  Mi: [2n ** 20n, 1n],
+  Gi: [2n ** 30n, 1n],
+  Ti: [2n ** 40n, 1n],
+  Pi: [2n ** 50n, 1n],
+  Ei: [2n ** 60n, 1n],
 };
 const QUANTITY = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$/;
 
@@ -33,7 +46,8 @@ export function quantityValue(q: string | number): { num: bigint; den: bigint } 
 }
 
 export function sameQuantity(a: unknown, b: unknown): boolean {
-  if ((typeof a !== "string" && typeof a !== "number") || (typeof b !== "string" && typeof b !== "number")) return false;
+  if ((typeof a !== "string" && typeof a !== "number") || (typeof b !== "string" && typeof b !== "number"))
+    return false;
   const x = quantityValue(a);
   const y = quantityValue(b);
   return x !== undefined && y !== undefined && x.num * y.den === y.num * x.den;

@@ -17,7 +17,16 @@ import { rolledOut, type ObservedDeployment } from "./status.ts";
 import { recordedDecision, sourcesOnly, type ObservedDpr, type VouchedSources } from "./vouched-status.ts";
 
 /** What a run may read: the DynamoPoolRelay, its DGD, and the children (the EndpointSlices listed). */
-export type Read = "DynamoPoolRelay" | "DynamoGraphDeployment" | "ServiceAccount" | "Role" | "RoleBinding" | "ConfigMap" | "Deployment" | "Service" | "EndpointSlice";
+export type Read =
+  | "DynamoPoolRelay"
+  | "DynamoGraphDeployment"
+  | "ServiceAccount"
+  | "Role"
+  | "RoleBinding"
+  | "ConfigMap"
+  | "Deployment"
+  | "Service"
+  | "EndpointSlice";
 
 /** The children status shows nothing of but whether they carry the decision. */
 export const UNSHOWN: readonly Read[] = ["ServiceAccount", "Role", "RoleBinding", "ConfigMap"];
@@ -38,13 +47,30 @@ export type ReadState =
   | { fn: "status"; input: StatusInput; seen?: Seen | undefined; unwritten?: boolean }
   | { fn: "status"; input: StatusInput; dpr: StoredDpr; settings: DecisionSettings; offRecord?: boolean }
   | { fn: "apply"; causes: readonly ReconcileCause[]; dpr?: StoredDpr | "gone" }
-  | { fn: "apply"; causes: readonly ReconcileCause[]; dpr: StoredDpr; decision: Decision; unreadRefused?: boolean; serviceKept?: boolean };
+  | {
+      fn: "apply";
+      causes: readonly ReconcileCause[];
+      dpr: StoredDpr;
+      decision: Decision;
+      unreadRefused?: boolean;
+      serviceKept?: boolean;
+    };
 
 export interface ReadPlan {
   /** The reads to do next, together. */
   reads: readonly Read[];
   /** Answered after those reads: nothing more is read or written. */
-  answer?: "ShownByApply" | "NoEndpointAdded" | "AwaitsReport" | "AwaitsApply" | "Seen" | "Stale" | "SeenIfUnwritten" | "Unchanged" | "Gone" | "Observed";
+  answer?:
+    | "ShownByApply"
+    | "NoEndpointAdded"
+    | "AwaitsReport"
+    | "AwaitsApply"
+    | "Seen"
+    | "Stale"
+    | "SeenIfUnwritten"
+    | "Unchanged"
+    | "Gone"
+    | "Observed";
   /** Status: the decision the stored status records, taken instead of the DGD's. */
   recorded?: Extract<Decision, { action: "apply" | "withdraw" }>;
   /** Apply: a write that needs no read, the status vouching for what it would read. */
@@ -52,11 +78,25 @@ export interface ReadPlan {
 }
 
 export function planReads(state: ReadState): ReadPlan {
-  return state.fn === "status" ? ("dpr" in state ? statusRun(state) : statusEvent(state)) : "decision" in state ? applyChildren(state) : applyPair(state);
+  return state.fn === "status"
+    ? "dpr" in state
+      ? statusRun(state)
+      : statusEvent(state)
+    : "decision" in state
+      ? applyChildren(state)
+      : applyPair(state);
 }
 
 /** A status event before any read: what it brings that this process has not read yet. */
-function statusEvent({ input, seen, unwritten }: { input: StatusInput; seen?: Seen | undefined; unwritten?: boolean }): ReadPlan {
+function statusEvent({
+  input,
+  seen,
+  unwritten,
+}: {
+  input: StatusInput;
+  seen?: Seen | undefined;
+  unwritten?: boolean;
+}): ReadPlan {
   // Apply wrote the status its writes make: nothing is left to show.
   if (input.shownByApply) return { reads: [], answer: "ShownByApply" };
   // A new slice with no ready endpoint leaves the count of ready endpoints as it was.
@@ -73,7 +113,17 @@ function statusEvent({ input, seen, unwritten }: { input: StatusInput; seen?: Se
 }
 
 /** A status run once the DynamoPoolRelay is read: the DGD and every child, or only what changed. */
-function statusRun({ input, dpr, settings, offRecord }: { input: StatusInput; dpr: StoredDpr; settings: DecisionSettings; offRecord?: boolean }): ReadPlan {
+function statusRun({
+  input,
+  dpr,
+  settings,
+  offRecord,
+}: {
+  input: StatusInput;
+  dpr: StoredDpr;
+  settings: DecisionSettings;
+  offRecord?: boolean;
+}): ReadPlan {
   // No status yet: apply's first run is under way (its children's events come while it still
   // writes, for seconds in a burst) and shows the status its writes make, which a status written
   // now would only make lose (409, then a report and a run that reads everything). A pair whose
@@ -82,11 +132,11 @@ function statusRun({ input, dpr, settings, offRecord }: { input: StatusInput; dp
   const recorded = offRecord ? undefined : shownOnly(dpr, settings, input);
   if (!recorded) return { reads: ["DynamoGraphDeployment", ...EVERY_CHILD] };
   // The Deployment alone changed, and its event shows nothing the status does not.
-  if (input.deployment && deploymentShown(dpr, recorded, input.deployment)) return { reads: [], answer: "Unchanged", recorded };
+  if (input.deployment && deploymentShown(dpr, recorded, input.deployment))
+    return { reads: [], answer: "Unchanged", recorded };
   const service: Read[] = readsService(dpr.status, input.changed) ? ["Service"] : [];
   return { reads: ["Deployment", ...service, "EndpointSlice"], recorded };
 }
-
 
 /** An apply run's first reads: the DynamoPoolRelay, and its DGD unless the request needs none. */
 function applyPair({ causes, dpr }: { causes: readonly ReconcileCause[]; dpr?: StoredDpr | "gone" }): ReadPlan {
@@ -100,13 +150,22 @@ function applyPair({ causes, dpr }: { causes: readonly ReconcileCause[]; dpr?: S
 }
 
 /** The children an apply run reads for its decision. */
-function applyChildren(state: { causes: readonly ReconcileCause[]; dpr: StoredDpr; decision: Decision; unreadRefused?: boolean; serviceKept?: boolean }): ReadPlan {
+function applyChildren(state: {
+  causes: readonly ReconcileCause[];
+  dpr: StoredDpr;
+  decision: Decision;
+  unreadRefused?: boolean;
+  serviceKept?: boolean;
+}): ReadPlan {
   const { causes, dpr, decision } = state;
   // A rejected spec leaves the children as they are.
   if (decision.action === "reject") return { reads: [] };
   // A withdrawal shows the Relay pods that still run, and their endpoints behind a Service that
   // stays (someone else's): none behind one absent or deleted.
-  if (decision.action === "withdraw") return { reads: state.serviceKept === undefined ? ["Service", "Deployment"] : state.serviceKept ? ["EndpointSlice"] : [] };
+  if (decision.action === "withdraw")
+    return {
+      reads: state.serviceKept === undefined ? ["Service", "Deployment"] : state.serviceKept ? ["EndpointSlice"] : [],
+    };
   // The status's word was out of date (the ConfigMap changed since, or a child to create exists).
   if (state.unreadRefused) return { reads: EVERY_CHILD };
   // A rollout the stored status vouches for writes the sources document alone.
@@ -128,7 +187,11 @@ const SHOWN_KINDS: readonly string[] = ["Deployment", "Service", "EndpointSlice"
  * status written after that read, from newer children, makes this run's write fail (409). A DGD
  * changed meanwhile is apply's to act on. Undefined: read the DGD and every child.
  */
-export function shownOnly(dpr: unknown, settings: DecisionSettings, input: { changed: readonly string[]; report?: true }): Extract<Decision, { action: "apply" | "withdraw" }> | undefined {
+export function shownOnly(
+  dpr: unknown,
+  settings: DecisionSettings,
+  input: { changed: readonly string[]; report?: true },
+): Extract<Decision, { action: "apply" | "withdraw" }> | undefined {
   const shown = input.changed.length > 0 && input.changed.every((k) => SHOWN_KINDS.includes(k));
   return shown && !input.report ? recordedDecision(dpr, settings) : undefined;
 }
@@ -150,12 +213,20 @@ export function readsService(status: DynamoPoolRelayStatus | undefined, changed:
  * carrying that decision under this DynamoPoolRelay's control (a hand edit is drift). The
  * Deployment controller's writes as pods are created then cost only the DynamoPoolRelay's read.
  */
-export function deploymentShown(dpr: StatusPlanInput["dpr"], decision: Decision, deployment: LiveObject & ObservedDeployment): boolean {
+export function deploymentShown(
+  dpr: StatusPlanInput["dpr"],
+  decision: Decision,
+  deployment: LiveObject & ObservedDeployment,
+): boolean {
   const status = dpr.status;
   if (!status || decision.action === "reject" || !controlledBy(deployment, dpr.metadata.uid)) return false;
   const counts = deployment.status ?? {};
   if ((counts.replicas ?? 0) !== status.replicas || (counts.readyReplicas ?? 0) !== status.readyReplicas) return false;
-  if (decision.action === "apply" && !reflectsDecision(decision, desiredChildren(decision), new Map([["Deployment", deployment]]), dpr.metadata.uid)) return false;
+  if (
+    decision.action === "apply" &&
+    !reflectsDecision(decision, desiredChildren(decision), new Map([["Deployment", deployment]]), dpr.metadata.uid)
+  )
+    return false;
   // What the status's Ready reason shows of the rollout (shared/conditions.ts, READY_REASONS).
   const shown = readyReason(status.conditions?.find((c) => c.type === ConditionType.Ready)?.reason)?.rolledOut;
   return shown === "either" || shown === rolledOut(deployment);

@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { dgd } from "../test/builders.ts";
-import { convergedPair, endpointSlice, objectsOf, rolled, settings, storeOf, UID, type ConvergedPair } from "../test/source-pair.ts";
+import {
+  convergedPair,
+  endpointSlice,
+  objectsOf,
+  rolled,
+  settings,
+  storeOf,
+  UID,
+  type ConvergedPair,
+} from "../test/source-pair.ts";
 import { decide } from "./decide.ts";
 import { MAX_REQUEUE_MS, requeueAction, requeueAfterMs, requeueDue, requeueReason } from "./requeue.ts";
 import type { Seen } from "./source-views.ts";
@@ -10,8 +19,15 @@ import { planStatus } from "./status-plan.ts";
 const quiet = { since: 0, sending: 0 };
 const judge = (objects: readonly Seen[]) => requeueReason(storeOf(objects).view("team-a/g1")!, settings);
 /** An object at a new version with some of its fields replaced. */
-const edited = (obj: Seen, edit: Record<string, unknown>, resourceVersion = "500"): Seen => ({ ...obj, ...edit, metadata: { ...obj.metadata, resourceVersion, ...((edit["metadata"] as object) ?? {}) } });
-const rolledOn = () => ({ ...rolled(), status: { components: { decode: { componentNames: ["g1-decode-aaaa1111", "g1-decode-bbbb2222"] } } } });
+const edited = (obj: Seen, edit: Record<string, unknown>, resourceVersion = "500"): Seen => ({
+  ...obj,
+  ...edit,
+  metadata: { ...obj.metadata, resourceVersion, ...((edit["metadata"] as object) ?? {}) },
+});
+const rolledOn = () => ({
+  ...rolled(),
+  status: { components: { decode: { componentNames: ["g1-decode-aaaa1111", "g1-decode-bbbb2222"] } } },
+});
 /** The pair's objects, with those of `kinds` left out and others replaced. */
 function pairWith(p: ConvergedPair, replace: Partial<Record<string, Seen | undefined>>): Seen[] {
   return objectsOf(p).flatMap((o) => (o.kind in replace ? (replace[o.kind] ? [replace[o.kind]!] : []) : [o]));
@@ -19,15 +35,31 @@ function pairWith(p: ConvergedPair, replace: Partial<Record<string, Seen | undef
 /** The pair with Ready replaced, as a status run that saw it so would have left it. */
 function withReady(p: ConvergedPair, ready: { status: "True" | "False"; reason: string }): Seen {
   const status = p.dpr["status"] as { conditions: { type: string }[] };
-  return { ...p.dpr, status: { ...status, conditions: status.conditions.map((c) => (c.type === "Ready" ? { ...c, ...ready } : c)) } };
+  return {
+    ...p.dpr,
+    status: { ...status, conditions: status.conditions.map((c) => (c.type === "Ready" ? { ...c, ...ready } : c)) },
+  };
 }
 /** The pair withdrawn for a missing DGD, its Service gone, as apply leaves it. */
 function withdrawn(): Seen[] {
   const p = convergedPair();
   const decision = decide(p.dpr, undefined, settings);
-  const observed = { serviceAccount: p.children.ServiceAccount, role: p.children.Role, roleBinding: p.children.RoleBinding, configMap: p.children.ConfigMap, deployment: p.children.Deployment as never, service: undefined, endpointSlices: [] };
+  const observed = {
+    serviceAccount: p.children.ServiceAccount,
+    role: p.children.Role,
+    roleBinding: p.children.RoleBinding,
+    configMap: p.children.ConfigMap,
+    deployment: p.children.Deployment as never,
+    service: undefined,
+    endpointSlices: [],
+  };
   const { status } = planStatus({ dpr: p.dpr as never, decision, observed, changed: [], now: "2026-02-01T00:00:00Z" });
-  return pairWith(p, { DynamoPoolRelay: { ...p.dpr, status }, DynamoGraphDeployment: undefined, Service: undefined, EndpointSlice: undefined });
+  return pairWith(p, {
+    DynamoPoolRelay: { ...p.dpr, status },
+    DynamoGraphDeployment: undefined,
+    Service: undefined,
+    EndpointSlice: undefined,
+  });
 }
 
 describe("requeueReason: the pairs the event source asks a reconcile for", () => {
@@ -35,23 +67,99 @@ describe("requeueReason: the pairs the event source asks a reconcile for", () =>
   const { Deployment, Role, ConfigMap, Service } = p.children;
   it.each([
     { name: "converged, Ready and showing its DGD", objects: () => objectsOf(p), expected: undefined },
-    { name: "its DGD's status rewritten with nothing the product decides", objects: () => pairWith(p, { DynamoGraphDeployment: edited(p.dgd, { status: { ...(p.dgd["status"] as object), replicas: 7 } }) }), expected: undefined },
-    { name: "its DGD rolled on to a new worker namespace (the change's request lost)", objects: () => pairWith(p, { DynamoGraphDeployment: rolledOn() as Seen }), expected: "DGDNotShown" },
-    { name: "its DGD gone (the delete's request lost)", objects: () => pairWith(p, { DynamoGraphDeployment: undefined }), expected: "DGDNotShown" },
+    {
+      name: "its DGD's status rewritten with nothing the product decides",
+      objects: () =>
+        pairWith(p, {
+          DynamoGraphDeployment: edited(p.dgd, { status: { ...(p.dgd["status"] as object), replicas: 7 } }),
+        }),
+      expected: undefined,
+    },
+    {
+      name: "its DGD rolled on to a new worker namespace (the change's request lost)",
+      objects: () => pairWith(p, { DynamoGraphDeployment: rolledOn() as Seen }),
+      expected: "DGDNotShown",
+    },
+    {
+      name: "its DGD gone (the delete's request lost)",
+      objects: () => pairWith(p, { DynamoGraphDeployment: undefined }),
+      expected: "DGDNotShown",
+    },
     { name: "withdrawn for a missing DGD, still missing", objects: withdrawn, expected: undefined },
-    { name: "withdrawn for a missing DGD that exists now (the add's request lost)", objects: () => [...withdrawn(), p.dgd], expected: "DGDNotShown" },
-    { name: "settling", objects: () => pairWith(p, { DynamoPoolRelay: withReady(p, { status: "False", reason: "RolloutPending" }) }), expected: "Settling" },
-    { name: "a generation unobserved", objects: () => pairWith(p, { DynamoPoolRelay: { ...p.dpr, metadata: { ...p.dpr.metadata, generation: 2 } } }), expected: "Unobserved" },
+    {
+      name: "withdrawn for a missing DGD that exists now (the add's request lost)",
+      objects: () => [...withdrawn(), p.dgd],
+      expected: "DGDNotShown",
+    },
+    {
+      name: "settling",
+      objects: () => pairWith(p, { DynamoPoolRelay: withReady(p, { status: "False", reason: "RolloutPending" }) }),
+      expected: "Settling",
+    },
+    {
+      name: "a generation unobserved",
+      objects: () => pairWith(p, { DynamoPoolRelay: { ...p.dpr, metadata: { ...p.dpr.metadata, generation: 2 } } }),
+      expected: "Unobserved",
+    },
     // Changed while nobody watched: what the children no longer carry, or show.
-    { name: "its Deployment scaled to 0 by hand", objects: () => pairWith(p, { Deployment: edited(Deployment, { spec: { ...(Deployment["spec"] as object), replicas: 0 } }) }), expected: "ChildrenOff" },
-    { name: "its RoleBinding deleted", objects: () => pairWith(p, { RoleBinding: undefined }), expected: "ChildrenOff" },
-    { name: "its Role's rules edited", objects: () => pairWith(p, { Role: edited(Role, { rules: [] }) }), expected: "ChildrenOff" },
-    { name: "its Deployment being deleted", objects: () => pairWith(p, { Deployment: edited(Deployment, { metadata: { deletionTimestamp: "2026-02-01T00:00:00Z" } }) }), expected: "ChildrenOff" },
-    { name: "its Relay pods lost (none ready)", objects: () => pairWith(p, { Deployment: edited(Deployment, { status: { observedGeneration: 1, replicas: 2, updatedReplicas: 2 } }), EndpointSlice: endpointSlice([false, false]) as Seen }), expected: "StatusOff" },
+    {
+      name: "its Deployment scaled to 0 by hand",
+      objects: () =>
+        pairWith(p, { Deployment: edited(Deployment, { spec: { ...(Deployment["spec"] as object), replicas: 0 } }) }),
+      expected: "ChildrenOff",
+    },
+    {
+      name: "its RoleBinding deleted",
+      objects: () => pairWith(p, { RoleBinding: undefined }),
+      expected: "ChildrenOff",
+    },
+    {
+      name: "its Role's rules edited",
+      objects: () => pairWith(p, { Role: edited(Role, { rules: [] }) }),
+      expected: "ChildrenOff",
+    },
+    {
+      name: "its Deployment being deleted",
+      objects: () =>
+        pairWith(p, { Deployment: edited(Deployment, { metadata: { deletionTimestamp: "2026-02-01T00:00:00Z" } }) }),
+      expected: "ChildrenOff",
+    },
+    {
+      name: "its Relay pods lost (none ready)",
+      objects: () =>
+        pairWith(p, {
+          Deployment: edited(Deployment, { status: { observedGeneration: 1, replicas: 2, updatedReplicas: 2 } }),
+          EndpointSlice: endpointSlice([false, false]) as Seen,
+        }),
+      expected: "StatusOff",
+    },
     { name: "its EndpointSlice gone", objects: () => pairWith(p, { EndpointSlice: undefined }), expected: "StatusOff" },
-    { name: "its Service taken over by another controller", objects: () => pairWith(p, { Service: edited(Service, { metadata: { ownerReferences: [{ uid: "someone", controller: true }] } }) }), expected: "StatusOff" },
-    { name: "its ConfigMap relabelled (still carrying the document, at another version than the status records)", objects: () => pairWith(p, { ConfigMap: edited(ConfigMap, { metadata: { labels: { ...ConfigMap.metadata.labels, extra: "x" } } }) }), expected: "StatusOff" },
-    { name: "its Deployment rewritten by its controller with nothing status shows", objects: () => pairWith(p, { Deployment: edited(Deployment, { status: { ...(Deployment["status"] as object), conditions: [{ type: "Available", status: "True" }] } }) }), expected: undefined },
+    {
+      name: "its Service taken over by another controller",
+      objects: () =>
+        pairWith(p, {
+          Service: edited(Service, { metadata: { ownerReferences: [{ uid: "someone", controller: true }] } }),
+        }),
+      expected: "StatusOff",
+    },
+    {
+      name: "its ConfigMap relabelled (still carrying the document, at another version than the status records)",
+      objects: () =>
+        pairWith(p, {
+          ConfigMap: edited(ConfigMap, { metadata: { labels: { ...ConfigMap.metadata.labels, extra: "x" } } }),
+        }),
+      expected: "StatusOff",
+    },
+    {
+      name: "its Deployment rewritten by its controller with nothing status shows",
+      objects: () =>
+        pairWith(p, {
+          Deployment: edited(Deployment, {
+            status: { ...(Deployment["status"] as object), conditions: [{ type: "Available", status: "True" }] },
+          }),
+        }),
+      expected: undefined,
+    },
   ])("$name: $expected", ({ objects, expected }) => {
     expect(judge(objects())).toBe(expected);
   });
@@ -59,7 +167,11 @@ describe("requeueReason: the pairs the event source asks a reconcile for", () =>
   it("never asks for a pair being deleted", () => {
     const settling = withReady(p, { status: "False", reason: "RolloutPending" });
     expect(judge(pairWith(p, { DynamoPoolRelay: settling }))).toBe("Settling");
-    expect(judge(pairWith(p, { DynamoPoolRelay: edited(settling, { metadata: { deletionTimestamp: "2026-02-01T00:00:00Z" } }) }))).toBeUndefined();
+    expect(
+      judge(
+        pairWith(p, { DynamoPoolRelay: edited(settling, { metadata: { deletionTimestamp: "2026-02-01T00:00:00Z" } }) }),
+      ),
+    ).toBeUndefined();
   });
 
   it("reads the DGD first when it was kept by its version alone (seen before any DynamoPoolRelay paired with it)", () => {
@@ -73,7 +185,14 @@ describe("requeueReason: the pairs the event source asks a reconcile for", () =>
     // Seen before their pair: no decision could judge their intent.
     const judged = judge([...children, dpr!, dgdObj!]);
     expect(judged).toMatchObject({ dgd: false });
-    expect((judged as { children: { kind: string }[] }).children.map((c) => c.kind)).toEqual(["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"]);
+    expect((judged as { children: { kind: string }[] }).children.map((c) => c.kind)).toEqual([
+      "ServiceAccount",
+      "Role",
+      "RoleBinding",
+      "ConfigMap",
+      "Deployment",
+      "Service",
+    ]);
   });
 
   it("judges a child by the decision of the DGD when the status records none yet", () => {
@@ -92,7 +211,11 @@ describe("requeueReason: the pairs the event source asks a reconcile for", () =>
   });
 
   it("is unchanged by a DGD of another shape deciding the same", () => {
-    const alpha = { ...rolled(), apiVersion: "nvidia.com/v1alpha1", spec: { services: { decode: { componentType: "worker" } } } };
+    const alpha = {
+      ...rolled(),
+      apiVersion: "nvidia.com/v1alpha1",
+      spec: { services: { decode: { componentType: "worker" } } },
+    };
     expect(judge(pairWith(p, { DynamoGraphDeployment: alpha as Seen }))).toBeUndefined();
     expect(dgd().kind).toBe("DynamoGraphDeployment");
   });
@@ -149,23 +272,87 @@ describe("requeueAfterMs: a pair asked for again and again waits longer each tim
 
 describe("requeueAction: what the requeue does with a pair on a tick", () => {
   const reread = { dgd: true, children: [] };
-  const at = (quietMs: number, extra: Partial<{ sending: number; leading: boolean }> = {}) => ({ sending: 0, now: 100_000 + quietMs, requeueMs: 60_000, leading: true, ...extra });
-  const pair = (judged: Parameters<typeof requeueAction>[0]["judged"], asked = 0) => ({ since: 100_000, asked, ...(judged === undefined ? {} : { judged }) });
+  const at = (quietMs: number, extra: Partial<{ sending: number; leading: boolean }> = {}) => ({
+    sending: 0,
+    now: 100_000 + quietMs,
+    requeueMs: 60_000,
+    leading: true,
+    ...extra,
+  });
+  const pair = (judged: Parameters<typeof requeueAction>[0]["judged"], asked = 0) => ({
+    since: 100_000,
+    asked,
+    ...(judged === undefined ? {} : { judged }),
+  });
   it.each([
-    { name: "busy within the shortest wait: not even judged", pair: pair(undefined), state: at(14_999), expected: { do: "wait" } },
-    { name: "events of it still queued, however long ago it changed", pair: pair(undefined), state: at(600_000, { sending: 1 }), expected: { do: "wait" } },
-    { name: "quiet and not judged since its last change", pair: pair(undefined), state: at(15_000), expected: { do: "judge" } },
+    {
+      name: "busy within the shortest wait: not even judged",
+      pair: pair(undefined),
+      state: at(14_999),
+      expected: { do: "wait" },
+    },
+    {
+      name: "events of it still queued, however long ago it changed",
+      pair: pair(undefined),
+      state: at(600_000, { sending: 1 }),
+      expected: { do: "wait" },
+    },
+    {
+      name: "quiet and not judged since its last change",
+      pair: pair(undefined),
+      state: at(15_000),
+      expected: { do: "judge" },
+    },
     { name: "judged converged", pair: pair(null), state: at(600_000), expected: { do: "nothing" } },
-    { name: "judged unreadable from what is kept", pair: pair(reread), state: at(15_000), expected: { do: "reread", what: reread } },
-    { name: "off its DGD, quiet a quarter of the period", pair: pair("DGDNotShown"), state: at(15_000), expected: { do: "ask", reason: "DGDNotShown" } },
-    { name: "settling, quiet only a quarter of the period", pair: pair("Settling"), state: at(15_000), expected: { do: "wait" } },
-    { name: "settling, quiet the whole period", pair: pair("Settling"), state: at(60_000), expected: { do: "ask", reason: "Settling" } },
-    { name: "children off, asked once already: twice as long", pair: pair("ChildrenOff", 1), state: at(29_999), expected: { do: "wait" } },
-    { name: "children off, asked once already, quiet long enough", pair: pair("ChildrenOff", 1), state: at(30_000), expected: { do: "ask", reason: "ChildrenOff" } },
-    { name: "off, on a replica that does not lead", pair: pair("ChildrenOff"), state: at(600_000, { leading: false }), expected: { do: "wait" } },
-    { name: "unreadable, on a replica that does not lead: a standby keeps its judgments ready", pair: pair(reread), state: at(15_000, { leading: false }), expected: { do: "reread", what: reread } },
+    {
+      name: "judged unreadable from what is kept",
+      pair: pair(reread),
+      state: at(15_000),
+      expected: { do: "reread", what: reread },
+    },
+    {
+      name: "off its DGD, quiet a quarter of the period",
+      pair: pair("DGDNotShown"),
+      state: at(15_000),
+      expected: { do: "ask", reason: "DGDNotShown" },
+    },
+    {
+      name: "settling, quiet only a quarter of the period",
+      pair: pair("Settling"),
+      state: at(15_000),
+      expected: { do: "wait" },
+    },
+    {
+      name: "settling, quiet the whole period",
+      pair: pair("Settling"),
+      state: at(60_000),
+      expected: { do: "ask", reason: "Settling" },
+    },
+    {
+      name: "children off, asked once already: twice as long",
+      pair: pair("ChildrenOff", 1),
+      state: at(29_999),
+      expected: { do: "wait" },
+    },
+    {
+      name: "children off, asked once already, quiet long enough",
+      pair: pair("ChildrenOff", 1),
+      state: at(30_000),
+      expected: { do: "ask", reason: "ChildrenOff" },
+    },
+    {
+      name: "off, on a replica that does not lead",
+      pair: pair("ChildrenOff"),
+      state: at(600_000, { leading: false }),
+      expected: { do: "wait" },
+    },
+    {
+      name: "unreadable, on a replica that does not lead: a standby keeps its judgments ready",
+      pair: pair(reread),
+      state: at(15_000, { leading: false }),
+      expected: { do: "reread", what: reread },
+    },
   ] as const)("$name: $expected.do", ({ pair: p, state, expected }) => {
     expect(requeueAction(p, state)).toEqual(expected);
   });
 });
-

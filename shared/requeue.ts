@@ -14,7 +14,17 @@ import { decideFrom, dgdVerdict, type DecisionSettings } from "./decide.ts";
 import { childName } from "./names.ts";
 import type { KubeObject } from "./render/index.ts";
 import { unconverged } from "./resync.ts";
-import { judgedAgainst, nameOf, shownDigest, sliceStandIn, slicesOf, standIn, type ChildView, type DgdView, type DprView } from "./source-views.ts";
+import {
+  judgedAgainst,
+  nameOf,
+  shownDigest,
+  sliceStandIn,
+  slicesOf,
+  standIn,
+  type ChildView,
+  type DgdView,
+  type DprView,
+} from "./source-views.ts";
 import { planStatus, type StatusPlanInput } from "./status-plan.ts";
 import { recordedDecision, showsDecision } from "./vouched-status.ts";
 
@@ -64,8 +74,11 @@ export interface Activity {
 const JUDGED_AT = "1970-01-01T00:00:00Z";
 
 /** The status a full run would compute from these children, with the plan's verdicts. */
-const planOf = (dpr: DprView, decision: Parameters<typeof planStatus>[0]["decision"], observed: StatusPlanInput["observed"]) =>
-  planStatus({ dpr: dpr as StatusPlanInput["dpr"], decision, observed, changed: [], now: JUDGED_AT });
+const planOf = (
+  dpr: DprView,
+  decision: Parameters<typeof planStatus>[0]["decision"],
+  observed: StatusPlanInput["observed"],
+) => planStatus({ dpr: dpr as StatusPlanInput["dpr"], decision, observed, changed: [], now: JUDGED_AT });
 
 /**
  * Why a pair would be asked for, from what the source last saw of it, however quiet it is:
@@ -128,7 +141,12 @@ export function requeueDue(reason: RequeueReason, activity: Activity, now: numbe
 }
 
 /** What the requeue does with a pair on a tick. */
-export type RequeueAction = { do: "wait" } | { do: "judge" } | { do: "nothing" } | { do: "reread"; what: Reread } | { do: "ask"; reason: RequeueReason };
+export type RequeueAction =
+  | { do: "wait" }
+  | { do: "judge" }
+  | { do: "nothing" }
+  | { do: "reread"; what: Reread }
+  | { do: "ask"; reason: RequeueReason };
 
 /**
  * The requeue's step for one pair on a tick, from what the source knows of it: a pair busy within
@@ -147,7 +165,13 @@ export function requeueAction(
   if (pair.judged === undefined) return { do: "judge" };
   if (pair.judged === null) return { do: "nothing" };
   if (typeof pair.judged === "object") return { do: "reread", what: pair.judged };
-  const due = state.leading && requeueDue(pair.judged, { since: pair.since, sending: state.sending }, state.now, requeueAfterMs(state.requeueMs, pair.asked));
+  const due =
+    state.leading &&
+    requeueDue(
+      pair.judged,
+      { since: pair.since, sending: state.sending },
+      state.now,
+      requeueAfterMs(state.requeueMs, pair.asked),
+    );
   return due ? { do: "ask", reason: pair.judged } : { do: "wait" };
 }
-

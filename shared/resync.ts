@@ -36,25 +36,43 @@ const count = (cell: unknown) => (Number.isSafeInteger(cell) ? (cell as number) 
  * and silently switch the resync off, so it is refused too.
  */
 export function candidatesOf(table: TablePage): ResyncCandidate[] {
-  if (table.kind !== "Table") throw new Error(`the DynamoPoolRelay LIST was answered with ${JSON.stringify(table.kind)}, not a meta.k8s.io/v1 Table`);
+  if (table.kind !== "Table")
+    throw new Error(
+      `the DynamoPoolRelay LIST was answered with ${JSON.stringify(table.kind)}, not a meta.k8s.io/v1 Table`,
+    );
   const rows = table.rows ?? [];
   if (rows.length === 0) return [];
   const names = (table.columnDefinitions ?? []).map((c) => c.name);
   const missing = RESYNC_COLUMNS.filter((n) => !names.includes(n));
   if (missing.length > 0) {
-    throw new Error(`the installed DynamoPoolRelay CRD has no printer column ${missing.join(", ")}, which the resync lists: apply the CRD of this release (crds/)`);
+    throw new Error(
+      `the installed DynamoPoolRelay CRD has no printer column ${missing.join(", ")}, which the resync lists: apply the CRD of this release (crds/)`,
+    );
   }
   return rows.map((row, i) => {
     const cell = (column: string) => row.cells?.[names.indexOf(column)];
     const [namespace, name] = [text(cell(ResyncColumn.Namespace)), text(cell(ResyncColumn.Name))];
-    if (!namespace || !name) throw new Error(`row ${i} of the DynamoPoolRelay Table has no namespace or name: ${JSON.stringify(row.cells)}`);
+    if (!namespace || !name)
+      throw new Error(`row ${i} of the DynamoPoolRelay Table has no namespace or name: ${JSON.stringify(row.cells)}`);
     const generation = count(cell(ResyncColumn.Generation));
     const observedGeneration = count(cell(ResyncColumn.Observed));
     const [ready, reason] = [text(cell(ResyncColumn.Ready)), text(cell(ResyncColumn.Reason))];
-    const conditions = ready !== undefined || reason !== undefined ? [{ type: ConditionType.Ready, ...(ready !== undefined ? { status: ready } : {}), ...(reason !== undefined ? { reason } : {}) }] : undefined;
+    const conditions =
+      ready !== undefined || reason !== undefined
+        ? [
+            {
+              type: ConditionType.Ready,
+              ...(ready !== undefined ? { status: ready } : {}),
+              ...(reason !== undefined ? { reason } : {}),
+            },
+          ]
+        : undefined;
     return {
       metadata: { namespace, name, ...(generation !== undefined ? { generation } : {}) },
-      status: { ...(observedGeneration !== undefined ? { observedGeneration } : {}), ...(conditions ? { conditions } : {}) },
+      status: {
+        ...(observedGeneration !== undefined ? { observedGeneration } : {}),
+        ...(conditions ? { conditions } : {}),
+      },
     };
   });
 }
@@ -116,7 +134,10 @@ export function changeObserved(dpr: ResyncCandidate): boolean {
  */
 export function observedInEvent(observed: unknown, deleted: boolean): boolean {
   if (deleted) return true;
-  const { metadata, status } = (observed ?? {}) as { metadata?: { generation?: unknown; deletionTimestamp?: unknown }; status?: { observedGeneration?: unknown } };
+  const { metadata, status } = (observed ?? {}) as {
+    metadata?: { generation?: unknown; deletionTimestamp?: unknown };
+    status?: { observedGeneration?: unknown };
+  };
   if (typeof metadata?.deletionTimestamp === "string") return true;
   const generation = metadata?.generation;
   const seen = status?.observedGeneration;

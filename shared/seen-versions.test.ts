@@ -7,10 +7,21 @@ const v = (kind: string, name: string, digest: string) => ({ kind, name, digest 
 const deployment = {
   apiVersion: "apps/v1",
   kind: "Deployment",
-  metadata: { name: "g1-pool-relay", namespace: "team-a", generation: 2, resourceVersion: "500", labels: { a: "b" }, managedFields: [{ manager: "kube-controller-manager", time: "2026-01-01T00:00:00Z" }] },
+  metadata: {
+    name: "g1-pool-relay",
+    namespace: "team-a",
+    generation: 2,
+    resourceVersion: "500",
+    labels: { a: "b" },
+    managedFields: [{ manager: "kube-controller-manager", time: "2026-01-01T00:00:00Z" }],
+  },
   spec: { replicas: 2, template: { metadata: { annotations: { rev: "r1" } } } },
   status: {
-    observedGeneration: 2, replicas: 2, updatedReplicas: 2, readyReplicas: 1, availableReplicas: 1,
+    observedGeneration: 2,
+    replicas: 2,
+    updatedReplicas: 2,
+    readyReplicas: 1,
+    availableReplicas: 1,
     conditions: [{ type: "Progressing", status: "True", lastUpdateTime: "2026-01-01T00:00:01Z" }],
   },
 };
@@ -38,7 +49,10 @@ describe("statusDigest", () => {
     ["the spec", (d: typeof deployment) => (d.spec.template.metadata.annotations.rev = "r2")],
     ["observedGeneration", (d: typeof deployment) => (d.status.observedGeneration = 1)],
     ["replicas", (d: typeof deployment) => (d.status.replicas = 3)],
-    ["updatedReplicas, so that no current replica is available", (d: typeof deployment) => (d.status.updatedReplicas = 1)],
+    [
+      "updatedReplicas, so that no current replica is available",
+      (d: typeof deployment) => (d.status.updatedReplicas = 1),
+    ],
     ["readyReplicas", (d: typeof deployment) => (d.status.readyReplicas = 2)],
     ["availableReplicas, so that no replica is", (d: typeof deployment) => (d.status.availableReplicas = 0)],
     ["observedGeneration, now behind the generation", (d: typeof deployment) => (d.status.observedGeneration = 1)],
@@ -53,17 +67,38 @@ describe("statusDigest", () => {
 
   it("takes the whole status of other kinds", () => {
     const service = { metadata: { name: "s" }, spec: {}, status: { loadBalancer: {} } };
-    expect(statusDigest("Service", { ...service, status: { loadBalancer: { ingress: [{ ip: "1.2.3.4" }] } } })).not.toBe(statusDigest("Service", service));
+    expect(
+      statusDigest("Service", { ...service, status: { loadBalancer: { ingress: [{ ip: "1.2.3.4" }] } } }),
+    ).not.toBe(statusDigest("Service", service));
     expect(statusDigest("Service", service)).not.toBe(statusDigest("Deployment", service));
   });
 
   it("takes an EndpointSlice's ready endpoints and its metadata, not its addresses, ports or generation", () => {
-    const slice = { metadata: { name: "x", generation: 1, labels: { "kubernetes.io/service-name": "g1-pool-relay" } }, addressType: "IPv4", ports: [{ port: 5561 }], endpoints: [{ addresses: ["10.0.0.1"], conditions: { ready: false } }] };
+    const slice = {
+      metadata: { name: "x", generation: 1, labels: { "kubernetes.io/service-name": "g1-pool-relay" } },
+      addressType: "IPv4",
+      ports: [{ port: 5561 }],
+      endpoints: [{ addresses: ["10.0.0.1"], conditions: { ready: false } }],
+    };
     const base = statusDigest("EndpointSlice", slice);
-    expect(statusDigest("EndpointSlice", { ...slice, endpoints: [{ addresses: ["10.0.0.1"], conditions: { ready: true } }] })).not.toBe(base);
-    expect(statusDigest("EndpointSlice", { ...slice, endpoints: [...slice.endpoints, { addresses: ["10.0.0.2"] }] })).not.toBe(base);
+    expect(
+      statusDigest("EndpointSlice", {
+        ...slice,
+        endpoints: [{ addresses: ["10.0.0.1"], conditions: { ready: true } }],
+      }),
+    ).not.toBe(base);
+    expect(
+      statusDigest("EndpointSlice", { ...slice, endpoints: [...slice.endpoints, { addresses: ["10.0.0.2"] }] }),
+    ).not.toBe(base);
     expect(statusDigest("EndpointSlice", { ...slice, metadata: { ...slice.metadata, labels: {} } })).not.toBe(base);
-    expect(statusDigest("EndpointSlice", { ...slice, metadata: { ...slice.metadata, generation: 2 }, ports: [], endpoints: [{ addresses: ["10.0.0.9"], conditions: { ready: false } }] })).toBe(base);
+    expect(
+      statusDigest("EndpointSlice", {
+        ...slice,
+        metadata: { ...slice.metadata, generation: 2 },
+        ports: [],
+        endpoints: [{ addresses: ["10.0.0.9"], conditions: { ready: false } }],
+      }),
+    ).toBe(base);
   });
 });
 
@@ -73,20 +108,44 @@ describe("childVersions", () => {
     const versions = childVersions([
       { kind: "ConfigMap", objects: [cm] },
       { kind: "Deployment", objects: [undefined] },
-      { kind: "EndpointSlice", objects: [{ metadata: { name: "g1-pool-relay-a" } }, { metadata: { name: "g1-pool-relay-b" } }] },
+      {
+        kind: "EndpointSlice",
+        objects: [{ metadata: { name: "g1-pool-relay-a" } }, { metadata: { name: "g1-pool-relay-b" } }],
+      },
     ]);
-    expect(versions.map((x) => `${x.kind}/${x.name}`)).toEqual(["ConfigMap/g1-pool-relay", "EndpointSlice/g1-pool-relay-a", "EndpointSlice/g1-pool-relay-b"]);
-    expect(versions[0]).toEqual({ kind: "ConfigMap", name: "g1-pool-relay", digest: statusDigest("ConfigMap", cm), resourceVersion: "10" });
-    expect(versions[1]).toEqual({ kind: "EndpointSlice", name: "g1-pool-relay-a", digest: statusDigest("EndpointSlice", { metadata: { name: "g1-pool-relay-a" } }) });
+    expect(versions.map((x) => `${x.kind}/${x.name}`)).toEqual([
+      "ConfigMap/g1-pool-relay",
+      "EndpointSlice/g1-pool-relay-a",
+      "EndpointSlice/g1-pool-relay-b",
+    ]);
+    expect(versions[0]).toEqual({
+      kind: "ConfigMap",
+      name: "g1-pool-relay",
+      digest: statusDigest("ConfigMap", cm),
+      resourceVersion: "10",
+    });
+    expect(versions[1]).toEqual({
+      kind: "EndpointSlice",
+      name: "g1-pool-relay-a",
+      digest: statusDigest("EndpointSlice", { metadata: { name: "g1-pool-relay-a" } }),
+    });
   });
 });
 
 describe("SeenVersions", () => {
-  const at = (kind: string, name: string, digest: string, resourceVersion: string) => ({ ...v(kind, name, digest), resourceVersion });
+  const at = (kind: string, name: string, digest: string, resourceVersion: string) => ({
+    ...v(kind, name, digest),
+    resourceVersion,
+  });
 
   it("knows what the last run for a key read, by kind and name, and nothing else", () => {
     const seen = new SeenVersions(10);
-    seen.record("ns/a", [at("Deployment", "a-pool-relay", "d5", "105"), at("EndpointSlice", "a-pool-relay-x", "d6", "106")], ["Deployment", "Service", "EndpointSlice"], "200");
+    seen.record(
+      "ns/a",
+      [at("Deployment", "a-pool-relay", "d5", "105"), at("EndpointSlice", "a-pool-relay-x", "d6", "106")],
+      ["Deployment", "Service", "EndpointSlice"],
+      "200",
+    );
     expect(seen.seen("ns/a", at("Deployment", "a-pool-relay", "d5", "105"))).toBe("same");
     expect(seen.seen("ns/a", at("EndpointSlice", "a-pool-relay-x", "d6", "106"))).toBe("same");
     expect(seen.seen("ns/a", at("Deployment", "a-pool-relay", "d7", "105"))).toBeUndefined();
@@ -97,7 +156,12 @@ describe("SeenVersions", () => {
 
   it("replaces a key's versions of the kinds the next run read: an older one, or one of a child no longer there, is read again", () => {
     const seen = new SeenVersions(10);
-    seen.record("ns/a", [at("Deployment", "a-pool-relay", "d5", "105"), at("EndpointSlice", "a-pool-relay-x", "d6", "106")], ["Deployment", "EndpointSlice"], "200");
+    seen.record(
+      "ns/a",
+      [at("Deployment", "a-pool-relay", "d5", "105"), at("EndpointSlice", "a-pool-relay-x", "d6", "106")],
+      ["Deployment", "EndpointSlice"],
+      "200",
+    );
     seen.record("ns/a", [at("Deployment", "a-pool-relay", "d8", "108")], ["Deployment", "EndpointSlice"], "200");
     expect(seen.seen("ns/a", at("Deployment", "a-pool-relay", "d8", "108"))).toBe("same");
     expect(seen.seen("ns/a", at("Deployment", "a-pool-relay", "d5", "105"))).toBe("older");
@@ -105,7 +169,7 @@ describe("SeenVersions", () => {
     expect(seen.seen("ns/a", at("EndpointSlice", "a-pool-relay-x", "d6", "106"))).toBeUndefined();
   });
 
-  it("tells an equal object at a newer or incomparable version (\"equal\": the same only while the status is the one the run left) from a duplicate (\"same\")", () => {
+  it('tells an equal object at a newer or incomparable version ("equal": the same only while the status is the one the run left) from a duplicate ("same")', () => {
     const seen = new SeenVersions(10);
     seen.record("ns/a", [at("Deployment", "a-pool-relay", "d8", "108")], ["Deployment"], "200");
     expect(seen.seen("ns/a", at("Deployment", "a-pool-relay", "d8", "108"))).toBe("same");
@@ -116,8 +180,14 @@ describe("SeenVersions", () => {
 
   it("carries over what it recorded of a kind the next run did not read, for that very version only: an equal object at a newer version may have changed and changed back", () => {
     const seen = new SeenVersions(10);
-    const kindAt = (kind: string, digest: string, resourceVersion: string) => at(kind, `a-${kind}`, digest, resourceVersion);
-    seen.record("ns/a", [kindAt("Deployment", "d5", "105"), kindAt("Service", "s6", "106")], ["Deployment", "Service"], "200");
+    const kindAt = (kind: string, digest: string, resourceVersion: string) =>
+      at(kind, `a-${kind}`, digest, resourceVersion);
+    seen.record(
+      "ns/a",
+      [kindAt("Deployment", "d5", "105"), kindAt("Service", "s6", "106")],
+      ["Deployment", "Service"],
+      "200",
+    );
     // Read by the last run: an equal object at a newer version is equal.
     expect(seen.seen("ns/a", kindAt("Service", "s6", "120"))).toBe("equal");
     seen.record("ns/a", [kindAt("Deployment", "d8", "108")], ["Deployment"], "201");

@@ -57,7 +57,11 @@ export function statusDigest(kind: string, obj: Record<string, unknown>): string
   }
   if (kind === "Deployment") {
     const counts = (status ?? {}) as NonNullable<ObservedDeployment["status"]>;
-    const shown = { replicas: counts.replicas, readyReplicas: counts.readyReplicas, rolledOut: rolledOut(obj as unknown as ObservedDeployment) };
+    const shown = {
+      replicas: counts.replicas,
+      readyReplicas: counts.readyReplicas,
+      rolledOut: rolledOut(obj as unknown as ObservedDeployment),
+    };
     return sha256Hex(stableJson({ meta, rest, shown }));
   }
   return sha256Hex(stableJson({ meta, rest, status }));
@@ -66,7 +70,12 @@ export function statusDigest(kind: string, obj: Record<string, unknown>): string
 /** The version of one child object, as an event carries it or a read returns it. */
 export function childVersion(kind: string, name: string, obj: Record<string, unknown>): ChildVersion {
   const resourceVersion = (obj["metadata"] as { resourceVersion?: unknown } | undefined)?.resourceVersion;
-  return { kind, name, digest: statusDigest(kind, obj), ...(typeof resourceVersion === "string" ? { resourceVersion } : {}) };
+  return {
+    kind,
+    name,
+    digest: statusDigest(kind, obj),
+    ...(typeof resourceVersion === "string" ? { resourceVersion } : {}),
+  };
 }
 
 /** The versions of the observed children of each kind, skipping absent ones and ones without a name. */
@@ -107,10 +116,15 @@ export class SeenVersions {
    * @param statusAt the DynamoPoolRelay's resourceVersion with the status this run left.
    */
   record(key: string, versions: readonly ChildVersion[], kinds: readonly string[], statusAt: string | undefined): void {
-    const carried = [...(this.byKey.get(key)?.versions.values() ?? [])].filter((r) => !kinds.includes(r.version.kind)).map((r) => ({ ...r, carried: true }));
+    const carried = [...(this.byKey.get(key)?.versions.values() ?? [])]
+      .filter((r) => !kinds.includes(r.version.kind))
+      .map((r) => ({ ...r, carried: true }));
     const read = versions.map((version) => ({ version, carried: false }));
     this.byKey.delete(key);
-    this.byKey.set(key, { versions: new Map([...carried, ...read].map((r) => [`${r.version.kind}/${r.version.name}`, r])), statusAt });
+    this.byKey.set(key, {
+      versions: new Map([...carried, ...read].map((r) => [`${r.version.kind}/${r.version.name}`, r])),
+      statusAt,
+    });
     for (const oldest of this.byKey.keys()) {
       if (this.byKey.size <= this.capacity) break;
       this.byKey.delete(oldest);

@@ -11,7 +11,11 @@ import { DIGESTED, HASH_CHARS } from "./source-views.ts";
 
 export type Change = "add" | "update" | "delete";
 
-const CHANGE_TYPES: Record<Change, string> = { add: SourceEventType.Add, update: SourceEventType.Update, delete: SourceEventType.Delete };
+const CHANGE_TYPES: Record<Change, string> = {
+  add: SourceEventType.Add,
+  update: SourceEventType.Update,
+  delete: SourceEventType.Delete,
+};
 
 export interface Watched {
   apiVersion: string;
@@ -33,7 +37,10 @@ export interface SentFacts {
 
 /** The facts `sent` compares, of an object at hand (a view keeps them too). */
 export function sentFacts(obj: Watched & { metadata: { generation?: number } }): SentFacts {
-  return { metadata: { generation: obj.metadata.generation }, ...(DIGESTED.includes(obj.kind) ? { digest: statusDigest(obj.kind, obj as never).slice(0, HASH_CHARS) } : {}) };
+  return {
+    metadata: { generation: obj.metadata.generation },
+    ...(DIGESTED.includes(obj.kind) ? { digest: statusDigest(obj.kind, obj as never).slice(0, HASH_CHARS) } : {}),
+  };
 }
 
 /** The kinds whose changes the source sends: the DynamoPoolRelays', and the children's status takes (knative/triggers.yaml). */
@@ -55,7 +62,11 @@ export const SENT_KINDS: readonly string[] = ["DynamoPoolRelay", "ConfigMap", "D
  *
  * @param previous what the source kept of the object as it last saw it, if it did
  */
-export function sent(change: Change, obj: Watched & { metadata: { generation?: number } }, previous?: SentFacts): boolean {
+export function sent(
+  change: Change,
+  obj: Watched & { metadata: { generation?: number } },
+  previous?: SentFacts,
+): boolean {
   if (!SENT_KINDS.includes(obj.kind)) return false;
   if (obj.kind !== "DynamoPoolRelay") {
     if (change === "add") return !UNSENT_ADDS.includes(obj.kind);
@@ -122,8 +133,10 @@ export function laneOf(queueKey: string): "pairs" | "children" {
   return queueKey.startsWith("DynamoPoolRelay/") || queueKey.startsWith("requeue/") ? "pairs" : "children";
 }
 
-const objectOfEvent = (e: CloudEvent) => `${String(e.extensions["kind"])}/${((e.data ?? {}) as Partial<Watched>).metadata?.name ?? ""}`;
-const entryOf = (e: CloudEvent) => `${objectOfEvent(e)}@${((e.data ?? {}) as Partial<Watched>).metadata?.resourceVersion ?? ""}`;
+const objectOfEvent = (e: CloudEvent) =>
+  `${String(e.extensions["kind"])}/${((e.data ?? {}) as Partial<Watched>).metadata?.name ?? ""}`;
+const entryOf = (e: CloudEvent) =>
+  `${objectOfEvent(e)}@${((e.data ?? {}) as Partial<Watched>).metadata?.resourceVersion ?? ""}`;
 const objectOf = (entry: string) => (entry.includes("@") ? entry.slice(0, entry.lastIndexOf("@")) : entry);
 const isAdd = (e: CloudEvent) => e.type === SourceEventType.Add;
 
@@ -134,11 +147,17 @@ export function coversOf(e: Pick<CloudEvent, "extensions">): string[] {
 }
 
 /** The objects an event's COVERS extension names, each entry read as `Kind/name@resourceVersion`. */
-export function coveredObjects(e: Pick<CloudEvent, "extensions">): { kind: string; name: string; resourceVersion: string }[] {
+export function coveredObjects(
+  e: Pick<CloudEvent, "extensions">,
+): { kind: string; name: string; resourceVersion: string }[] {
   return coversOf(e).map((entry) => {
     const [object, at] = [objectOf(entry), entry.lastIndexOf("@")];
     const slash = object.indexOf("/");
-    return { kind: object.slice(0, Math.max(slash, 0)), name: object.slice(slash + 1), resourceVersion: at < 0 ? "" : entry.slice(at + 1) };
+    return {
+      kind: object.slice(0, Math.max(slash, 0)),
+      name: object.slice(slash + 1),
+      resourceVersion: at < 0 ? "" : entry.slice(at + 1),
+    };
   });
 }
 
@@ -154,12 +173,19 @@ export function merged(pending: CloudEvent, next: CloudEvent): CloudEvent {
   const same = objectOfEvent(pending) === objectOfEvent(next);
   const kept = same || !isAdd(pending) || isAdd(next) ? next : pending;
   const other = kept === next ? pending : next;
-  const entries = [...coversOf(pending), ...(kept === next ? [entryOf(pending)] : []), ...coversOf(next), ...(kept === next ? [] : [entryOf(next)])];
+  const entries = [
+    ...coversOf(pending),
+    ...(kept === next ? [entryOf(pending)] : []),
+    ...coversOf(next),
+    ...(kept === next ? [] : [entryOf(next)]),
+  ];
   const covered = new Map(entries.map((entry) => [objectOf(entry), entry]));
   covered.delete(objectOfEvent(kept));
   const { [COVERS]: _, ...extensions } = kept.extensions;
   const stillAdd = same && isAdd(pending) && next.type === SourceEventType.Update;
-  const base = stillAdd ? { ...kept, type: SourceEventType.Add, id: derivedId(kept.source, "add", other.id, kept.id) } : kept;
+  const base = stillAdd
+    ? { ...kept, type: SourceEventType.Add, id: derivedId(kept.source, "add", other.id, kept.id) }
+    : kept;
   if (covered.size === 0) return { ...base, extensions };
   const covers = [...covered.values()].join(" ");
   return { ...base, id: derivedId(base.id, covers), extensions: { ...extensions, [COVERS]: covers } };
@@ -171,7 +197,11 @@ export function merged(pending: CloudEvent, next: CloudEvent): CloudEvent {
  * from the object's version, so the same change seen twice (a watch replayed after a relist) is
  * the same event.
  */
-export function changeEvent(change: Change, obj: Watched, ctx: { source: string; plural: string; time: string }): CloudEvent {
+export function changeEvent(
+  change: Change,
+  obj: Watched,
+  ctx: { source: string; plural: string; time: string },
+): CloudEvent {
   const namespace = obj.metadata.namespace ?? "";
   return {
     specversion: "1.0",

@@ -4,7 +4,11 @@ import { SourceStore, sentFactsOf } from "./source-store.ts";
 import type { Seen } from "./source-views.ts";
 
 const p = convergedPair();
-const at = (obj: Seen, resourceVersion: string, edit: Record<string, unknown> = {}): Seen => ({ ...obj, ...edit, metadata: { ...obj.metadata, resourceVersion } });
+const at = (obj: Seen, resourceVersion: string, edit: Record<string, unknown> = {}): Seen => ({
+  ...obj,
+  ...edit,
+  metadata: { ...obj.metadata, resourceVersion },
+});
 const summary = (t: { change: string; pair: string } | undefined) => (t ? `${t.change} ${t.pair}` : "nothing");
 
 describe("SourceStore.take: a watched change", () => {
@@ -25,16 +29,25 @@ describe("SourceStore.take: a watched change", () => {
   it("gives the view as it was before the change, for what the source sends (shared/source-events.ts, sent)", () => {
     const store = storeOf(objectsOf(p));
     const taken = store.take("update", at(p.children.Deployment, "901", { status: {} }), 5);
-    expect(taken?.previous).toMatchObject({ kind: "Deployment", resourceVersion: "105", more: { deployment: { readyReplicas: 2 } } });
+    expect(taken?.previous).toMatchObject({
+      kind: "Deployment",
+      resourceVersion: "105",
+      more: { deployment: { readyReplicas: 2 } },
+    });
     // What `sent` compares of it: the digest of what status read of it then.
-    expect(sentFactsOf(taken!.previous)).toEqual({ digest: (taken!.previous as { more: { digest: string } }).more.digest });
+    expect(sentFactsOf(taken!.previous)).toEqual({
+      digest: (taken!.previous as { more: { digest: string } }).more.digest,
+    });
     expect(sentFactsOf(store.view("team-a/g1")!.dpr)).toEqual({ metadata: { generation: 1 } });
     expect(sentFactsOf(undefined)).toBeUndefined();
   });
 
   it("keeps nothing of an object that belongs to no pair (labelled as the product's, without an instance)", () => {
     const store = new SourceStore(settings);
-    const churn = { ...p.children.Deployment, metadata: { ...p.children.Deployment.metadata, labels: { "app.kubernetes.io/managed-by": "dynamo-pool-relay" } } };
+    const churn = {
+      ...p.children.Deployment,
+      metadata: { ...p.children.Deployment.metadata, labels: { "app.kubernetes.io/managed-by": "dynamo-pool-relay" } },
+    };
     expect(store.take("add", churn, 0)).toBeUndefined();
     expect(store.size).toBe(0);
   });
@@ -42,7 +55,11 @@ describe("SourceStore.take: a watched change", () => {
   it("marks a pair changed: its quiet time and the requeue's backoff start over, its judgment is made again", () => {
     const store = storeOf(objectsOf(p));
     const r = store.record("team-a/g1")!;
-    for (const [obj, t] of [[at(p.children.Deployment, "902"), 50], [at(p.dgd, "903"), 60], [at(p.dpr, "904"), 70]] as const) {
+    for (const [obj, t] of [
+      [at(p.children.Deployment, "902"), 50],
+      [at(p.dgd, "903"), 60],
+      [at(p.dpr, "904"), 70],
+    ] as const) {
       Object.assign(r, { judged: null, asked: 3 });
       store.take("update", obj, t);
       expect(r).toMatchObject({ since: t, asked: 0 });
@@ -61,7 +78,15 @@ describe("SourceStore.decisions: what a pair's children may carry", () => {
     const again = store.decisions("team-a/g1");
     expect(again).not.toBe(first);
     expect(again).toEqual(first);
-    store.take("update", { ...p.dpr, metadata: { ...p.dpr.metadata, resourceVersion: "778", generation: 2 }, spec: { ...(p.dpr["spec"] as object), clusterID: "dc-2" } }, 2);
+    store.take(
+      "update",
+      {
+        ...p.dpr,
+        metadata: { ...p.dpr.metadata, resourceVersion: "778", generation: 2 },
+        spec: { ...(p.dpr["spec"] as object), clusterID: "dc-2" },
+      },
+      2,
+    );
     // A status of generation 1 records nothing for generation 2: the DGD's decision alone, of the new spec.
     const made = store.decisions("team-a/g1") as unknown as { connectionRevision: string }[];
     expect(made).toHaveLength(1);
@@ -77,7 +102,10 @@ describe("SourceStore: what it keeps of a DGD", () => {
     expect(store.record("team-a/g1")!.dgd).toEqual({ resourceVersion: "90" });
     store.take("add", p.dpr, 1);
     store.take("update", at(p.dgd, "91"), 2);
-    expect(store.record("team-a/g1")!.dgd).toEqual({ resourceVersion: "91", verdict: { eligible: true, namespaces: ["team-a-g1-aaaa1111"] } });
+    expect(store.record("team-a/g1")!.dgd).toEqual({
+      resourceVersion: "91",
+      verdict: { eligible: true, namespaces: ["team-a-g1-aaaa1111"] },
+    });
     // The pair gone, its DGD is a version again; both gone, nothing is left.
     store.take("delete", p.dpr, 3);
     expect(store.record("team-a/g1")!.dgd).toEqual({ resourceVersion: "91" });
@@ -105,12 +133,21 @@ describe("SourceStore: a list tells what changed since the last one", () => {
     store.listBegan(kind);
     const found = objects.map((o) => summary(store.listed(o, 10)));
     const gone = store.listEnded(kind, apiVersion, 10);
-    return { found, gone: gone.map((g) => `${g.taken.change} ${g.obj.kind} ${g.obj.metadata.name}@${g.obj.metadata.resourceVersion ?? ""}`), objects: gone.map((g) => g.obj) };
+    return {
+      found,
+      gone: gone.map(
+        (g) => `${g.taken.change} ${g.obj.kind} ${g.obj.metadata.name}@${g.obj.metadata.resourceVersion ?? ""}`,
+      ),
+      objects: gone.map((g) => g.obj),
+    };
   };
 
   it("an add for what is new, an update for what changed, nothing for what did not, a delete for what is gone", () => {
     const store = storeOf(objectsOf(p));
-    const otherSlice = { ...p.slice, metadata: { ...p.slice.metadata, name: "g1-pool-relay-zzzzz", resourceVersion: "300" } };
+    const otherSlice = {
+      ...p.slice,
+      metadata: { ...p.slice.metadata, name: "g1-pool-relay-zzzzz", resourceVersion: "300" },
+    };
     const r = listAll(store, "EndpointSlice", "discovery.k8s.io/v1", [otherSlice]);
     expect(r.found).toEqual(["add team-a/g1"]);
     expect(r.gone).toEqual(["delete EndpointSlice g1-pool-relay-x7k2p@120"]);
@@ -122,11 +159,18 @@ describe("SourceStore: a list tells what changed since the last one", () => {
   it("passes a delete it found on with what status needs of the object: its name, namespace, version and the pair's labels", () => {
     const store = storeOf(objectsOf(p));
     const { objects } = listAll(store, "RoleBinding", "rbac.authorization.k8s.io/v1", []);
-    expect(objects).toEqual([{
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "RoleBinding",
-      metadata: { name: "g1-pool-relay", namespace: "team-a", resourceVersion: "103", labels: { "app.kubernetes.io/managed-by": "dynamo-pool-relay", "app.kubernetes.io/instance": "g1" } },
-    }]);
+    expect(objects).toEqual([
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: {
+          name: "g1-pool-relay",
+          namespace: "team-a",
+          resourceVersion: "103",
+          labels: { "app.kubernetes.io/managed-by": "dynamo-pool-relay", "app.kubernetes.io/instance": "g1" },
+        },
+      },
+    ]);
     expect(store.record("team-a/g1")!.children.map((c) => c.kind)).not.toContain("RoleBinding");
   });
 

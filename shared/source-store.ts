@@ -9,7 +9,18 @@ import { decideFrom, dgdVerdict, type Decision, type DecisionSettings } from "./
 import { KIND, LABEL_INSTANCE, LABEL_MANAGED_BY, PRODUCT } from "./names.ts";
 import type { PairView, RequeueReason, Reread } from "./requeue.ts";
 import type { Change, SentFacts } from "./source-events.ts";
-import { childView, dgdView, dprView, flat, nameOf, pairOf, type ChildView, type DgdView, type DprView, type Seen } from "./source-views.ts";
+import {
+  childView,
+  dgdView,
+  dprView,
+  flat,
+  nameOf,
+  pairOf,
+  type ChildView,
+  type DgdView,
+  type DprView,
+  type Seen,
+} from "./source-views.ts";
 import { recordedDecision } from "./vouched-status.ts";
 
 export const DGD_KIND = "DynamoGraphDeployment";
@@ -51,7 +62,12 @@ export interface Taken {
 
 const keyOf = (obj: Pick<Seen, "metadata">) => `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`;
 /** The version an object was kept at. */
-const versionOf = (previous: Previous): string | undefined => (previous === undefined ? undefined : "metadata" in previous ? previous.metadata.resourceVersion : previous.resourceVersion);
+const versionOf = (previous: Previous): string | undefined =>
+  previous === undefined
+    ? undefined
+    : "metadata" in previous
+      ? previous.metadata.resourceVersion
+      : previous.resourceVersion;
 
 export class SourceStore {
   private readonly records = new Map<string, PairRecord>();
@@ -100,7 +116,10 @@ export class SourceStore {
     const recorded = recordedDecision(r.dpr, this.settings);
     // A DGD kept by its version alone decides nothing yet; none at all decides a withdrawal.
     const verdict = r.dgd?.verdict;
-    const current = r.dgd && !verdict ? undefined : decideFrom(r.dpr, (name) => verdict ?? dgdVerdict(name, undefined, this.settings), this.settings);
+    const current =
+      r.dgd && !verdict
+        ? undefined
+        : decideFrom(r.dpr, (name) => verdict ?? dgdVerdict(name, undefined, this.settings), this.settings);
     const decisions = [...(recorded ? [recorded] : []), ...(current ? [current] : [])];
     this.made.set(pair, { dpr: r.dpr, dgd: r.dgd, decisions });
     for (const oldest of this.made.keys()) {
@@ -122,7 +141,8 @@ export class SourceStore {
     this.listing.get(obj.kind)?.add(keyOf(obj));
     const record = this.records.get(pair);
     const previous = record && this.current(record, obj);
-    if (change !== "delete" && previous !== undefined && versionOf(previous) === obj.metadata.resourceVersion) return undefined;
+    if (change !== "delete" && previous !== undefined && versionOf(previous) === obj.metadata.resourceVersion)
+      return undefined;
     if (change === "delete" && previous === undefined) return undefined;
     const r = record ?? this.fresh(pair, now);
     if (obj.kind === KIND) this.takeDpr(r, change, obj);
@@ -159,7 +179,14 @@ export class SourceStore {
     for (const [pair, r] of this.records) {
       const instance = pair.slice(pair.indexOf("/") + 1);
       if (pair.startsWith(`${namespace}/`) && r.children.some((c) => c.kind === kind && nameOf(c, instance) === name)) {
-        return this.take("delete", { ...obj, metadata: { ...obj.metadata, labels: { [LABEL_MANAGED_BY]: PRODUCT, [LABEL_INSTANCE]: instance } } }, now);
+        return this.take(
+          "delete",
+          {
+            ...obj,
+            metadata: { ...obj.metadata, labels: { [LABEL_MANAGED_BY]: PRODUCT, [LABEL_INSTANCE]: instance } },
+          },
+          now,
+        );
       }
     }
     return undefined;
@@ -183,13 +210,19 @@ export class SourceStore {
     for (const [pair, r] of this.records) {
       const [namespace] = pair.split("/");
       if (kind === KIND && r.dpr && !found.has(pair)) gone.push({ apiVersion, kind, metadata: r.dpr.metadata });
-      else if (kind === DGD_KIND && r.dgd && !found.has(pair)) gone.push({ apiVersion, kind, metadata: { name: pair.slice(pair.indexOf("/") + 1), namespace, resourceVersion: r.dgd.resourceVersion } });
+      else if (kind === DGD_KIND && r.dgd && !found.has(pair))
+        gone.push({
+          apiVersion,
+          kind,
+          metadata: { name: pair.slice(pair.indexOf("/") + 1), namespace, resourceVersion: r.dgd.resourceVersion },
+        });
       else {
         const instance = pair.slice(pair.indexOf("/") + 1);
         const labels = { [LABEL_MANAGED_BY]: PRODUCT, [LABEL_INSTANCE]: instance };
         for (const c of r.children) {
           const name = nameOf(c, instance);
-          if (c.kind === kind && !found.has(`${namespace}/${name}`)) gone.push({ apiVersion, kind, metadata: { name, namespace, resourceVersion: c.resourceVersion, labels } });
+          if (c.kind === kind && !found.has(`${namespace}/${name}`))
+            gone.push({ apiVersion, kind, metadata: { name, namespace, resourceVersion: c.resourceVersion, labels } });
         }
       }
     }

@@ -19,16 +19,43 @@ describe("childView and standIn: a child kept as its view is judged as the child
   const cases: { name: string; live: Seen }[] = [
     ...Object.values(p.children).map((live) => ({ name: `${live.kind} as applied`, live })),
     { name: "a Deployment scaled by hand", live: edit(p.children.Deployment, (o) => (o.spec.replicas = 0)) },
-    { name: "a Deployment with another image", live: edit(p.children.Deployment, (o) => (o.spec.template.spec.containers[0].image = "other:1")) },
-    { name: "a Deployment a webhook added a sidecar to (not a difference)", live: edit(p.children.Deployment, (o) => o.spec.template.spec.containers.push({ name: "sidecar", image: "s:1" })) },
-    { name: "a ConfigMap whose document was edited", live: edit(p.children.ConfigMap, (o) => (o.data["sources.json"] = "{}")) },
+    {
+      name: "a Deployment with another image",
+      live: edit(p.children.Deployment, (o) => (o.spec.template.spec.containers[0].image = "other:1")),
+    },
+    {
+      name: "a Deployment a webhook added a sidecar to (not a difference)",
+      live: edit(p.children.Deployment, (o) => o.spec.template.spec.containers.push({ name: "sidecar", image: "s:1" })),
+    },
+    {
+      name: "a ConfigMap whose document was edited",
+      live: edit(p.children.ConfigMap, (o) => (o.data["sources.json"] = "{}")),
+    },
     { name: "a Role with fewer rules", live: edit(p.children.Role, (o) => o.rules.pop()) },
-    { name: "a Service losing a label", live: edit(p.children.Service, (o) => delete o.metadata.labels["app.kubernetes.io/instance"]) },
-    { name: "a RoleBinding with another applied hash", live: edit(p.children.RoleBinding, (o) => (o.metadata.annotations[APPLIED_HASH] = "0".repeat(64))) },
-    { name: "a ServiceAccount with no applied hash", live: edit(p.children.ServiceAccount, (o) => delete o.metadata.annotations[APPLIED_HASH]) },
-    { name: "a ServiceAccount being deleted", live: edit(p.children.ServiceAccount, (o) => (o.metadata.deletionTimestamp = "2026-02-01T00:00:00Z")) },
-    { name: "a Service someone else controls", live: edit(p.children.Service, (o) => (o.metadata.ownerReferences[0].uid = "someone")) },
-    { name: "a ConfigMap without any controller", live: edit(p.children.ConfigMap, (o) => delete o.metadata.ownerReferences) },
+    {
+      name: "a Service losing a label",
+      live: edit(p.children.Service, (o) => delete o.metadata.labels["app.kubernetes.io/instance"]),
+    },
+    {
+      name: "a RoleBinding with another applied hash",
+      live: edit(p.children.RoleBinding, (o) => (o.metadata.annotations[APPLIED_HASH] = "0".repeat(64))),
+    },
+    {
+      name: "a ServiceAccount with no applied hash",
+      live: edit(p.children.ServiceAccount, (o) => delete o.metadata.annotations[APPLIED_HASH]),
+    },
+    {
+      name: "a ServiceAccount being deleted",
+      live: edit(p.children.ServiceAccount, (o) => (o.metadata.deletionTimestamp = "2026-02-01T00:00:00Z")),
+    },
+    {
+      name: "a Service someone else controls",
+      live: edit(p.children.Service, (o) => (o.metadata.ownerReferences[0].uid = "someone")),
+    },
+    {
+      name: "a ConfigMap without any controller",
+      live: edit(p.children.ConfigMap, (o) => delete o.metadata.ownerReferences),
+    },
   ];
   it.each(cases)("$name", ({ live }) => {
     const d = desiredOf(live.kind);
@@ -66,11 +93,20 @@ describe("childView and standIn: a child kept as its view is judged as the child
     const view = childView(p.children.Deployment, "g1", [other]);
     expect(view.intent?.endsWith("?")).toBe(true);
     expect(judgedAgainst(view, desiredOf("Deployment"))).toBe("unjudged");
-    expect(judgedAgainst(view, desiredChildren(other as never).find((d) => d.kind === "Deployment") as KubeObject)).toBe("other");
+    expect(
+      judgedAgainst(view, desiredChildren(other as never).find((d) => d.kind === "Deployment") as KubeObject),
+    ).toBe("other");
   });
 
   it("keeps what status shows of a Deployment and an EndpointSlice: the counts, the ready endpoints, its Service", () => {
-    expect(childView(p.children.Deployment, "g1", []).more?.deployment).toEqual({ generation: 1, observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 });
+    expect(childView(p.children.Deployment, "g1", []).more?.deployment).toEqual({
+      generation: 1,
+      observedGeneration: 1,
+      replicas: 2,
+      updatedReplicas: 2,
+      readyReplicas: 2,
+      availableReplicas: 2,
+    });
     const slice = childView(p.slice, "g1", []);
     expect(slice).toMatchObject({ kind: "EndpointSlice", more: { name: "g1-pool-relay-x7k2p", ready: 2 } });
     expect(slice.more?.service).toBeUndefined();
@@ -87,8 +123,12 @@ describe("childView and standIn: a child kept as its view is judged as the child
 describe("the pair of a child, and the views of a DynamoPoolRelay and a DGD", () => {
   it("pairs a child by the labels the product gives it", () => {
     expect(pairOf(p.children.Role)).toBe("team-a/g1");
-    expect(pairOf(edit(p.children.Role, (o) => delete o.metadata.labels["app.kubernetes.io/instance"]))).toBeUndefined();
-    expect(pairOf(edit(p.children.Role, (o) => (o.metadata.labels["app.kubernetes.io/managed-by"] = "helm")))).toBeUndefined();
+    expect(
+      pairOf(edit(p.children.Role, (o) => delete o.metadata.labels["app.kubernetes.io/instance"])),
+    ).toBeUndefined();
+    expect(
+      pairOf(edit(p.children.Role, (o) => (o.metadata.labels["app.kubernetes.io/managed-by"] = "helm"))),
+    ).toBeUndefined();
   });
 
   it("keeps of a DynamoPoolRelay what the decisions read, and a digest of its whole status", () => {
@@ -96,20 +136,48 @@ describe("the pair of a child, and the views of a DynamoPoolRelay and a DGD", ()
     expect(view.metadata).toEqual({ name: "g1", namespace: "team-a", uid: UID, resourceVersion: "99", generation: 1 });
     expect(view.spec).toEqual(p.dpr["spec"]);
     expect(view.shown).toBe(shownDigest(p.dpr["status"] as never));
-    expect(Object.keys(view.status!).sort()).toEqual(["conditions", "connectionRevision", "observedGeneration", "sourcesResourceVersion", "sourcesRevision", "workerNamespaces"]);
-    expect(view.status!.conditions!.map((c) => `${c.type}=${c.status}/${c.reason}${c.message}`)).toEqual(["Ready=True/Ready", "Eligible=True/Eligible", "ServicePublished=True/Published", "ListenerAvailable=True/EndpointsReady"]);
+    expect(Object.keys(view.status!).sort()).toEqual([
+      "conditions",
+      "connectionRevision",
+      "observedGeneration",
+      "sourcesResourceVersion",
+      "sourcesRevision",
+      "workerNamespaces",
+    ]);
+    expect(view.status!.conditions!.map((c) => `${c.type}=${c.status}/${c.reason}${c.message}`)).toEqual([
+      "Ready=True/Ready",
+      "Eligible=True/Eligible",
+      "ServicePublished=True/Published",
+      "ListenerAvailable=True/EndpointsReady",
+    ]);
   });
 
   it("keeps the message of an Eligible condition that is False: a withdrawal's decision carries it", () => {
     const status = p.dpr["status"] as { conditions: { type: string }[] };
-    const withdrawn = { ...p.dpr, status: { ...status, conditions: status.conditions.map((c) => (c.type === "Eligible" ? { ...c, status: "False", reason: "DGDNotFound", message: "gone" } : c)) } };
+    const withdrawn = {
+      ...p.dpr,
+      status: {
+        ...status,
+        conditions: status.conditions.map((c) =>
+          c.type === "Eligible" ? { ...c, status: "False", reason: "DGDNotFound", message: "gone" } : c,
+        ),
+      },
+    };
     expect(dprView(withdrawn).status!.conditions!.find((c) => c.type === "Eligible")!.message).toBe("gone");
   });
 
   it("compares statuses without their transition times, but with everything else", () => {
-    const status = p.dpr["status"] as Parameters<typeof shownDigest>[0] & { conditions: { lastTransitionTime: string; message: string }[] };
-    const later = { ...status, conditions: status.conditions.map((c) => ({ ...c, lastTransitionTime: "2027-01-01T00:00:00Z" })) };
-    const reworded = { ...status, conditions: status.conditions.map((c, i) => (i === 0 ? { ...c, message: "other" } : c)) };
+    const status = p.dpr["status"] as Parameters<typeof shownDigest>[0] & {
+      conditions: { lastTransitionTime: string; message: string }[];
+    };
+    const later = {
+      ...status,
+      conditions: status.conditions.map((c) => ({ ...c, lastTransitionTime: "2027-01-01T00:00:00Z" })),
+    };
+    const reworded = {
+      ...status,
+      conditions: status.conditions.map((c, i) => (i === 0 ? { ...c, message: "other" } : c)),
+    };
     expect(shownDigest(later)).toBe(shownDigest(status));
     expect(shownDigest(reworded)).not.toBe(shownDigest(status));
     expect(shownDigest({ ...status, readyReplicas: 1 })).not.toBe(shownDigest(status));
@@ -117,14 +185,29 @@ describe("the pair of a child, and the views of a DynamoPoolRelay and a DGD", ()
 
   it("keeps a DGD's verdict only once a DynamoPoolRelay pairs with it", () => {
     expect(dgdView(p.dgd, false, settings)).toEqual({ resourceVersion: "90" });
-    expect(dgdView(p.dgd, true, settings)).toEqual({ resourceVersion: "90", verdict: { eligible: true, namespaces: ["team-a-g1-aaaa1111"] } });
+    expect(dgdView(p.dgd, true, settings)).toEqual({
+      resourceVersion: "90",
+      verdict: { eligible: true, namespaces: ["team-a-g1-aaaa1111"] },
+    });
     const etcd = edit(p.dgd, (o) => (o.metadata.annotations = { "nvidia.com/dynamo-discovery-backend": "etcd" }));
-    expect(dgdView(etcd, true, settings).verdict).toMatchObject({ eligible: false, reason: "DiscoveryBackendNotKubernetes" });
+    expect(dgdView(etcd, true, settings).verdict).toMatchObject({
+      eligible: false,
+      reason: "DiscoveryBackendNotKubernetes",
+    });
   });
 
   it("leaves the status computation what it needs of a stand-in Deployment", () => {
     const view = childView(p.children.Deployment, "g1", [p.decision]);
-    const status = computeStatus({ dpr: p.dpr as never, decision: p.decision, observed: { deployment: standIn(view, desiredOf("Deployment")) as never, service: undefined, endpointSlices: [] }, previous: undefined, observedGeneration: 1, now: "x", reflects: true, foreign: [] });
+    const status = computeStatus({
+      dpr: p.dpr as never,
+      decision: p.decision,
+      observed: { deployment: standIn(view, desiredOf("Deployment")) as never, service: undefined, endpointSlices: [] },
+      previous: undefined,
+      observedGeneration: 1,
+      now: "x",
+      reflects: true,
+      foreign: [],
+    });
     expect(status).toMatchObject({ replicas: 2, readyReplicas: 2, readyOfDesired: "2/2" });
   });
 });

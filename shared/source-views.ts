@@ -71,7 +71,14 @@ export interface Seen {
 export interface DprView {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string | undefined; uid?: string | undefined; resourceVersion?: string | undefined; generation?: number | undefined; deletionTimestamp?: string };
+  metadata: {
+    name: string;
+    namespace?: string | undefined;
+    uid?: string | undefined;
+    resourceVersion?: string | undefined;
+    generation?: number | undefined;
+    deletionTimestamp?: string;
+  };
   spec?: unknown;
   status?: DynamoPoolRelayStatus | undefined;
   shown?: string | undefined;
@@ -93,7 +100,14 @@ export function shownDigest(status: DynamoPoolRelayStatus | undefined): string {
  */
 function keptCondition(c: Condition): Condition {
   const message = c.type === "Eligible" && c.status === "False" ? c.message : "";
-  const kept = { type: c.type, status: c.status, reason: c.reason, lastTransitionTime: "", message, ...(c.observedGeneration === undefined ? {} : { observedGeneration: c.observedGeneration }) };
+  const kept = {
+    type: c.type,
+    status: c.status,
+    reason: c.reason,
+    lastTransitionTime: "",
+    message,
+    ...(c.observedGeneration === undefined ? {} : { observedGeneration: c.observedGeneration }),
+  };
   // Pairs share their conditions' few forms: one object each (never changed: a view is replaced, not edited).
   const key = stableJson(kept);
   const known = sharedConditions.get(key);
@@ -105,15 +119,46 @@ const sharedConditions = new Map<string, Condition>();
 
 export function dprView(obj: Seen): DprView {
   const { name, namespace, uid, resourceVersion, generation, deletionTimestamp } = obj.metadata;
-  const metadata = deletionTimestamp ? { name, namespace: intern(namespace), uid, resourceVersion, generation, deletionTimestamp } : { name, namespace: intern(namespace), uid, resourceVersion, generation };
+  const metadata = deletionTimestamp
+    ? { name, namespace: intern(namespace), uid, resourceVersion, generation, deletionTimestamp }
+    : { name, namespace: intern(namespace), uid, resourceVersion, generation };
   const stored = obj["status"] as DynamoPoolRelayStatus | undefined;
   const { apiVersion, kind } = obj;
-  if (!stored) return { apiVersion: intern(apiVersion), kind: intern(kind), metadata, spec: internedSpec(obj["spec"]), status: undefined, shown: undefined };
-  const { observedGeneration, conditions, workerNamespaces, sourcesRevision, connectionRevision, sourcesResourceVersion } = stored;
+  if (!stored)
+    return {
+      apiVersion: intern(apiVersion),
+      kind: intern(kind),
+      metadata,
+      spec: internedSpec(obj["spec"]),
+      status: undefined,
+      shown: undefined,
+    };
+  const {
+    observedGeneration,
+    conditions,
+    workerNamespaces,
+    sourcesRevision,
+    connectionRevision,
+    sourcesResourceVersion,
+  } = stored;
   // Undefined fields kept, not deleted: deleting a field leaves an object in V8's slow, larger form.
   // The connection revision is the spec's: pairs of one spec share it.
-  const status = { observedGeneration, conditions: conditions?.map(keptCondition), workerNamespaces, sourcesRevision, connectionRevision: intern(connectionRevision), sourcesResourceVersion };
-  return { apiVersion: intern(apiVersion), kind: intern(kind), metadata, spec: internedSpec(obj["spec"]), status, shown: shownDigest(stored) };
+  const status = {
+    observedGeneration,
+    conditions: conditions?.map(keptCondition),
+    workerNamespaces,
+    sourcesRevision,
+    connectionRevision: intern(connectionRevision),
+    sourcesResourceVersion,
+  };
+  return {
+    apiVersion: intern(apiVersion),
+    kind: intern(kind),
+    metadata,
+    spec: internedSpec(obj["spec"]),
+    status,
+    shown: shownDigest(stored),
+  };
 }
 
 /** A spec's strings that pairs share (image, cluster ID), interned in place: the spec is the view's own copy. */
@@ -135,7 +180,12 @@ export function dgdView(obj: Seen, paired: boolean, settings: OperatorDefaults):
   const resourceVersion = obj.metadata.resourceVersion;
   if (!paired) return { resourceVersion };
   const verdict = dgdVerdict(obj.metadata.name, obj, settings);
-  return { resourceVersion, verdict: verdict.eligible ? { eligible: true, namespaces: verdict.namespaces.map(flat) } : { ...verdict, reason: intern(verdict.reason) } };
+  return {
+    resourceVersion,
+    verdict: verdict.eligible
+      ? { eligible: true, namespaces: verdict.namespaces.map(flat) }
+      : { ...verdict, reason: intern(verdict.reason) },
+  };
 }
 
 /** The counts status shows of a Deployment (ObservedDeployment, flat). */
@@ -191,7 +241,10 @@ export function pairOf(obj: Seen): string | undefined {
 const SERVICE_NAME = "kubernetes.io/service-name";
 
 /** Ready endpoints of a slice: EndpointSlice readiness is nil-means-ready. */
-const readyOf = (obj: Seen) => ((obj["endpoints"] ?? []) as { conditions?: { ready?: boolean | null } }[]).filter((e) => e.conditions?.ready !== false).length;
+const readyOf = (obj: Seen) =>
+  ((obj["endpoints"] ?? []) as { conditions?: { ready?: boolean | null } }[]).filter(
+    (e) => e.conditions?.ready !== false,
+  ).length;
 
 /** The kinds whose updates often change nothing status reads: the controllers' status writes (shared/source-events.ts, sent). */
 export const DIGESTED: readonly string[] = ["Deployment", "EndpointSlice"];
@@ -212,8 +265,10 @@ export function childView(obj: Seen, pairName: string, decisions: Iterable<Decis
   const applied = annotations?.[APPLIED_HASH];
   const desired = applied === undefined || !isChildKind(kind) ? undefined : intentFor(decisions, kind, name, applied);
   // Judged as its controller's: ownership is the stand-in's to tell, against the pair's UID then.
-  const fits = desired === undefined ? "?" : childState(desired, obj as LiveObject, controller) === "current" ? "+" : "-";
-  const intent = applied === undefined || !isChildKind(kind) ? undefined : `${short(applied).slice(0, HASH_CHARS - 1)}${fits}`;
+  const fits =
+    desired === undefined ? "?" : childState(desired, obj as LiveObject, controller) === "current" ? "+" : "-";
+  const intent =
+    applied === undefined || !isChildKind(kind) ? undefined : `${short(applied).slice(0, HASH_CHARS - 1)}${fits}`;
   return { kind: intern(kind), resourceVersion, controller, intent, more: moreOf(obj, pairName) };
 }
 
@@ -225,8 +280,16 @@ function moreOf(obj: Seen, pairName: string): ChildMore | undefined {
   if (metadata.deletionTimestamp) more.deleting = true;
   if (DIGESTED.includes(kind)) more.digest = short(statusDigest(kind, obj as never));
   if (kind === "Deployment") {
-    const { observedGeneration, replicas, updatedReplicas, readyReplicas, availableReplicas } = (obj["status"] ?? {}) as NonNullable<ObservedDeployment["status"]>;
-    more.deployment = { generation: metadata.generation, observedGeneration, replicas, updatedReplicas, readyReplicas, availableReplicas };
+    const { observedGeneration, replicas, updatedReplicas, readyReplicas, availableReplicas } = (obj["status"] ??
+      {}) as NonNullable<ObservedDeployment["status"]>;
+    more.deployment = {
+      generation: metadata.generation,
+      observedGeneration,
+      replicas,
+      updatedReplicas,
+      readyReplicas,
+      availableReplicas,
+    };
   }
   if (kind === "EndpointSlice") {
     const service = metadata.labels?.[SERVICE_NAME] ?? "";
@@ -236,7 +299,8 @@ function moreOf(obj: Seen, pairName: string): ChildMore | undefined {
   return Object.keys(more).length > 0 ? more : undefined;
 }
 
-const hashOf = (obj: KubeObject) => (obj.metadata as { annotations?: Record<string, string> }).annotations?.[APPLIED_HASH] ?? "";
+const hashOf = (obj: KubeObject) =>
+  (obj.metadata as { annotations?: Record<string, string> }).annotations?.[APPLIED_HASH] ?? "";
 
 /** The desired child of this kind and name whose applied hash is `hash`, from the first decision that renders it. */
 function intentFor(decisions: Iterable<Decision>, kind: ChildKind, name: string, hash: string): KubeObject | undefined {
@@ -275,7 +339,9 @@ export function standIn(view: ChildView, desired: KubeObject | undefined): LiveO
   const fits = desired !== undefined && judgedAgainst(view, desired) === "judged" && view.intent!.endsWith("+");
   const d = view.more?.deployment;
   const metadata = {
-    ...(fits ? desired.metadata : { name: view.more?.name, annotations: { [APPLIED_HASH]: `other:${view.intent ?? ""}` } }),
+    ...(fits
+      ? desired.metadata
+      : { name: view.more?.name, annotations: { [APPLIED_HASH]: `other:${view.intent ?? ""}` } }),
     resourceVersion: view.resourceVersion,
     ownerReferences: view.controller === undefined ? [] : [{ uid: view.controller, controller: true }],
     ...(d ? { generation: d.generation } : {}),
@@ -292,4 +358,5 @@ export function sliceStandIn(view: ChildView): { endpoints: { conditions: { read
 }
 
 /** The EndpointSlices behind a pair's Service, among its children's views. */
-export const slicesOf = (children: Iterable<ChildView>): ChildView[] => [...children].filter((c) => c.kind === "EndpointSlice" && c.more?.service === undefined);
+export const slicesOf = (children: Iterable<ChildView>): ChildView[] =>
+  [...children].filter((c) => c.kind === "EndpointSlice" && c.more?.service === undefined);

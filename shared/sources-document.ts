@@ -51,13 +51,17 @@ function valueProblem(what: string, value: string): string | undefined {
  */
 export function sourcesDocument(namespaces: readonly string[], connectionRevision: string | undefined): SourcesResult {
   if (namespaces.length > MAX_SOURCES) {
-    return { ok: false, message: `${namespaces.length} worker namespaces exceed the Relay's limit of ${MAX_SOURCES} sources` };
+    return {
+      ok: false,
+      message: `${namespaces.length} worker namespaces exceed the Relay's limit of ${MAX_SOURCES} sources`,
+    };
   }
   const sorted = [...namespaces].sort(compareBytes);
   for (let i = 0; i < sorted.length; i++) {
     const problem = valueProblem("worker namespace", sorted[i]!);
     if (problem) return { ok: false, message: problem };
-    if (i > 0 && sorted[i] === sorted[i - 1]) return { ok: false, message: `worker namespace "${sorted[i]}" is listed twice` };
+    if (i > 0 && sorted[i] === sorted[i - 1])
+      return { ok: false, message: `worker namespace "${sorted[i]}" is listed twice` };
   }
   if (connectionRevision !== undefined) {
     const problem = valueProblem("connectionRevision", connectionRevision);
@@ -69,7 +73,10 @@ export function sourcesDocument(namespaces: readonly string[], connectionRevisio
   const text = goEscape(JSON.stringify(doc));
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > MAX_DOCUMENT_BYTES) {
-    return { ok: false, message: `the sources document is ${bytes} bytes, over the Relay's limit of ${MAX_DOCUMENT_BYTES}` };
+    return {
+      ok: false,
+      message: `the sources document is ${bytes} bytes, over the Relay's limit of ${MAX_DOCUMENT_BYTES}`,
+    };
   }
   return { ok: true, document: { text, revision: sha256Hex(text) } };
 }

@@ -12,7 +12,10 @@ import type { Decision } from "./decide.ts";
 import { AS_STORED, computeStatus, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
 
 export interface StatusPlanInput {
-  dpr: { metadata: { name: string; namespace?: string; uid?: string; generation?: number }; status?: DynamoPoolRelayStatus };
+  dpr: {
+    metadata: { name: string; namespace?: string; uid?: string; generation?: number };
+    status?: DynamoPoolRelayStatus;
+  };
   decision: Decision;
   /**
    * What was read: undefined for a child that does not exist. The ServiceAccount, Role,
@@ -95,8 +98,17 @@ export function endpointsBehind(service: LiveObject | undefined): boolean {
  * stored one, which vouched for every other child, with the worker namespaces, the sources
  * revision and the version of the ConfigMap as its write returned it.
  */
-export function sourcesStatus(dpr: StatusPlanInput["dpr"], decision: Extract<Decision, { action: "apply" }>, configMap: LiveObject): StatusPlan {
-  const status = { ...dpr.status, workerNamespaces: decision.workerNamespaces, sourcesRevision: decision.sources.revision, ...sourcesVersion(configMap, dpr.metadata.uid) };
+export function sourcesStatus(
+  dpr: StatusPlanInput["dpr"],
+  decision: Extract<Decision, { action: "apply" }>,
+  configMap: LiveObject,
+): StatusPlan {
+  const status = {
+    ...dpr.status,
+    workerNamespaces: decision.workerNamespaces,
+    sourcesRevision: decision.sources.revision,
+    ...sourcesVersion(configMap, dpr.metadata.uid),
+  };
   return { status, write: stableJson(status) !== stableJson(dpr.status ?? {}), reflects: true, drift: false };
 }
 
@@ -111,17 +123,33 @@ export function remembersReads(plan: Pick<StatusPlan, "reflects" | "drift">): bo
 }
 
 /** The version a ConfigMap that is this DynamoPoolRelay's was read at: what a rollout writes over (shared/vouched-status.ts). */
-function sourcesVersion(configMap: LiveObject | undefined, dprUid: string | undefined): { sourcesResourceVersion?: string } {
+function sourcesVersion(
+  configMap: LiveObject | undefined,
+  dprUid: string | undefined,
+): { sourcesResourceVersion?: string } {
   const version = configMap?.metadata["resourceVersion"];
-  return configMap && controlledBy(configMap, dprUid) && typeof version === "string" ? { sourcesResourceVersion: version } : {};
+  return configMap && controlledBy(configMap, dprUid) && typeof version === "string"
+    ? { sourcesResourceVersion: version }
+    : {};
 }
 
 export function planStatus(input: StatusPlanInput): StatusPlan {
   const { dpr, decision, observed } = input;
   const desired = decision.action === "apply" ? desiredChildren(decision) : [];
   // Only what was read is judged: a child not read is as the stored status, which vouched for it, says.
-  const read: [string, string][] = [["ServiceAccount", "serviceAccount"], ["Role", "role"], ["RoleBinding", "roleBinding"], ["ConfigMap", "configMap"], ["Deployment", "deployment"], ["Service", "service"]];
-  const live = new Map<string, LiveObject | undefined>(read.filter(([, field]) => field in observed).map(([kind, field]) => [kind, observed[field as keyof typeof observed] as LiveObject | undefined]));
+  const read: [string, string][] = [
+    ["ServiceAccount", "serviceAccount"],
+    ["Role", "role"],
+    ["RoleBinding", "roleBinding"],
+    ["ConfigMap", "configMap"],
+    ["Deployment", "deployment"],
+    ["Service", "service"],
+  ];
+  const live = new Map<string, LiveObject | undefined>(
+    read
+      .filter(([, field]) => field in observed)
+      .map(([kind, field]) => [kind, observed[field as keyof typeof observed] as LiveObject | undefined]),
+  );
   const reflects = reflectsDecision(decision, desired, live, dpr.metadata.uid);
   const previous = dpr.status?.observedGeneration;
   // Claimed only once the children carry this generation's decision, and never backwards.
@@ -130,7 +158,11 @@ export function planStatus(input: StatusPlanInput): StatusPlan {
   const status = computeStatus({
     dpr,
     decision,
-    observed: { deployment: observed.deployment, service: "service" in observed ? observed.service : AS_STORED, endpointSlices: observed.endpointSlices },
+    observed: {
+      deployment: observed.deployment,
+      service: "service" in observed ? observed.service : AS_STORED,
+      endpointSlices: observed.endpointSlices,
+    },
     previous: dpr.status,
     observedGeneration,
     now: input.now,
@@ -138,7 +170,9 @@ export function planStatus(input: StatusPlanInput): StatusPlan {
     foreign: foreignChildren(desired, live, dpr.metadata.uid),
     applyFailure: failure,
     // Not read: as the stored status, which vouched for it, has it.
-    ...(live.has("ConfigMap") ? sourcesVersion(live.get("ConfigMap"), dpr.metadata.uid) : { sourcesResourceVersion: dpr.status?.sourcesResourceVersion }),
+    ...(live.has("ConfigMap")
+      ? sourcesVersion(live.get("ConfigMap"), dpr.metadata.uid)
+      : { sourcesResourceVersion: dpr.status?.sourcesResourceVersion }),
   });
   return {
     status,
@@ -149,6 +183,7 @@ export function planStatus(input: StatusPlanInput): StatusPlan {
     // the resync to converge, not a second apply. A withdrawal undone by a late apply is drift
     // too; a refused apply would only fail again. A rejected spec leaves the children as they
     // are, so they always reflect it: never drift.
-    drift: failure === undefined && !reflectsDecision(decision, desired, live, dpr.metadata.uid, new Set(input.changed)),
+    drift:
+      failure === undefined && !reflectsDecision(decision, desired, live, dpr.metadata.uid, new Set(input.changed)),
   };
 }

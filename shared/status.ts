@@ -3,7 +3,7 @@
  * run (from its own previous status only to keep condition transition times, and for a Service
  * the run did not read: AS_STORED).
  */
-import type { Condition, } from "./api/kubernetes.ts";
+import type { Condition } from "./api/kubernetes.ts";
 import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
 import { CONDITION_ORDER, ConditionType, Reason } from "./conditions.ts";
 import type { Decision } from "./decide.ts";
@@ -13,7 +13,13 @@ import { ownership, type Ownership, type Owned } from "./ownership.ts";
 export interface ObservedDeployment {
   metadata: { generation?: number };
   spec?: { replicas?: number };
-  status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; readyReplicas?: number; availableReplicas?: number };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    updatedReplicas?: number;
+    readyReplicas?: number;
+    availableReplicas?: number;
+  };
 }
 
 export type ObservedService = Owned;
@@ -89,20 +95,34 @@ function condition(type: ConditionType, v: Verdict, input: StatusInput): Conditi
 function published(ownership: Ownership, decision: Decision, name: string): Verdict {
   const svc = `Service ${name}`;
   if (ownership === "foreign") {
-    return { status: false, reason: Reason.ServiceNotOwned, message: `${svc} exists but is not controlled by this DynamoPoolRelay; it is left untouched` };
+    return {
+      status: false,
+      reason: Reason.ServiceNotOwned,
+      message: `${svc} exists but is not controlled by this DynamoPoolRelay; it is left untouched`,
+    };
   }
   if (decision.action === "withdraw") {
     // Until the withdrawal has deleted it, the Service still routes to the Relay.
-    if (ownership === "ours") return { status: true, reason: Reason.Withdrawing, message: `${svc} is still published; it is being withdrawn: ${decision.message}` };
+    if (ownership === "ours")
+      return {
+        status: true,
+        reason: Reason.Withdrawing,
+        message: `${svc} is still published; it is being withdrawn: ${decision.message}`,
+      };
     return { status: false, reason: Reason.Withdrawn, message: `${svc} is withdrawn: ${decision.message}` };
   }
-  if (ownership === "absent") return { status: false, reason: Reason.ServiceNotFound, message: `${svc} does not exist yet` };
+  if (ownership === "absent")
+    return { status: false, reason: Reason.ServiceNotFound, message: `${svc} does not exist yet` };
   return { status: true, reason: Reason.Published, message: `${svc} is published` };
 }
 
 function listener(ready: number): Verdict {
   return ready > 0
-    ? { status: true, reason: Reason.EndpointsReady, message: `${ready} ready Relay endpoint${ready === 1 ? "" : "s"} behind the Service` }
+    ? {
+        status: true,
+        reason: Reason.EndpointsReady,
+        message: `${ready} ready Relay endpoint${ready === 1 ? "" : "s"} behind the Service`,
+      }
     : { status: false, reason: Reason.NoReadyEndpoints, message: "no ready Relay endpoint behind the Service" };
 }
 
@@ -115,7 +135,10 @@ export function rolledOut(deployment: ObservedDeployment | undefined): boolean {
   const status = deployment?.status;
   if (!deployment || !status) return false;
   const old = (status.replicas ?? 0) - (status.updatedReplicas ?? 0);
-  return (status.observedGeneration ?? -1) >= (deployment.metadata.generation ?? 0) && (status.availableReplicas ?? 0) - old > 0;
+  return (
+    (status.observedGeneration ?? -1) >= (deployment.metadata.generation ?? 0) &&
+    (status.availableReplicas ?? 0) - old > 0
+  );
 }
 
 /** Ready, or the first reason it is not, in the order a user would fix them. */
@@ -130,16 +153,29 @@ function readiness(eligible: Verdict, published: Verdict, listening: Verdict, in
       message: `${list} ${input.foreign.length === 1 ? "exists and is" : "exist and are"} not controlled by this DynamoPoolRelay; nothing that needs ${input.foreign.length === 1 ? "it" : "them"} is applied (delete or rename ${input.foreign.length === 1 ? "it" : "them"})`,
     };
   }
-  if (input.applyFailure !== undefined) return { status: false, reason: Reason.ApplyFailed, message: input.applyFailure };
+  if (input.applyFailure !== undefined)
+    return { status: false, reason: Reason.ApplyFailed, message: input.applyFailure };
   if (!input.reflects) {
-    return { status: false, reason: Reason.Reconciling, message: `the children do not carry the decision for generation ${dpr.metadata.generation ?? 1} yet` };
+    return {
+      status: false,
+      reason: Reason.Reconciling,
+      message: `the children do not carry the decision for generation ${dpr.metadata.generation ?? 1} yet`,
+    };
   }
   if (!published.status) return { status: false, reason: Reason.ServiceNotPublished, message: published.message };
   if (!rolledOut(observed.deployment)) {
-    return { status: false, reason: Reason.RolloutPending, message: "no Relay replica of the current Deployment generation is available yet" };
+    return {
+      status: false,
+      reason: Reason.RolloutPending,
+      message: "no Relay replica of the current Deployment generation is available yet",
+    };
   }
   if (!listening.status) return { status: false, reason: Reason.ListenerUnavailable, message: listening.message };
-  return { status: true, reason: Reason.Ready, message: `the Relay listens at ${serviceEndpoint(dpr.metadata.name, dpr.metadata.namespace ?? "default")}` };
+  return {
+    status: true,
+    reason: Reason.Ready,
+    message: `the Relay listens at ${serviceEndpoint(dpr.metadata.name, dpr.metadata.namespace ?? "default")}`,
+  };
 }
 
 /**
@@ -157,7 +193,9 @@ function labelSelector(dgdName: string): string {
 }
 
 /** The sources and connection the previous status reported: still in effect while the children lag. */
-function inEffect(previous: DynamoPoolRelayStatus): Pick<DynamoPoolRelayStatus, "workerNamespaces" | "sourcesRevision" | "connectionRevision"> {
+function inEffect(
+  previous: DynamoPoolRelayStatus,
+): Pick<DynamoPoolRelayStatus, "workerNamespaces" | "sourcesRevision" | "connectionRevision"> {
   return {
     ...(previous.workerNamespaces ? { workerNamespaces: previous.workerNamespaces } : {}),
     ...(previous.sourcesRevision ? { sourcesRevision: previous.sourcesRevision } : {}),
@@ -174,7 +212,11 @@ export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
   if (decision.action === "reject") {
     // Children are left as they were, so everything else in the status (readyOfDesired included:
     // the Deployment runs the last valid spec.replicas) still describes them.
-    const ready = condition(ConditionType.Ready, { status: false, reason: decision.reason, message: decision.message }, input);
+    const ready = condition(
+      ConditionType.Ready,
+      { status: false, reason: decision.reason, message: decision.message },
+      input,
+    );
     return {
       ...previous,
       ...common,
@@ -186,7 +228,11 @@ export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
   const svcName = `${dpr.metadata.name}-pool-relay`;
   const eligible: Verdict =
     decision.action === "apply"
-      ? { status: true, reason: Reason.Eligible, message: `DynamoGraphDeployment ${name} uses Kubernetes discovery in Pod mode` }
+      ? {
+          status: true,
+          reason: Reason.Eligible,
+          message: `DynamoGraphDeployment ${name} uses Kubernetes discovery in Pod mode`,
+        }
       : { status: false, reason: decision.reason, message: decision.message };
   // For the decision the stored status records, the Service it showed gets the verdict it got.
   const pub =
@@ -216,7 +262,12 @@ export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
     ...(decision.action !== "apply"
       ? {}
       : input.reflects
-        ? { workerNamespaces: decision.workerNamespaces, sourcesRevision: decision.sources.revision, connectionRevision: decision.connectionRevision, ...(input.sourcesResourceVersion ? { sourcesResourceVersion: input.sourcesResourceVersion } : {}) }
+        ? {
+            workerNamespaces: decision.workerNamespaces,
+            sourcesRevision: decision.sources.revision,
+            connectionRevision: decision.connectionRevision,
+            ...(input.sourcesResourceVersion ? { sourcesResourceVersion: input.sourcesResourceVersion } : {}),
+          }
         : inEffect(previous)),
   };
 }

@@ -47,9 +47,17 @@ export function parseTraceparent(value: string | undefined): TraceParent | undef
   const m = TRACEPARENT.exec(trimOws(value));
   if (!m) return undefined;
   // The four groups always match when the expression does; only the appended fields may be absent.
-  const [, version, traceId, parentId, flags, rest] = m as unknown as [string, string, string, string, string, string | undefined];
+  const [, version, traceId, parentId, flags, rest] = m as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string | undefined,
+  ];
   // ff is forbidden; version 00 has exactly four fields; all-zero ids are invalid.
-  if (version === "ff" || (version === "00" && rest !== undefined) || ZERO.test(traceId) || ZERO.test(parentId)) return undefined;
+  if (version === "ff" || (version === "00" && rest !== undefined) || ZERO.test(traceId) || ZERO.test(parentId))
+    return undefined;
   return { traceId, parentId, flags: (parseInt(flags, 16) & KNOWN_FLAGS).toString(16).padStart(2, "0") };
 }
 
@@ -61,12 +69,16 @@ const TRACESTATE_MAX_MEMBERS = 32;
 /** A valid `tracestate` without its optional whitespace and empty members; undefined when it is invalid or empty. */
 export function parseTracestate(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  const members = value.split(",").map(trimOws).filter((m) => m !== "");
+  const members = value
+    .split(",")
+    .map(trimOws)
+    .filter((m) => m !== "");
   const keys = new Set<string>();
   for (const member of members) {
     const eq = member.indexOf("=");
     const key = member.slice(0, eq);
-    if (eq < 0 || !TRACESTATE_KEY.test(key) || !TRACESTATE_VALUE.test(member.slice(eq + 1)) || keys.has(key)) return undefined;
+    if (eq < 0 || !TRACESTATE_KEY.test(key) || !TRACESTATE_VALUE.test(member.slice(eq + 1)) || keys.has(key))
+      return undefined;
     keys.add(key);
   }
   return members.length === 0 || members.length > TRACESTATE_MAX_MEMBERS ? undefined : members.join(",");
@@ -110,7 +122,10 @@ export function incomingTrace(headers: Headers, extensions: Readonly<Record<stri
  */
 export function continueTrace(incoming: Incoming, ...seed: string[]): Span {
   const { traceId, flags } = incoming.traceparent;
-  const spanId = createHash("sha256").update([...seed, traceId].join("\u0000")).digest("hex").slice(0, 16);
+  const spanId = createHash("sha256")
+    .update([...seed, traceId].join("\u0000"))
+    .digest("hex")
+    .slice(0, 16);
   return {
     traceId,
     spanId,

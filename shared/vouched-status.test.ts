@@ -17,13 +17,24 @@ const rolledOn = dgd({ componentNames: { decode: ["g1-decode-aaaa1111", "g1-deco
 function settledOn(source: unknown, generation = 3): ObservedDpr {
   const d = dpr({ generation, uid: UID });
   const decision = decide(d, source, settings);
-  const live = decision.action === "apply" ? liveChildren({
-    dprUid: UID, clusterID: "dc-1", connectionRevision: decision.connectionRevision, sourcesText: decision.sources.text,
-    appliedHash: appliedHashes(desiredChildren(decision as Extract<Decision, { action: "apply" }>)),
-  }) : undefined;
+  const live =
+    decision.action === "apply"
+      ? liveChildren({
+          dprUid: UID,
+          clusterID: "dc-1",
+          connectionRevision: decision.connectionRevision,
+          sourcesText: decision.sources.text,
+          appliedHash: appliedHashes(desiredChildren(decision as Extract<Decision, { action: "apply" }>)),
+        })
+      : undefined;
   const observed = {
-    serviceAccount: live?.ServiceAccount, role: live?.Role, roleBinding: live?.RoleBinding, configMap: live?.ConfigMap,
-    deployment: live?.Deployment, service: live?.Service, endpointSlices: [],
+    serviceAccount: live?.ServiceAccount,
+    role: live?.Role,
+    roleBinding: live?.RoleBinding,
+    configMap: live?.ConfigMap,
+    deployment: live?.Deployment,
+    service: live?.Service,
+    endpointSlices: [],
   };
   const { status, reflects } = planStatus({ dpr: d, decision, observed, changed: [], now: NOW });
   expect(reflects).toBe(true);
@@ -35,13 +46,18 @@ const withCondition = (d: ObservedDpr, type: string, change: Record<string, stri
   ...d,
   status: {
     ...d.status,
-    conditions: d.status!.conditions!.flatMap((c) => (c.type !== type ? [c] : change === undefined ? [] : [{ ...c, ...change }])),
+    conditions: d.status!.conditions!.flatMap((c) =>
+      c.type !== type ? [c] : change === undefined ? [] : [{ ...c, ...change }],
+    ),
   },
 });
 
 const withReady = (d: ObservedDpr, reason: string): ObservedDpr => ({
   ...d,
-  status: { ...d.status, conditions: d.status!.conditions!.map((c) => (c.type === "Ready" ? { ...c, status: "False" as const, reason } : c)) },
+  status: {
+    ...d.status,
+    conditions: d.status!.conditions!.map((c) => (c.type === "Ready" ? { ...c, status: "False" as const, reason } : c)),
+  },
 });
 
 describe("changesNothing: a DGD event the status already reflects", () => {
@@ -49,13 +65,22 @@ describe("changesNothing: a DGD event the status already reflects", () => {
 
   it("is nothing to do when the event's DGD decides what the status records (a DGD status rewrite)", () => {
     expect(settled.status?.sourcesRevision).toMatch(/^[0-9a-f]{64}$/);
-    const rewritten = { ...rolled, status: { ...rolled.status, conditions: [{ type: "Ready", status: "True" }], replicas: 7 } };
+    const rewritten = {
+      ...rolled,
+      status: { ...rolled.status, conditions: [{ type: "Ready", status: "True" }], replicas: 7 },
+    };
     expect(changesNothing(settled, rewritten, settings)).toBe(true);
   });
 
   it.each([
     { name: "a worker namespace added (a rollout)", source: rolledOn },
-    { name: "the DGD switched to etcd discovery", source: dgd({ componentNames: { decode: ["g1-decode-aaaa1111"] }, annotations: { "nvidia.com/dynamo-discovery-backend": "etcd" } }) },
+    {
+      name: "the DGD switched to etcd discovery",
+      source: dgd({
+        componentNames: { decode: ["g1-decode-aaaa1111"] },
+        annotations: { "nvidia.com/dynamo-discovery-backend": "etcd" },
+      }),
+    },
     { name: "the DGD deleted (a delete event)", source: undefined },
     { name: "a DGD the schema refuses", source: { ...rolled, spec: { components: "nope" } } },
   ])("is work when $name", ({ source }) => {
@@ -77,7 +102,10 @@ describe("changesNothing: a DGD event the status already reflects", () => {
   });
 
   it("is nothing to do for a DynamoPoolRelay without a generation once the status observed generation 1, the API server's first", () => {
-    const withoutGeneration = (d: ObservedDpr): ObservedDpr => ({ ...d, metadata: { ...d.metadata, generation: undefined } });
+    const withoutGeneration = (d: ObservedDpr): ObservedDpr => ({
+      ...d,
+      metadata: { ...d.metadata, generation: undefined },
+    });
     expect(changesNothing(withoutGeneration(settledOn(rolled, 1)), rolled, settings)).toBe(true);
     expect(changesNothing(withoutGeneration(settledOn(rolled, 2)), rolled, settings)).toBe(false);
   });
@@ -90,9 +118,14 @@ describe("changesNothing: a DGD event the status already reflects", () => {
     expect(changesNothing(withCondition(settled, "Eligible", { status: "Unknown" }), rolled, settings)).toBe(false);
   });
 
-  it.each(["sourcesRevision", "connectionRevision"])("is work when the status records another %s than the event's DGD decides", (field) => {
-    expect(changesNothing({ ...settled, status: { ...settled.status, [field]: "0".repeat(64) } }, rolled, settings)).toBe(false);
-  });
+  it.each(["sourcesRevision", "connectionRevision"])(
+    "is work when the status records another %s than the event's DGD decides",
+    (field) => {
+      expect(
+        changesNothing({ ...settled, status: { ...settled.status, [field]: "0".repeat(64) } }, rolled, settings),
+      ).toBe(false);
+    },
+  );
 
   it("is work for a spec the core rejects, whatever the status says", () => {
     const invalid = { ...settled, spec: { image: "", clusterID: "dc-1" } };
@@ -110,11 +143,15 @@ describe("changesNothing: withdrawn", () => {
 
   it("is work when the DGD is back, or withdrawn for another reason", () => {
     expect(changesNothing(gone, rolled, settings)).toBe(false);
-    expect(changesNothing(gone, dgd({ annotations: { "nvidia.com/dynamo-discovery-backend": "etcd" } }), settings)).toBe(false);
+    expect(
+      changesNothing(gone, dgd({ annotations: { "nvidia.com/dynamo-discovery-backend": "etcd" } }), settings),
+    ).toBe(false);
   });
 
   it("is nothing to do when the Service was never ours (ServiceNotOwned), for the same reason", () => {
-    expect(changesNothing(withCondition(gone, "ServicePublished", { reason: "ServiceNotOwned" }), undefined, settings)).toBe(true);
+    expect(
+      changesNothing(withCondition(gone, "ServicePublished", { reason: "ServiceNotOwned" }), undefined, settings),
+    ).toBe(true);
   });
 
   it("is work when the status has no ServicePublished condition", () => {
@@ -128,7 +165,12 @@ describe("changesNothing: withdrawn", () => {
   it("is work while the Service is still being withdrawn", () => {
     const withdrawing = {
       ...gone,
-      status: { ...gone.status, conditions: gone.status!.conditions!.map((c) => (c.type === "ServicePublished" ? { ...c, status: "True" as const, reason: "Withdrawing" } : c)) },
+      status: {
+        ...gone.status,
+        conditions: gone.status!.conditions!.map((c) =>
+          c.type === "ServicePublished" ? { ...c, status: "True" as const, reason: "Withdrawing" } : c,
+        ),
+      },
     };
     expect(changesNothing(withdrawing, undefined, settings)).toBe(false);
   });
@@ -137,7 +179,10 @@ describe("changesNothing: withdrawn", () => {
 describe("sourcesOnly: a reconcile asked for by DGD changes that need write only the ConfigMap", () => {
   const settled = settledOn(rolled);
   const applyOf = (source: unknown, s: DecisionSettings = settings) => decide(settled, source, s);
-  const vouched = { sourcesRevision: (decide(settled, rolled, settings) as Extract<Decision, { action: "apply" }>).sources.revision, resourceVersion: "104" };
+  const vouched = {
+    sourcesRevision: (decide(settled, rolled, settings) as Extract<Decision, { action: "apply" }>).sources.revision,
+    resourceVersion: "104",
+  };
 
   it("is so for a rollout under a status that vouches for the children: the sources they carry, and the ConfigMap's version that carries them", () => {
     expect(settled.status?.sourcesResourceVersion).toBe("104");
@@ -172,7 +217,9 @@ describe("sourcesOnly: a reconcile asked for by DGD changes that need write only
   });
 
   it("is not so when the Relay command, and so the connection revision, differs", () => {
-    expect(sourcesOnly(settled, applyOf(rolledOn, { ...settings, relayCommand: ["relay", "--serve"] }), ["DGDChanged"])).toBeUndefined();
+    expect(
+      sourcesOnly(settled, applyOf(rolledOn, { ...settings, relayCommand: ["relay", "--serve"] }), ["DGDChanged"]),
+    ).toBeUndefined();
   });
 
   it("is not so while the status has not observed the current generation", () => {

@@ -13,7 +13,8 @@ export interface ObservedDpr {
   status?: DynamoPoolRelayStatus;
 }
 
-const conditionOf = (status: DynamoPoolRelayStatus, type: ConditionType) => status.conditions?.find((c) => c.type === type);
+const conditionOf = (status: DynamoPoolRelayStatus, type: ConditionType) =>
+  status.conditions?.find((c) => c.type === type);
 
 /**
  * The stored status, when it vouches for the children: computed for the current generation from
@@ -21,15 +22,19 @@ const conditionOf = (status: DynamoPoolRelayStatus, type: ConditionType) => stat
  */
 function settledStatus(dpr: ObservedDpr): DynamoPoolRelayStatus | undefined {
   const status = dpr.status;
-  if (status?.observedGeneration === undefined || status.observedGeneration !== (dpr.metadata.generation ?? 1)) return undefined;
+  if (status?.observedGeneration === undefined || status.observedGeneration !== (dpr.metadata.generation ?? 1))
+    return undefined;
   const ready = conditionOf(status, ConditionType.Ready);
-  if (!conditionOf(status, ConditionType.Eligible) || !ready || readyReason(ready.reason)?.vouches === false) return undefined;
+  if (!conditionOf(status, ConditionType.Eligible) || !ready || readyReason(ready.reason)?.vouches === false)
+    return undefined;
   return status;
 }
 
 /** The Service withdrawn (or never ours) already: one still being withdrawn is not settled. */
 const withdrawnAlready = (status: DynamoPoolRelayStatus) =>
-  [Reason.Withdrawn, Reason.ServiceNotOwned].includes(conditionOf(status, ConditionType.ServicePublished)?.reason as never);
+  [Reason.Withdrawn, Reason.ServiceNotOwned].includes(
+    conditionOf(status, ConditionType.ServicePublished)?.reason as never,
+  );
 
 /** What the stored status says the sources ConfigMap carried, and at which of its versions. */
 export interface VouchedSources {
@@ -48,13 +53,19 @@ export interface VouchedSources {
  * from the DGD just read. A reconcile for drift, a resync or a DynamoPoolRelay change reads every
  * child: those are how a child changed behind the status's back is found and put back.
  */
-export function sourcesOnly(dpr: ObservedDpr, decision: Decision, causes: readonly ReconcileCause[]): VouchedSources | undefined {
+export function sourcesOnly(
+  dpr: ObservedDpr,
+  decision: Decision,
+  causes: readonly ReconcileCause[],
+): VouchedSources | undefined {
   if (decision.action !== "apply" || causes.length === 0 || causes.some((c) => c !== "DGDChanged")) return undefined;
   const status = settledStatus(dpr);
   // Only a status shown for an apply decision records a connection revision.
   if (status?.connectionRevision !== decision.connectionRevision) return undefined;
   const { sourcesRevision, sourcesResourceVersion } = status;
-  return sourcesRevision && sourcesResourceVersion ? { sourcesRevision, resourceVersion: sourcesResourceVersion } : undefined;
+  return sourcesRevision && sourcesResourceVersion
+    ? { sourcesRevision, resourceVersion: sourcesResourceVersion }
+    : undefined;
 }
 
 /**
@@ -64,7 +75,10 @@ export function sourcesOnly(dpr: ObservedDpr, decision: Decision, causes: readon
  * when the status does not vouch, when the DynamoPoolRelay's spec is invalid, and when this
  * DynamoPoolRelay and the operator's settings would not make the revisions the status records.
  */
-export function recordedDecision(rawDpr: unknown, settings: DecisionSettings): Extract<Decision, { action: "apply" | "withdraw" }> | undefined {
+export function recordedDecision(
+  rawDpr: unknown,
+  settings: DecisionSettings,
+): Extract<Decision, { action: "apply" | "withdraw" }> | undefined {
   const parsed = DynamoPoolRelay.safeParse(rawDpr);
   if (!parsed.success) return undefined;
   const dpr = parsed.data;
@@ -77,7 +91,14 @@ export function recordedDecision(rawDpr: unknown, settings: DecisionSettings): E
     // The sources document carries the connection revision: the same sources revision is the same connection too.
     return decision.action === "apply" && decision.sources.revision === status.sourcesRevision ? decision : undefined;
   }
-  return withdrawnAlready(status) ? { action: "withdraw", dpr, reason: eligible.reason as Extract<Decision, { action: "withdraw" }>["reason"], message: eligible.message } : undefined;
+  return withdrawnAlready(status)
+    ? {
+        action: "withdraw",
+        dpr,
+        reason: eligible.reason as Extract<Decision, { action: "withdraw" }>["reason"],
+        message: eligible.message,
+      }
+    : undefined;
 }
 
 /**
@@ -100,7 +121,11 @@ export function showsDecision(dpr: ObservedDpr, decision: () => Decision): boole
   const made = decision();
   switch (made.action) {
     case "apply":
-      return eligible.status === "True" && status.sourcesRevision === made.sources.revision && status.connectionRevision === made.connectionRevision;
+      return (
+        eligible.status === "True" &&
+        status.sourcesRevision === made.sources.revision &&
+        status.connectionRevision === made.connectionRevision
+      );
     case "withdraw":
       return eligible.status === "False" && eligible.reason === made.reason && withdrawnAlready(status);
     case "reject":

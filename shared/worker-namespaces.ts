@@ -24,7 +24,8 @@ function hashesFromStatus(dgd: DynamoGraphDeployment, component: Component): str
   const hashes: string[] = [];
   for (const name of names) {
     if (name === prefix) hashes.push("");
-    else if (name.startsWith(`${prefix}-`) && HASH.test(name.slice(prefix.length + 1))) hashes.push(name.slice(prefix.length + 1));
+    else if (name.startsWith(`${prefix}-`) && HASH.test(name.slice(prefix.length + 1)))
+      hashes.push(name.slice(prefix.length + 1));
   }
   return hashes;
 }

@@ -39,7 +39,13 @@ export function dgd(
       })),
     },
     ...(options.componentNames
-      ? { status: { components: Object.fromEntries(Object.entries(options.componentNames).map(([k, v]) => [k, { componentNames: v }])) } }
+      ? {
+          status: {
+            components: Object.fromEntries(
+              Object.entries(options.componentNames).map(([k, v]) => [k, { componentNames: v }]),
+            ),
+          },
+        }
       : {}),
   };
 }
@@ -68,7 +74,13 @@ export function dgdV1alpha1(options: Parameters<typeof dgd>[0] = {}): DynamoGrap
 }
 
 export function dpr(
-  options: { name?: string; namespace?: string; uid?: string; generation?: number; spec?: Partial<DynamoPoolRelay["spec"]> } = {},
+  options: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    generation?: number;
+    spec?: Partial<DynamoPoolRelay["spec"]>;
+  } = {},
 ): DynamoPoolRelay {
   return {
     apiVersion: "nvidia.com/v1alpha1",
@@ -85,7 +97,12 @@ export function dpr(
 
 interface Listed {
   metadata: { namespace?: string; name: string; generation?: number };
-  status?: { observedGeneration?: number; readyOfDesired?: string; serviceEndpoint?: string; conditions?: { type: string; status?: string; reason?: string }[] };
+  status?: {
+    observedGeneration?: number;
+    readyOfDesired?: string;
+    serviceEndpoint?: string;
+    conditions?: { type: string; status?: string; reason?: string }[];
+  };
 }
 
 /**

@@ -10,12 +10,17 @@ const read = (f: string) => readFileSync(new URL(f, root), "utf8");
 /** Every documentation file, by path from the repository's root. */
 export function docFiles(): Record<string, string> {
   const files: Record<string, string> = { "README.md": read("README.md") };
-  for (const f of readdirSync(new URL("docs/", root)).filter((f) => f.endsWith(".md")).sort()) files[`docs/${f}`] = read(`docs/${f}`);
+  for (const f of readdirSync(new URL("docs/", root))
+    .filter((f) => f.endsWith(".md"))
+    .sort())
+    files[`docs/${f}`] = read(`docs/${f}`);
   return files;
 }
 
 /** The README and docs/ as one line of prose per paragraph: claims wrap across lines. */
-export const DOCS_PROSE = Object.values(docFiles()).join("\n\n").replace(/\s*\n\s*/g, " ");
+export const DOCS_PROSE = Object.values(docFiles())
+  .join("\n\n")
+  .replace(/\s*\n\s*/g, " ");
 
 /** The first match of a claim in the README or docs/; throws when no file says it any more. */
 export function claim(re: RegExp): RegExpExecArray {
@@ -39,6 +44,11 @@ export function configurationTable(): ConfigurationRow[] {
   const rows = section[1]!.split("\n").filter((l) => l.startsWith("| `"));
   return rows.flatMap((line) => {
     const [variables, dflt, range, setOn] = line.split(" | ").map((c) => c.replace(/^\| | \|$/g, ""));
-    return [...variables!.matchAll(/`([A-Z_]+)`/g)].map((m) => ({ variable: m[1]!, default: dflt!, range: range!, setOn: setOn! }));
+    return [...variables!.matchAll(/`([A-Z_]+)`/g)].map((m) => ({
+      variable: m[1]!,
+      default: dflt!,
+      range: range!,
+      setOn: setOn!,
+    }));
   });
 }

@@ -9,7 +9,7 @@ const QUIET_TURNS = 50;
  */
 export async function idle(progress: () => number): Promise<void> {
   let last = progress();
-  for (let quiet = 0; quiet < QUIET_TURNS; ) {
+  for (let quiet = 0; quiet < QUIET_TURNS;) {
     await Promise.resolve();
     const now = progress();
     quiet = now === last ? quiet + 1 : 0;

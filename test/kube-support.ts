@@ -5,8 +5,14 @@ import { expect } from "vitest";
 export const plain = (server: string) => ({ server, httpsOptions: async () => ({}) });
 
 /** What the promise rejected with, checked to be an instance of `type`. */
-export async function rejectedWith<E extends Error>(p: Promise<unknown>, type: abstract new (...args: never[]) => E): Promise<E> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+export async function rejectedWith<E extends Error>(
+  p: Promise<unknown>,
+  type: abstract new (...args: never[]) => E,
+): Promise<E> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(type);
   return err as E;
 }

@@ -26,7 +26,12 @@ export interface LiveInput {
  * stores and returns as it got it, so it is the one thing taken from the rendered children.
  */
 export function appliedHashes(sent: readonly KubeObject[]): Record<string, string> {
-  return Object.fromEntries(sent.map((c) => [c.kind, (c.metadata as { annotations?: Record<string, string> }).annotations?.[APPLIED_HASH] ?? ""]));
+  return Object.fromEntries(
+    sent.map((c) => [
+      c.kind,
+      (c.metadata as { annotations?: Record<string, string> }).annotations?.[APPLIED_HASH] ?? "",
+    ]),
+  );
 }
 
 const CREATED = "2026-01-01T00:00:00Z";
@@ -40,11 +45,21 @@ export const LABELS = {
   "nvidia.com/dynamo-graph-deployment-name": "g1",
 };
 /** The discovery labels of the Relay pods. */
-export const DISCOVERY = { "nvidia.com/dynamo-discovery-backend": "kubernetes", "nvidia.com/dynamo-discovery-enabled": "true" };
+export const DISCOVERY = {
+  "nvidia.com/dynamo-discovery-backend": "kubernetes",
+  "nvidia.com/dynamo-discovery-enabled": "true",
+};
 /** The Relay pods' selector. */
 export const SELECTOR = { "app.kubernetes.io/name": "dynamo-pool-relay", "app.kubernetes.io/instance": "g1" };
 
-function metadata(input: LiveInput, kind: string, apiVersion: string, n: number, fieldsV1: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+function metadata(
+  input: LiveInput,
+  kind: string,
+  apiVersion: string,
+  n: number,
+  fieldsV1: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) {
   const labels = (extra["labels"] as Record<string, string> | undefined) ?? LABELS;
   return {
     name: "g1-pool-relay",
@@ -54,8 +69,20 @@ function metadata(input: LiveInput, kind: string, apiVersion: string, n: number,
     creationTimestamp: CREATED,
     ...extra,
     labels,
-    annotations: { [APPLIED_HASH]: input.appliedHash[kind]!, ...((extra["annotations"] as Record<string, string> | undefined) ?? {}) },
-    ownerReferences: [{ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", name: "g1", uid: input.dprUid, controller: true, blockOwnerDeletion: true }],
+    annotations: {
+      [APPLIED_HASH]: input.appliedHash[kind]!,
+      ...((extra["annotations"] as Record<string, string> | undefined) ?? {}),
+    },
+    ownerReferences: [
+      {
+        apiVersion: "nvidia.com/v1alpha1",
+        kind: "DynamoPoolRelay",
+        name: "g1",
+        uid: input.dprUid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ],
     managedFields: [
       {
         manager: "dynamo-pool-relay/apply",
@@ -76,26 +103,42 @@ function metadata(input: LiveInput, kind: string, apiVersion: string, n: number,
   };
 }
 
-const fieldRef = (name: string, fieldPath: string) => ({ name, valueFrom: { fieldRef: { apiVersion: "v1", fieldPath } } });
+const fieldRef = (name: string, fieldPath: string) => ({
+  name,
+  valueFrom: { fieldRef: { apiVersion: "v1", fieldPath } },
+});
 
-export function liveChildren(input: LiveInput): Record<"ServiceAccount" | "Role" | "RoleBinding" | "ConfigMap" | "Deployment" | "Service", LiveObject> {
+export function liveChildren(
+  input: LiveInput,
+): Record<"ServiceAccount" | "Role" | "RoleBinding" | "ConfigMap" | "Deployment" | "Service", LiveObject> {
   const grpc = { port: 5561, service: "dynamo.kvrelay.v1.KvEventRelay" };
   // A copy, so a case that edits one (an edit by someone else) changes no other case's objects.
   const children = structuredClone({
-    ServiceAccount: { apiVersion: "v1", kind: "ServiceAccount", metadata: metadata(input, "ServiceAccount", "v1", 1, {}) },
+    ServiceAccount: {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: metadata(input, "ServiceAccount", "v1", 1, {}),
+    },
     Role: {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "Role",
       metadata: metadata(input, "Role", "rbac.authorization.k8s.io/v1", 2, { "f:rules": {} }),
       rules: [
-        { apiGroups: ["nvidia.com"], resources: ["dynamoworkermetadatas"], verbs: ["get", "list", "watch", "create", "patch", "delete"] },
+        {
+          apiGroups: ["nvidia.com"],
+          resources: ["dynamoworkermetadatas"],
+          verbs: ["get", "list", "watch", "create", "patch", "delete"],
+        },
         { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["get", "list", "watch"] },
       ],
     },
     RoleBinding: {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "RoleBinding",
-      metadata: metadata(input, "RoleBinding", "rbac.authorization.k8s.io/v1", 3, { "f:roleRef": {}, "f:subjects": {} }),
+      metadata: metadata(input, "RoleBinding", "rbac.authorization.k8s.io/v1", 3, {
+        "f:roleRef": {},
+        "f:subjects": {},
+      }),
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "g1-pool-relay" },
       subjects: [{ kind: "ServiceAccount", name: "g1-pool-relay", namespace: "team-a" }],
     },
@@ -108,11 +151,18 @@ export function liveChildren(input: LiveInput): Record<"ServiceAccount" | "Role"
     Deployment: {
       apiVersion: "apps/v1",
       kind: "Deployment",
-      metadata: metadata(input, "Deployment", "apps/v1", 5, { "f:spec": { "f:replicas": {}, "f:selector": {}, "f:strategy": {}, "f:template": {} } }, {
-        generation: 1,
-        labels: { ...LABELS, "bindings.knative.dev/exclude": "true" },
-        annotations: { "deployment.kubernetes.io/revision": "1" },
-      }),
+      metadata: metadata(
+        input,
+        "Deployment",
+        "apps/v1",
+        5,
+        { "f:spec": { "f:replicas": {}, "f:selector": {}, "f:strategy": {}, "f:template": {} } },
+        {
+          generation: 1,
+          labels: { ...LABELS, "bindings.knative.dev/exclude": "true" },
+          annotations: { "deployment.kubernetes.io/revision": "1" },
+        },
+      ),
       spec: {
         replicas: 2,
         selector: { matchLabels: SELECTOR },
@@ -143,8 +193,20 @@ export function liveChildren(input: LiveInput): Record<"ServiceAccount" | "Role"
                 resources: input.resources ?? { limits: { memory: "4Gi" }, requests: { cpu: "1", memory: "1Gi" } },
                 // The server's probe defaults: timeout 1 s, success 1, failure 3, an empty gRPC service.
                 startupProbe: { grpc, timeoutSeconds: 1, periodSeconds: 5, successThreshold: 1, failureThreshold: 60 },
-                readinessProbe: { grpc, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 },
-                livenessProbe: { grpc: { port: 5561, service: "" }, timeoutSeconds: 1, periodSeconds: 20, successThreshold: 1, failureThreshold: 3 },
+                readinessProbe: {
+                  grpc,
+                  timeoutSeconds: 1,
+                  periodSeconds: 10,
+                  successThreshold: 1,
+                  failureThreshold: 3,
+                },
+                livenessProbe: {
+                  grpc: { port: 5561, service: "" },
+                  timeoutSeconds: 1,
+                  periodSeconds: 20,
+                  successThreshold: 1,
+                  failureThreshold: 3,
+                },
                 volumeMounts: [{ name: "sources", readOnly: true, mountPath: "/etc/pool-relay" }],
                 terminationMessagePath: "/dev/termination-log",
                 terminationMessagePolicy: "File",
@@ -158,11 +220,22 @@ export function liveChildren(input: LiveInput): Record<"ServiceAccount" | "Role"
             dnsPolicy: "ClusterFirst",
             serviceAccountName: "g1-pool-relay",
             serviceAccount: "g1-pool-relay",
-            securityContext: { runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
+            securityContext: {
+              runAsUser: 1000,
+              runAsGroup: 1000,
+              runAsNonRoot: true,
+              seccompProfile: { type: "RuntimeDefault" },
+            },
             affinity: {
               podAntiAffinity: {
                 preferredDuringSchedulingIgnoredDuringExecution: [
-                  { weight: 100, podAffinityTerm: { labelSelector: { matchLabels: SELECTOR }, topologyKey: "kubernetes.io/hostname" } },
+                  {
+                    weight: 100,
+                    podAffinityTerm: {
+                      labelSelector: { matchLabels: SELECTOR },
+                      topologyKey: "kubernetes.io/hostname",
+                    },
+                  },
                 ],
               },
             },
@@ -179,9 +252,16 @@ export function liveChildren(input: LiveInput): Record<"ServiceAccount" | "Role"
     Service: {
       apiVersion: "v1",
       kind: "Service",
-      metadata: metadata(input, "Service", "v1", 6, { "f:spec": { "f:ports": {}, "f:publishNotReadyAddresses": {}, "f:selector": {}, "f:type": {} } }, {
-        labels: { ...LABELS, ...DISCOVERY },
-      }),
+      metadata: metadata(
+        input,
+        "Service",
+        "v1",
+        6,
+        { "f:spec": { "f:ports": {}, "f:publishNotReadyAddresses": {}, "f:selector": {}, "f:type": {} } },
+        {
+          labels: { ...LABELS, ...DISCOVERY },
+        },
+      ),
       spec: {
         // publishNotReadyAddresses: false is a zero value the server leaves out.
         ports: [{ name: "grpc", protocol: "TCP", appProtocol: "kubernetes.io/h2c", port: 5561, targetPort: "grpc" }],

@@ -38,7 +38,9 @@ const cgroupRoot = (link: string) => `poolrelay-node${link.replace("prnode", "")
 
 /** The node's processes: those naming its folder (its daemons, the shims) and those in its cgroups (every container's). */
 function nodeProcesses(dir: string, link: string): string[] {
-  return pids().filter((p) => read(`/proc/${p}/cmdline`).includes(dir) || read(`/proc/${p}/cgroup`).includes(`/${cgroupRoot(link)}/`));
+  return pids().filter(
+    (p) => read(`/proc/${p}/cmdline`).includes(dir) || read(`/proc/${p}/cgroup`).includes(`/${cgroupRoot(link)}/`),
+  );
 }
 
 function netnsOf(pid: string): string[] {
@@ -60,7 +62,8 @@ export function nodeFootprint(dir: string): NodeFootprint {
   return { dir, etcd, link, netns: [...new Set(nodeProcesses(dir, link).flatMap(netnsOf))].filter((n) => n !== host) };
 }
 
-const cgroupsOf = (link: string) => readdirSync("/sys/fs/cgroup").filter((h) => existsSync(`/sys/fs/cgroup/${h}/${cgroupRoot(link)}`));
+const cgroupsOf = (link: string) =>
+  readdirSync("/sys/fs/cgroup").filter((h) => existsSync(`/sys/fs/cgroup/${h}/${cgroupRoot(link)}`));
 
 /** What of the footprint is on the host now, one line a kind; [] when nothing is. */
 export function leftOf(f: NodeFootprint): string[] {
@@ -77,7 +80,9 @@ export function leftOf(f: NodeFootprint): string[] {
     cgroups: cgroupsOf(f.link),
     folders: [f.dir, f.etcd].filter((d) => existsSync(d)),
   };
-  return Object.entries(left).filter(([, v]) => v.length > 0).map(([k, v]) => `${k}: ${v.join("; ")}`);
+  return Object.entries(left)
+    .filter(([, v]) => v.length > 0)
+    .map(([k, v]) => `${k}: ${v.join("; ")}`);
 }
 
 /** The footprint is all there: each kind present, the test's premise. */

@@ -3,7 +3,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 
 export async function startOwner<T>(script: string): Promise<{ owner: ChildProcess } & T> {
-  const owner = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+  const owner = spawn(process.execPath, ["--input-type=module", "-e", script], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const up = await new Promise<T>((resolve, reject) => {
     let out = "";
     owner.stdout!.on("data", (d: Buffer) => {

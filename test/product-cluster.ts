@@ -12,9 +12,17 @@ export type { ProductCluster };
  * it starts first (the fault suite's proxies, on the address pods reach this host at, with the API
  * server's certificate).
  */
-export async function startProductCluster(edit?: (objects: KubeObject[], controlPlane: ControlPlane) => KubeObject[] | Promise<KubeObject[]>): Promise<ProductCluster> {
+export async function startProductCluster(
+  edit?: (objects: KubeObject[], controlPlane: ControlPlane) => KubeObject[] | Promise<KubeObject[]>,
+): Promise<ProductCluster> {
   const started = Date.now();
-  const cluster = await start({ fieldManager: "dynamo-pool-relay/test-install", log: (l) => console.log(`[control-plane] ${l}`), ...(edit ? { edit } : {}) });
-  console.log(`[control-plane] Knative and the product Ready in ${Date.now() - started} ms; kubeconfig ${cluster.kubeconfig}`);
+  const cluster = await start({
+    fieldManager: "dynamo-pool-relay/test-install",
+    log: (l) => console.log(`[control-plane] ${l}`),
+    ...(edit ? { edit } : {}),
+  });
+  console.log(
+    `[control-plane] Knative and the product Ready in ${Date.now() - started} ms; kubeconfig ${cluster.kubeconfig}`,
+  );
   return cluster;
 }

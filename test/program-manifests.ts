@@ -8,7 +8,10 @@ import { parseAllDocuments } from "yaml";
 import { PROGRAMS, type Program } from "../shared/config.ts";
 
 const read = (f: string) => readFileSync(new URL(`../knative/${f}`, import.meta.url), "utf8");
-const docs = (f: string) => parseAllDocuments(read(f)).map((d) => d.toJS() as Manifest | null).filter((d): d is Manifest => Boolean(d));
+const docs = (f: string) =>
+  parseAllDocuments(read(f))
+    .map((d) => d.toJS() as Manifest | null)
+    .filter((d): d is Manifest => Boolean(d));
 export const SETTINGS_CONFIGMAP = "poolrelay-settings";
 
 interface Manifest {
@@ -16,18 +19,30 @@ interface Manifest {
   metadata: { name: string };
   spec: {
     subject?: { kind: string; name: string };
-    template: { spec: { containers: { env?: { name: string; value?: string; valueFrom?: unknown }[]; envFrom?: { configMapRef?: { name: string } }[] }[] } };
+    template: {
+      spec: {
+        containers: {
+          env?: { name: string; value?: string; valueFrom?: unknown }[];
+          envFrom?: { configMapRef?: { name: string } }[];
+        }[];
+      };
+    };
   };
 }
 
 /** knative/settings.env as kustomize's env-file reader takes it: KEY=VALUE lines, # comments. */
 export function parseEnvFile(text: string): Record<string, string> {
-  const lines = text.split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
-  return Object.fromEntries(lines.map((l) => {
-    const eq = l.indexOf("=");
-    if (eq < 1) throw new Error(`settings.env: not KEY=VALUE: ${l}`);
-    return [l.slice(0, eq), l.slice(eq + 1)];
-  }));
+  const lines = text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith("#"));
+  return Object.fromEntries(
+    lines.map((l) => {
+      const eq = l.indexOf("=");
+      if (eq < 1) throw new Error(`settings.env: not KEY=VALUE: ${l}`);
+      return [l.slice(0, eq), l.slice(eq + 1)];
+    }),
+  );
 }
 
 export const settingsFile = (): Record<string, string> => parseEnvFile(read("settings.env"));
@@ -45,11 +60,18 @@ export interface ProgramEnv {
 
 /** Every program's manifest, as written in knative/. */
 export function programManifests(): ProgramEnv[] {
-  const bindings = [...docs("pingsource.yaml"), ...docs("services.yaml"), ...docs("source.yaml")].filter((d) => d.kind === "SinkBinding").map((d) => d.spec.subject!.name);
-  const functions = docs("services.yaml").filter((d) => d.kind === "Service").map((d) => ({ d, program: d.metadata.name.replace(/^poolrelay-/, ""), kind: "Service" as const }));
-  const source = docs("source.yaml").filter((d) => d.kind === "Deployment").map((d) => ({ d, program: "source", kind: "Deployment" as const }));
+  const bindings = [...docs("pingsource.yaml"), ...docs("services.yaml"), ...docs("source.yaml")]
+    .filter((d) => d.kind === "SinkBinding")
+    .map((d) => d.spec.subject!.name);
+  const functions = docs("services.yaml")
+    .filter((d) => d.kind === "Service")
+    .map((d) => ({ d, program: d.metadata.name.replace(/^poolrelay-/, ""), kind: "Service" as const }));
+  const source = docs("source.yaml")
+    .filter((d) => d.kind === "Deployment")
+    .map((d) => ({ d, program: "source", kind: "Deployment" as const }));
   return [...functions, ...source].map(({ d, program, kind }) => {
-    if (!(PROGRAMS as readonly string[]).includes(program)) throw new Error(`knative/ runs ${program}, which shared/config.ts does not name`);
+    if (!(PROGRAMS as readonly string[]).includes(program))
+      throw new Error(`knative/ runs ${program}, which shared/config.ts does not name`);
     const container = d.spec.template.spec.containers[0]!;
     return {
       program: program as Program,
@@ -70,7 +92,9 @@ export function environmentOf(p: ProgramEnv, settings = settingsFile()): Record<
 export function notGiven(programs: ProgramEnv[], reads: (p: Program) => string[], settings = settingsFile()): string[] {
   return programs.flatMap((p) => {
     const given = new Set([...Object.keys(environmentOf(p, settings)), ...p.injected]);
-    return reads(p.program).filter((v) => !given.has(v)).map((v) => `${p.program}: ${v}`);
+    return reads(p.program)
+      .filter((v) => !given.has(v))
+      .map((v) => `${p.program}: ${v}`);
   });
 }
 

@@ -13,9 +13,18 @@ import { appliedHashes, LABELS, liveChildren } from "./live-children.ts";
 
 export const settings = { ...DEFAULT_OPERATOR_DEFAULTS, relayCommand: ["python3", "-m", "dynamo.kv_dc_relay"] };
 export const UID = "11111111-2222-3333-4444-555555555555";
-export const READY_PODS = { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 };
+export const READY_PODS = {
+  observedGeneration: 1,
+  replicas: 2,
+  updatedReplicas: 2,
+  readyReplicas: 2,
+  availableReplicas: 2,
+};
 
-export const rolled = () => ({ ...dgd({ componentNames: { decode: ["g1-decode-aaaa1111"] } }), metadata: { ...dgd().metadata, uid: "dgd-uid", resourceVersion: "90" } });
+export const rolled = () => ({
+  ...dgd({ componentNames: { decode: ["g1-decode-aaaa1111"] } }),
+  metadata: { ...dgd().metadata, uid: "dgd-uid", resourceVersion: "90" },
+});
 
 export function endpointSlice(ready: boolean[], overrides: { name?: string; resourceVersion?: string } = {}) {
   return {
@@ -27,11 +36,28 @@ export function endpointSlice(ready: boolean[], overrides: { name?: string; reso
       uid: "slice-uid",
       resourceVersion: overrides.resourceVersion ?? "120",
       generation: 4,
-      labels: { ...LABELS, "kubernetes.io/service-name": "g1-pool-relay", "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io" },
-      ownerReferences: [{ apiVersion: "v1", kind: "Service", name: "g1-pool-relay", uid: "00000006-aaaa-bbbb-cccc-dddddddddddd", controller: true, blockOwnerDeletion: true }],
+      labels: {
+        ...LABELS,
+        "kubernetes.io/service-name": "g1-pool-relay",
+        "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
+      },
+      ownerReferences: [
+        {
+          apiVersion: "v1",
+          kind: "Service",
+          name: "g1-pool-relay",
+          uid: "00000006-aaaa-bbbb-cccc-dddddddddddd",
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     },
     addressType: "IPv4",
-    endpoints: ready.map((r, i) => ({ addresses: [`10.244.0.${i + 10}`], conditions: { ready: r, serving: r, terminating: false }, targetRef: { kind: "Pod", namespace: "team-a", name: `g1-pool-relay-5d9f-${i}` } })),
+    endpoints: ready.map((r, i) => ({
+      addresses: [`10.244.0.${i + 10}`],
+      conditions: { ready: r, serving: r, terminating: false },
+      targetRef: { kind: "Pod", namespace: "team-a", name: `g1-pool-relay-5d9f-${i}` },
+    })),
     ports: [{ name: "grpc", port: 5561, protocol: "TCP", appProtocol: "kubernetes.io/h2c" }],
   };
 }
@@ -49,13 +75,22 @@ export function convergedPair(): ConvergedPair {
   const d = dpr({ generation: 1, uid: UID });
   const decision = decide(d, rolled(), settings) as Extract<Decision, { action: "apply" }>;
   const children = liveChildren({
-    dprUid: UID, clusterID: "dc-1", connectionRevision: decision.connectionRevision, sourcesText: decision.sources.text,
-    appliedHash: appliedHashes(desiredChildren(decision)), deploymentStatus: READY_PODS,
+    dprUid: UID,
+    clusterID: "dc-1",
+    connectionRevision: decision.connectionRevision,
+    sourcesText: decision.sources.text,
+    appliedHash: appliedHashes(desiredChildren(decision)),
+    deploymentStatus: READY_PODS,
   });
   const slice = endpointSlice([true, true]);
   const observed = {
-    serviceAccount: children.ServiceAccount, role: children.Role, roleBinding: children.RoleBinding, configMap: children.ConfigMap,
-    deployment: children.Deployment as never, service: children.Service, endpointSlices: [slice],
+    serviceAccount: children.ServiceAccount,
+    role: children.Role,
+    roleBinding: children.RoleBinding,
+    configMap: children.ConfigMap,
+    deployment: children.Deployment as never,
+    service: children.Service,
+    endpointSlices: [slice],
   };
   const { status } = planStatus({ dpr: d, decision, observed, changed: [], now: "2026-02-01T00:00:00Z" });
   return {

@@ -4,6 +4,9 @@ import type { Env } from "./kube-variants.ts";
 
 export * from "../../shared/kube/client.ts";
 export async function connect(kubeconfig?: string, env: Env = process.env) {
-  const [{ clientNodeLoaded }, { undiciTransport }] = await Promise.all([import("./kube-client-node.ts"), import("./kube-undici.ts")]);
+  const [{ clientNodeLoaded }, { undiciTransport }] = await Promise.all([
+    import("./kube-client-node.ts"),
+    import("./kube-undici.ts"),
+  ]);
   return undiciTransport(await clientNodeLoaded(kubeconfig), env);
 }

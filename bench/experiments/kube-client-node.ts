@@ -19,12 +19,18 @@ export async function clientNodeLoaded(kubeconfig: string | undefined): Promise<
   };
   const first = await options();
   const tls: TlsSettings = {};
-  for (const k of ["ca", "cert", "key", "rejectUnauthorized", "servername"] as const) if (first[k] !== undefined) (tls as Record<string, unknown>)[k] = first[k];
+  for (const k of ["ca", "cert", "key", "rejectUnauthorized", "servername"] as const)
+    if (first[k] !== undefined) (tls as Record<string, unknown>)[k] = first[k];
   const headers = async () => {
     const opts = await options();
     const h = { ...(opts.headers as Record<string, string> | undefined) };
     if (opts.auth) h["Authorization"] = `Basic ${Buffer.from(opts.auth).toString("base64")}`;
     return h;
   };
-  return { server: cluster.server.replace(/\/$/, ""), tls, headers, ...(cluster.proxyUrl ? { proxyAgent: first.agent } : {}) };
+  return {
+    server: cluster.server.replace(/\/$/, ""),
+    tls,
+    headers,
+    ...(cluster.proxyUrl ? { proxyAgent: first.agent } : {}),
+  };
 }

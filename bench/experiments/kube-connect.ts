@@ -16,10 +16,12 @@ export async function connectWith(variant: Variant, kubeconfig?: string, env: En
     case "client-node":
       return ourTransport(await (await import("./kube-client-node.ts")).clientNodeLoaded(kubeconfig), env);
     case "client-node+undici":
-      return (await import("./kube-undici.ts")).undiciTransport(await (await import("./kube-client-node.ts")).clientNodeLoaded(kubeconfig), env);
+      return (await import("./kube-undici.ts")).undiciTransport(
+        await (await import("./kube-client-node.ts")).clientNodeLoaded(kubeconfig),
+        env,
+      );
   }
 }
-
 
 export async function ourCredentials(kubeconfig: string | undefined) {
   const l = await oursLoaded(kubeconfig);

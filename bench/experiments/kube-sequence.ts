@@ -24,7 +24,14 @@ export interface Invocation {
   deadlineExceeded?: boolean;
 }
 
-const [variant, kubeconfig, namespace, name, warm, deadline] = process.argv.slice(2) as [Variant, string, string, string, string, string?];
+const [variant, kubeconfig, namespace, name, warm, deadline] = process.argv.slice(2) as [
+  Variant,
+  string,
+  string,
+  string,
+  string,
+  string?,
+];
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 let unhandled = 0;
 process.on("unhandledRejection", () => void unhandled++);
@@ -47,7 +54,12 @@ async function invoke(event: CloudEvent): Promise<Invocation> {
   };
   const { headers, body } = toBinary(event);
   await handler({ method: "POST", headers, rawBody: Buffer.from(body) }, res);
-  const log = JSON.parse(lines.at(-1)!) as { reads: number; writes: number; error?: string; deadlineExceeded?: boolean };
+  const log = JSON.parse(lines.at(-1)!) as {
+    reads: number;
+    writes: number;
+    error?: string;
+    deadlineExceeded?: boolean;
+  };
   return {
     cause: (event.data as { cause: string }).cause,
     status,
@@ -59,7 +71,12 @@ async function invoke(event: CloudEvent): Promise<Invocation> {
   };
 }
 
-const reconcile = (cause: "DGDChanged" | "Resync") => productEvent(EventType.Reconcile, { namespace, name, cause }, { source: "/bench/kube-client", cause: "c", time: now() });
+const reconcile = (cause: "DGDChanged" | "Resync") =>
+  productEvent(
+    EventType.Reconcile,
+    { namespace, name, cause },
+    { source: "/bench/kube-client", cause: "c", time: now() },
+  );
 const invocations: Invocation[] = [await invoke(reconcile("DGDChanged"))];
 for (let i = 0; i < Number(warm); i++) invocations.push(await invoke(reconcile("Resync")));
 process.stdout.write(`${JSON.stringify({ invocations, totalMs: performance.now() - started, unhandled })}\n`);

@@ -11,7 +11,8 @@ export function undiciTransport(l: Loaded, env: Env): UndiciConnection {
   // Which proxy: the same NO_PROXY reading as the product's, so the comparison is of the transports.
   const proxy = proxyFromEnv(server, env);
   const connect = { ...l.tls } as Record<string, unknown>;
-  const dispatcher = proxy ? new ProxyAgent({ uri: proxy, requestTls: connect, allowH2: true }) : new Agent({ allowH2: true, connect });
+  const dispatcher = proxy
+    ? new ProxyAgent({ uri: proxy, requestTls: connect, allowH2: true })
+    : new Agent({ allowH2: true, connect });
   return { server: l.server, httpsOptions: async () => ({}), dispatcher, headers: l.headers };
 }
-

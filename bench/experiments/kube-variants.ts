@@ -16,7 +16,14 @@
  */
 import type { RequestOptions as HttpsRequestOptions } from "node:https";
 import type { Dispatcher } from "undici";
-import { KubeClient, REQUEST_TIMEOUT_MS, envProxyAgent, retryAfter, type Connection, type KubeClientOptions } from "../../shared/kube/client.ts";
+import {
+  KubeClient,
+  REQUEST_TIMEOUT_MS,
+  envProxyAgent,
+  retryAfter,
+  type Connection,
+  type KubeClientOptions,
+} from "../../shared/kube/client.ts";
 import { simpleCredentials } from "../../shared/kube/credentials.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import { H2Sessions, type TlsSettings } from "../../shared/kube/h2.ts";
@@ -49,24 +56,39 @@ export async function oursLoaded(kubeconfig: string | undefined): Promise<Loaded
     ...(c.skipTLSVerify ? { rejectUnauthorized: false } : {}),
     ...(c.servername ? { servername: c.servername } : {}),
   };
-  return { server: c.server, tls, headers: async (): Promise<Record<string, string>> => (c.token ? { Authorization: `Bearer ${c.token()}` } : {}) };
+  return {
+    server: c.server,
+    tls,
+    headers: async (): Promise<Record<string, string>> => (c.token ? { Authorization: `Bearer ${c.token()}` } : {}),
+  };
 }
 
 /** Our transport (HTTP/2 sessions to an https server reached directly, else HTTP/1.1 over an agent) with any loader. */
 export async function ourTransport(l: Loaded, env: Env): Promise<Connection> {
   const server = new URL(l.server);
   const agent = l.proxyAgent ? undefined : await envProxyAgent(server, env);
-  const http2 = server.protocol === "https:" && !agent && !l.proxyAgent ? new H2Sessions(server, l.tls, REQUEST_TIMEOUT_MS) : undefined;
+  const http2 =
+    server.protocol === "https:" && !agent && !l.proxyAgent
+      ? new H2Sessions(server, l.tls, REQUEST_TIMEOUT_MS)
+      : undefined;
   return {
     server: l.server,
     ...(agent ? { agent } : {}),
     ...(http2 ? { http2 } : {}),
-    httpsOptions: async () => ({ ...l.tls, ...(l.proxyAgent ? { agent: l.proxyAgent } : {}), headers: await l.headers() }),
+    httpsOptions: async () => ({
+      ...l.tls,
+      ...(l.proxyAgent ? { agent: l.proxyAgent } : {}),
+      headers: await l.headers(),
+    }),
   };
 }
 
 function deadlineExceeded(what: string, when: "unsent" | "cut"): ApiError {
-  return new ApiError(0, "DeadlineExceeded", `${what}: ${when === "cut" ? "cut off" : "not sent"}, the invocation's deadline has passed`);
+  return new ApiError(
+    0,
+    "DeadlineExceeded",
+    `${what}: ${when === "cut" ? "cut off" : "not sent"}, the invocation's deadline has passed`,
+  );
 }
 
 /** What KubeClient keeps private, as the replacement `send` reads it. */
@@ -86,7 +108,9 @@ let installed = false;
 export function installUndiciSend(): void {
   if (installed) return;
   installed = true;
-  const proto = KubeClient.prototype as unknown as { send: (this: Internals, ...a: [string, string, unknown, string, string]) => Promise<unknown> };
+  const proto = KubeClient.prototype as unknown as {
+    send: (this: Internals, ...a: [string, string, unknown, string, string]) => Promise<unknown>;
+  };
   const ours = proto.send;
   proto.send = async function (this: Internals, method, path, body, contentType, accept) {
     const connection = this.connection as Partial<UndiciConnection>;
@@ -109,7 +133,12 @@ export function installUndiciSend(): void {
     };
     const cut = new AbortController();
     const timer = setTimeout(
-      () => cut.abort(timeout < REQUEST_TIMEOUT_MS ? deadlineExceeded(what, "cut") : new ApiError(0, "Timeout", `${what}: no complete answer within ${timeout} ms`)),
+      () =>
+        cut.abort(
+          timeout < REQUEST_TIMEOUT_MS
+            ? deadlineExceeded(what, "cut")
+            : new ApiError(0, "Timeout", `${what}: no complete answer within ${timeout} ms`),
+        ),
       timeout,
     );
     const onAbort = () => cut.abort(deadlineExceeded(what, "cut"));
@@ -118,7 +147,14 @@ export function installUndiciSend(): void {
     let text: string;
     let header: string | string[] | undefined;
     try {
-      const res = await connection.dispatcher!.request({ origin: url.origin, path: `${url.pathname}${url.search}`, method: method as Dispatcher.HttpMethod, headers, body: payload ?? null, signal: cut.signal });
+      const res = await connection.dispatcher!.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body: payload ?? null,
+        signal: cut.signal,
+      });
       status = res.statusCode;
       header = res.headers["retry-after"];
       text = await res.body.text();
@@ -138,6 +174,11 @@ export function installUndiciSend(): void {
     }
     if (status >= 200 && status < 300) return parsed;
     const st = (parsed ?? {}) as { reason?: string; message?: string };
-    throw new ApiError(status, st.reason ?? "Unknown", `${what}: ${status} ${st.message ?? text}`, retryAfter(status, Array.isArray(header) ? header[0] : header));
+    throw new ApiError(
+      status,
+      st.reason ?? "Unknown",
+      `${what}: ${status} ${st.message ?? text}`,
+      retryAfter(status, Array.isArray(header) ? header[0] : header),
+    );
   };
 }

@@ -74,7 +74,12 @@ export interface StartOptions {
   timeoutMs?: number;
 }
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>, check: () => void): Promise<T> {
+async function until<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined>,
+  check: () => void,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -98,7 +103,9 @@ function writeKubeconfig(path: string, server: string, ca: string, token: string
       kind: "Config",
       clusters: [{ name: "poolrelay-local", cluster: { server, "certificate-authority": ca } }],
       users: [{ name: "admin", user: { token } }],
-      contexts: [{ name: "poolrelay-local", context: { cluster: "poolrelay-local", user: "admin", namespace: "default" } }],
+      contexts: [
+        { name: "poolrelay-local", context: { cluster: "poolrelay-local", user: "admin", namespace: "default" } },
+      ],
       "current-context": "poolrelay-local",
     }),
     { mode: 0o600 },
@@ -107,7 +114,10 @@ function writeKubeconfig(path: string, server: string, ca: string, token: string
 
 const FAKE_NODE_TAINT = { key: "kwok.x-k8s.io/node", value: "fake", effect: "NoSchedule" };
 /** A DynamoPoolRelay's spec fields that put its Relay pods on kwok's nodes, beside a real node. */
-export const FAKE_NODE_PLACEMENT = { nodeSelector: { type: "kwok" }, tolerations: [{ key: FAKE_NODE_TAINT.key, operator: "Exists", effect: FAKE_NODE_TAINT.effect }] };
+export const FAKE_NODE_PLACEMENT = {
+  nodeSelector: { type: "kwok" },
+  tolerations: [{ key: FAKE_NODE_TAINT.key, operator: "Exists", effect: FAKE_NODE_TAINT.effect }],
+};
 
 /** A node kwok runs (the control plane has one; a benchmark adds more for more Relay pods). */
 export function fakeNode(name = FAKE_NODE, tainted = false): KubeObject {
@@ -118,7 +128,12 @@ export function fakeNode(name = FAKE_NODE, tainted = false): KubeObject {
     metadata: {
       name,
       annotations: { "kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0" },
-      labels: { "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", type: "kwok" },
+      labels: {
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        type: "kwok",
+      },
     },
     spec: tainted ? { taints: [FAKE_NODE_TAINT] } : {},
     status: { allocatable: resources, capacity: resources },
@@ -138,12 +153,19 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
       return await startOnce(options, bin, knative, node);
     } catch (err) {
       if (attempt >= START_ATTEMPTS) throw err;
-      options.log?.(`start failed (${(err as Error).message.split("\n")[0]}); retrying (${attempt + 1} of ${START_ATTEMPTS})`);
+      options.log?.(
+        `start failed (${(err as Error).message.split("\n")[0]}); retrying (${attempt + 1} of ${START_ATTEMPTS})`,
+      );
     }
   }
 }
 
-async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBinaries>, knative: KnativeAssets | undefined, node: { bin: string; images: string } | undefined): Promise<ControlPlane> {
+async function startOnce(
+  options: StartOptions,
+  bin: ReturnType<typeof ensureBinaries>,
+  knative: KnativeAssets | undefined,
+  node: { bin: string; images: string } | undefined,
+): Promise<ControlPlane> {
   const log = options.log ?? (() => {});
   const timeoutMs = options.timeoutMs ?? 60_000;
   const started = Date.now();
@@ -175,7 +197,8 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
   };
   const failIfDead = () => {
     for (const c of components) {
-      if (c.child.exitCode !== null || !alive(c.pid)) throw new Error(`${c.name} exited (code ${c.child.exitCode}); last log lines:\n${tail(c.log)}`);
+      if (c.child.exitCode !== null || !alive(c.pid))
+        throw new Error(`${c.name} exited (code ${c.child.exitCode}); last log lines:\n${tail(c.log)}`);
     }
   };
 
@@ -188,12 +211,29 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
     const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const peerUrl = `http://127.0.0.1:${peerPort}`;
-    record(startComponent("etcd", bin.etcd, [
-      `--data-dir=${etcdData}`, `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=${peerUrl}`, `--initial-advertise-peer-urls=${peerUrl}`, `--initial-cluster=default=${peerUrl}`,
-      "--unsafe-no-fsync=true", "--log-level=warn",
-    ], dir));
-    await until("etcd /health", timeoutMs, async () => ((await fetch(`${etcdUrl}/health`)).ok ? true : undefined), failIfDead);
+    record(
+      startComponent(
+        "etcd",
+        bin.etcd,
+        [
+          `--data-dir=${etcdData}`,
+          `--listen-client-urls=${etcdUrl}`,
+          `--advertise-client-urls=${etcdUrl}`,
+          `--listen-peer-urls=${peerUrl}`,
+          `--initial-advertise-peer-urls=${peerUrl}`,
+          `--initial-cluster=default=${peerUrl}`,
+          "--unsafe-no-fsync=true",
+          "--log-level=warn",
+        ],
+        dir,
+      ),
+    );
+    await until(
+      "etcd /health",
+      timeoutMs,
+      async () => ((await fetch(`${etcdUrl}/health`)).ok ? true : undefined),
+      failIfDead,
+    );
     log(`etcd ready on ${etcdUrl} (${Date.now() - started} ms)`);
 
     // 2. kube-apiserver: a static admin token in system:masters, a self-signed serving cert, RBAC on.
@@ -209,34 +249,63 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
     const nodeToken = randomBytes(24).toString("hex");
     const proxyToken = randomBytes(24).toString("hex");
     if (plan) {
-      appendFileSync(join(dir, "tokens.csv"), `${nodeToken},system:node:${NODE_NAME},system:node:${NODE_NAME},"system:nodes"\n${proxyToken},system:kube-proxy,system:kube-proxy\n`);
+      appendFileSync(
+        join(dir, "tokens.csv"),
+        `${nodeToken},system:node:${NODE_NAME},system:node:${NODE_NAME},"system:nodes"\n${proxyToken},system:kube-proxy,system:kube-proxy\n`,
+      );
     }
-    record(startComponent("kube-apiserver", bin["kube-apiserver"], [
-      `--etcd-servers=${etcdUrl}`, `--secure-port=${apiPort}`, `--bind-address=${address}`, `--advertise-address=${address}`,
-      `--cert-dir=${certDir}`, `--token-auth-file=${join(dir, "tokens.csv")}`,
-      `--service-account-issuer=${server}/`, `--service-account-key-file=${saKey}`, `--service-account-signing-key-file=${saKey}`,
-      "--allow-privileged=true",
-      ...(plan
-        ? [
-            // As a real cluster: kubelets authorized as nodes, pods given their ServiceAccount's token,
-            // the `kubernetes` Service's endpoint kept at this address.
-            "--authorization-mode=Node,RBAC", `--service-cluster-ip-range=${plan.serviceCIDR}`,
-            "--enable-admission-plugins=OwnerReferencesPermissionEnforcement,NodeRestriction",
-            "--kubelet-preferred-address-types=InternalIP",
-          ]
-        : [
-            "--authorization-mode=RBAC", "--service-cluster-ip-range=10.96.0.0/16", "--disable-admission-plugins=ServiceAccount",
-            // On by default on OpenShift: an ownerReference with blockOwnerDeletion needs update on the owner's finalizers.
-            "--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
-            "--endpoint-reconciler-type=none",
-          ]),
-    ], dir));
+    record(
+      startComponent(
+        "kube-apiserver",
+        bin["kube-apiserver"],
+        [
+          `--etcd-servers=${etcdUrl}`,
+          `--secure-port=${apiPort}`,
+          `--bind-address=${address}`,
+          `--advertise-address=${address}`,
+          `--cert-dir=${certDir}`,
+          `--token-auth-file=${join(dir, "tokens.csv")}`,
+          `--service-account-issuer=${server}/`,
+          `--service-account-key-file=${saKey}`,
+          `--service-account-signing-key-file=${saKey}`,
+          "--allow-privileged=true",
+          ...(plan
+            ? [
+                // As a real cluster: kubelets authorized as nodes, pods given their ServiceAccount's token,
+                // the `kubernetes` Service's endpoint kept at this address.
+                "--authorization-mode=Node,RBAC",
+                `--service-cluster-ip-range=${plan.serviceCIDR}`,
+                "--enable-admission-plugins=OwnerReferencesPermissionEnforcement,NodeRestriction",
+                "--kubelet-preferred-address-types=InternalIP",
+              ]
+            : [
+                "--authorization-mode=RBAC",
+                "--service-cluster-ip-range=10.96.0.0/16",
+                "--disable-admission-plugins=ServiceAccount",
+                // On by default on OpenShift: an ownerReference with blockOwnerDeletion needs update on the owner's finalizers.
+                "--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
+                "--endpoint-reconciler-type=none",
+              ]),
+        ],
+        dir,
+      ),
+    );
     const kubeconfig = join(dir, "kubeconfig");
     const ca = join(certDir, "apiserver.crt");
-    await until("the kube-apiserver's serving certificate", timeoutMs, async () => (existsSync(ca) ? true : undefined), failIfDead);
+    await until(
+      "the kube-apiserver's serving certificate",
+      timeoutMs,
+      async () => (existsSync(ca) ? true : undefined),
+      failIfDead,
+    );
     writeKubeconfig(kubeconfig, server, ca, token);
     const client = new KubeClient(await connect(kubeconfig));
-    await until("kube-apiserver /readyz", timeoutMs, async () => ((await client.request("GET", "/readyz")) === "ok" ? true : undefined), failIfDead);
+    await until(
+      "kube-apiserver /readyz",
+      timeoutMs,
+      async () => ((await client.request("GET", "/readyz")) === "ok" ? true : undefined),
+      failIfDead,
+    );
     log(`kube-apiserver ready on ${server} (${Date.now() - started} ms)`);
 
     // 3. CRDs
@@ -244,25 +313,68 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
     const crds = crdsToInstall();
     for (const crd of crds) await client.apply(crd, FIELD_MANAGER, { force: true });
     for (const crd of crds) {
-      await until(`CRD ${crd.metadata.name} Established`, timeoutMs, async () => {
-        const got = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>({ apiVersion: crd.apiVersion, kind: crd.kind, name: crd.metadata.name });
-        return got?.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ? true : undefined;
-      }, failIfDead);
+      await until(
+        `CRD ${crd.metadata.name} Established`,
+        timeoutMs,
+        async () => {
+          const got = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>({
+            apiVersion: crd.apiVersion,
+            kind: crd.kind,
+            name: crd.metadata.name,
+          });
+          return got?.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")
+            ? true
+            : undefined;
+        },
+        failIfDead,
+      );
     }
     log(`${crds.length} CRDs established (${Date.now() - started} ms)`);
 
     // 4. full profile: controllers, scheduler, kwok and its node
     if (options.profile !== "api") {
-      record(startComponent("kube-controller-manager", bin["kube-controller-manager"], [
-        `--kubeconfig=${kubeconfig}`, "--leader-elect=false", "--secure-port=0", `--service-account-private-key-file=${saKey}`,
-        "--kube-api-qps=200", "--kube-api-burst=400", "--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
-        "--concurrent-gc-syncs=20", "--node-monitor-grace-period=60s", `--root-ca-file=${ca}`,
-      ], dir));
-      record(startComponent("kube-scheduler", bin["kube-scheduler"], [`--kubeconfig=${kubeconfig}`, "--leader-elect=false", "--secure-port=0"], dir));
-      const nodeReady = (name: string) => until(`node ${name} Ready`, timeoutMs, async () => {
-        const got = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>({ apiVersion: "v1", kind: "Node", name });
-        return got?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? true : undefined;
-      }, failIfDead);
+      record(
+        startComponent(
+          "kube-controller-manager",
+          bin["kube-controller-manager"],
+          [
+            `--kubeconfig=${kubeconfig}`,
+            "--leader-elect=false",
+            "--secure-port=0",
+            `--service-account-private-key-file=${saKey}`,
+            "--kube-api-qps=200",
+            "--kube-api-burst=400",
+            "--concurrent-deployment-syncs=10",
+            "--concurrent-replicaset-syncs=10",
+            "--concurrent-gc-syncs=20",
+            "--node-monitor-grace-period=60s",
+            `--root-ca-file=${ca}`,
+          ],
+          dir,
+        ),
+      );
+      record(
+        startComponent(
+          "kube-scheduler",
+          bin["kube-scheduler"],
+          [`--kubeconfig=${kubeconfig}`, "--leader-elect=false", "--secure-port=0"],
+          dir,
+        ),
+      );
+      const nodeReady = (name: string) =>
+        until(
+          `node ${name} Ready`,
+          timeoutMs,
+          async () => {
+            const got = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>({
+              apiVersion: "v1",
+              kind: "Node",
+              name,
+            });
+            return got?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? true : undefined;
+          },
+          failIfDead,
+        );
       if (plan && node) {
         const kubeletKubeconfig = join(dir, "kubelet.kubeconfig");
         const kubeProxyKubeconfig = join(dir, "kube-proxy.kubeconfig");
@@ -281,15 +393,34 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
       // benchmarks' and the integration suite's). Beside a real node it is tainted: only a pod that
       // asks for it (FAKE_NODE_PLACEMENT) goes there.
       const kwokPort = await freePort();
-      record(startComponent("kwok", bin.kwok, [
-        `--kubeconfig=${kubeconfig}`, "--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-        "--cidr=10.244.0.0/16", "--node-ip=127.0.0.1", `--server-address=127.0.0.1:${kwokPort}`, `--config=${bin.kwokStages}`,
-      ], dir));
+      record(
+        startComponent(
+          "kwok",
+          bin.kwok,
+          [
+            `--kubeconfig=${kubeconfig}`,
+            "--manage-all-nodes=false",
+            "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+            "--cidr=10.244.0.0/16",
+            "--node-ip=127.0.0.1",
+            `--server-address=127.0.0.1:${kwokPort}`,
+            `--config=${bin.kwokStages}`,
+          ],
+          dir,
+        ),
+      );
       await client.apply(fakeNode(FAKE_NODE, plan !== undefined), FIELD_MANAGER, { force: true });
       await nodeReady(FAKE_NODE);
       // The service-account controller creating `default` shows the controller manager is working.
-      await until("the controller manager", timeoutMs, async () =>
-        (await client.get({ apiVersion: "v1", kind: "ServiceAccount", namespace: "default", name: "default" })) ? true : undefined, failIfDead);
+      await until(
+        "the controller manager",
+        timeoutMs,
+        async () =>
+          (await client.get({ apiVersion: "v1", kind: "ServiceAccount", namespace: "default", name: "default" }))
+            ? true
+            : undefined,
+        failIfDead,
+      );
       log(`controller-manager, scheduler and ${plan ? "the node" : "kwok"} ready (${Date.now() - started} ms)`);
     }
     return { profile: options.profile, dir, etcdData, kubeconfig, server, pids: pids(), client, stop };
@@ -297,5 +428,4 @@ async function startOnce(options: StartOptions, bin: ReturnType<typeof ensureBin
     await stop();
     throw err;
   }
-  
 }

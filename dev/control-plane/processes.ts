@@ -14,7 +14,13 @@ export interface Component {
   child: ChildProcess;
 }
 
-export function startComponent(name: string, binary: string, args: string[], dir: string, env?: NodeJS.ProcessEnv): Component {
+export function startComponent(
+  name: string,
+  binary: string,
+  args: string[],
+  dir: string,
+  env?: NodeJS.ProcessEnv,
+): Component {
   const log = join(dir, `${name}.log`);
   const fd = openSync(log, "a");
   const child = spawn(binary, args, { detached: true, stdio: ["ignore", fd, fd], cwd: dir, ...(env ? { env } : {}) });

@@ -32,7 +32,8 @@ export interface NodePlan {
 }
 
 export function nodePlan(slot: number): NodePlan {
-  if (!Number.isInteger(slot) || slot < 0 || slot >= SLOTS) throw new Error(`a node slot is a whole number from 0 to ${SLOTS - 1}, got ${slot}`);
+  if (!Number.isInteger(slot) || slot < 0 || slot >= SLOTS)
+    throw new Error(`a node slot is a whole number from 0 to ${SLOTS - 1}, got ${slot}`);
   return {
     slot,
     hostIP: `198.51.100.${4 * slot + 1}`,
@@ -84,21 +85,30 @@ state = ${q(join(dir, "containerd/state"))}
 
 /** The pod network: one bridge in the node, host-local addresses from the slot's range, port mappings. */
 export function cniConfig(plan: NodePlan, dir: string): string {
-  return `${JSON.stringify({
-    cniVersion: "1.0.0",
-    name: "poolrelay-pods",
-    plugins: [
-      {
-        type: "bridge",
-        bridge: "cni0",
-        isGateway: true,
-        ipMasq: false,
-        hairpinMode: true,
-        ipam: { type: "host-local", ranges: [[{ subnet: plan.podCIDR }]], routes: [{ dst: "0.0.0.0/0" }], dataDir: join(dir, "cni-ipam") },
-      },
-      { type: "portmap", capabilities: { portMappings: true } },
-    ],
-  }, null, 2)}\n`;
+  return `${JSON.stringify(
+    {
+      cniVersion: "1.0.0",
+      name: "poolrelay-pods",
+      plugins: [
+        {
+          type: "bridge",
+          bridge: "cni0",
+          isGateway: true,
+          ipMasq: false,
+          hairpinMode: true,
+          ipam: {
+            type: "host-local",
+            ranges: [[{ subnet: plan.podCIDR }]],
+            routes: [{ dst: "0.0.0.0/0" }],
+            dataDir: join(dir, "cni-ipam"),
+          },
+        },
+        { type: "portmap", capabilities: { portMappings: true } },
+      ],
+    },
+    null,
+    2,
+  )}\n`;
 }
 
 /** The kubelet on cgroup v1 with the cgroupfs driver, its logs and DNS in the node's folder. */
@@ -125,7 +135,12 @@ export function kubeletConfig(plan: NodePlan, dir: string): string {
     // Images are imported, never pulled: nothing may garbage-collect them.
     imageGCHighThresholdPercent: 100,
     imageGCLowThresholdPercent: 99,
-    evictionHard: { "memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%" },
+    evictionHard: {
+      "memory.available": "100Mi",
+      "nodefs.available": "1%",
+      "imagefs.available": "1%",
+      "nodefs.inodesFree": "1%",
+    },
     maxPods: 110,
     protectKernelDefaults: false,
     enforceNodeAllocatable: ["pods"],

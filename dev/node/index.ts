@@ -15,7 +15,16 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startComponent, type Component } from "../control-plane/processes.ts";
-import { cniConfig, containerdConfig, kubeletConfig, kubeProxyConfig, NODE_NAME, nodePlan, SLOTS, type NodePlan } from "./config.ts";
+import {
+  cniConfig,
+  containerdConfig,
+  kubeletConfig,
+  kubeProxyConfig,
+  NODE_NAME,
+  nodePlan,
+  SLOTS,
+  type NodePlan,
+} from "./config.ts";
 
 const INIT = fileURLToPath(new URL("./init.sh", import.meta.url));
 const CGROUPS = "/sys/fs/cgroup";
@@ -46,7 +55,9 @@ export function claimSlot(): NodePlan {
     }
     return plan;
   }
-  throw new Error(`every node slot (${SLOTS}) is taken: links prnode0..prnode${SLOTS - 1} exist (ip link; another stack, or one left by a killed run: poolrelay cluster down)`);
+  throw new Error(
+    `every node slot (${SLOTS}) is taken: links prnode0..prnode${SLOTS - 1} exist (ip link; another stack, or one left by a killed run: poolrelay cluster down)`,
+  );
 }
 
 /** The v1 hierarchies the kubelet needs its cgroupRoot in (name=systemd too; not the unified one of a hybrid). */
@@ -56,12 +67,14 @@ function hierarchies(): string[] {
 
 function makeCgroups(plan: NodePlan): void {
   // What this machine has; the node's cgroup set-up and the kubelet's configuration are v1's.
-  if (existsSync(join(CGROUPS, "cgroup.controllers"))) throw new Error(`${CGROUPS} is cgroup v2: the local node is set up for cgroup v1 only`);
+  if (existsSync(join(CGROUPS, "cgroup.controllers")))
+    throw new Error(`${CGROUPS} is cgroup v2: the local node is set up for cgroup v1 only`);
   for (const h of hierarchies()) {
     const dir = join(CGROUPS, h, plan.cgroupRoot);
     mkdirSync(dir, { recursive: true });
     // A new cpuset has no CPUs or memory nodes until given its parent's.
-    if (h === "cpuset") for (const f of ["cpuset.cpus", "cpuset.mems"]) writeFileSync(join(dir, f), readFileSync(join(CGROUPS, h, f)));
+    if (h === "cpuset")
+      for (const f of ["cpuset.cpus", "cpuset.mems"]) writeFileSync(join(dir, f), readFileSync(join(CGROUPS, h, f)));
   }
 }
 
@@ -113,14 +126,22 @@ export function startNode(n: NodeStart): void {
   writeFileSync(join(dir, "kube-proxy.kubeconfig"), readFileSync(n.kubeProxyKubeconfig));
   writeFileSync(join(n.dir, "cleanup.sh"), `${cleanupScript(n.plan)}\n`);
   makeCgroups(n.plan);
-  const node = n.record(startComponent("node", "unshare", ["--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--propagation", "private", "--", "bash", INIT], n.dir, {
-    PATH: process.env["PATH"] ?? "/usr/bin:/bin",
-    NODE_DIR: dir,
-    NODE_BIN: n.bin,
-    NODE_NAME,
-    NODE_IP: n.plan.nodeIP,
-    ...(process.env["NODE_LOG_LEVEL"] ? { NODE_LOG_LEVEL: process.env["NODE_LOG_LEVEL"] } : {}),
-  }));
+  const node = n.record(
+    startComponent(
+      "node",
+      "unshare",
+      ["--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--propagation", "private", "--", "bash", INIT],
+      n.dir,
+      {
+        PATH: process.env["PATH"] ?? "/usr/bin:/bin",
+        NODE_DIR: dir,
+        NODE_BIN: n.bin,
+        NODE_NAME,
+        NODE_IP: n.plan.nodeIP,
+        ...(process.env["NODE_LOG_LEVEL"] ? { NODE_LOG_LEVEL: process.env["NODE_LOG_LEVEL"] } : {}),
+      },
+    ),
+  );
   // init.sh waits for its end of the link, named eth0.
   const init = waitForChild(node.pid);
   ip("link", "set", n.plan.peerLink, "netns", String(init));

@@ -19,14 +19,29 @@ export const TRAEFIK_INGRESS_CLASS = "traefik.ingress.networking.knative.dev";
 export const knativeImage = (name: string) => `dev.local/knative/${name}:local`;
 
 const WEBHOOK_KINDS = new Set(["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]);
-const ORDER = ["Namespace", "CustomResourceDefinition", "ServiceAccount", "ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding", "ConfigMap", "Secret", "Service", "Deployment", "Image"];
+const ORDER = [
+  "Namespace",
+  "CustomResourceDefinition",
+  "ServiceAccount",
+  "ClusterRole",
+  "Role",
+  "ClusterRoleBinding",
+  "RoleBinding",
+  "ConfigMap",
+  "Secret",
+  "Service",
+  "Deployment",
+  "Image",
+];
 
 /** Replaces every ko:// reference in an object with the local image of the same program (Eventing's named eventing-NAME). */
 function localImages<T>(value: T): T {
   return JSON.parse(
     JSON.stringify(value)
       .replace(/ko:\/\/knative\.dev\/serving\/cmd\/([a-z_-]+)/g, (_, name: string) => knativeImage(name))
-      .replace(/ko:\/\/knative\.dev\/eventing\/cmd\/(?:[a-z_-]+\/)*([a-z_-]+)/g, (_, name: string) => knativeImage(`eventing-${name}`)),
+      .replace(/ko:\/\/knative\.dev\/eventing\/cmd\/(?:[a-z_-]+\/)*([a-z_-]+)/g, (_, name: string) =>
+        knativeImage(`eventing-${name}`),
+      ),
   ) as T;
 }
 
@@ -38,7 +53,8 @@ interface PodTemplate {
 function smallRequests(obj: KubeObject): KubeObject {
   if (obj.kind !== "Deployment") return obj;
   const spec = (obj as unknown as PodTemplate).spec;
-  for (const c of spec.template.spec.containers) if (c.resources?.requests?.["cpu"]) c.resources.requests["cpu"] = "20m";
+  for (const c of spec.template.spec.containers)
+    if (c.resources?.requests?.["cpu"]) c.resources.requests["cpu"] = "20m";
   return obj;
 }
 
@@ -69,7 +85,10 @@ export function knativeObjects(configDir: string): { objects: KubeObject[]; webh
   for (const file of files) {
     for (const obj of readObjects(file)) {
       if (!obj) continue;
-      seen.set(`${obj.kind}/${obj.metadata.namespace ?? ""}/${obj.metadata.name}`, smallRequests(configured(localImages(obj))));
+      seen.set(
+        `${obj.kind}/${obj.metadata.namespace ?? ""}/${obj.metadata.name}`,
+        smallRequests(configured(localImages(obj))),
+      );
     }
   }
   const all = [...seen.values()];

@@ -8,9 +8,15 @@ const T = "2026-03-01T10:00:00.123456789Z";
 
 describe("parseCriLine", () => {
   it.each([
-    { line: `${T} stdout F {"function":"apply"}`, want: { time: T, stream: "stdout", partial: false, text: '{"function":"apply"}' } },
+    {
+      line: `${T} stdout F {"function":"apply"}`,
+      want: { time: T, stream: "stdout", partial: false, text: '{"function":"apply"}' },
+    },
     { line: `${T} stderr F warn: slow`, want: { time: T, stream: "stderr", partial: false, text: "warn: slow" } },
-    { line: `${T} stdout P the first half `, want: { time: T, stream: "stdout", partial: true, text: "the first half " } },
+    {
+      line: `${T} stdout P the first half `,
+      want: { time: T, stream: "stdout", partial: true, text: "the first half " },
+    },
     // An empty line is still a line; spaces in the text are the text's.
     { line: `${T} stdout F `, want: { time: T, stream: "stdout", partial: false, text: "" } },
     { line: `${T} stdout F  two  spaces `, want: { time: T, stream: "stdout", partial: false, text: " two  spaces " } },
@@ -28,10 +34,26 @@ describe("parseCriLine", () => {
 
 describe("containerOf and keptLog", () => {
   it.each([
-    { path: "dynamo-system_poolrelay-apply-00001-deployment-7d9f-x2x_1b4e28ba-2fa1-11d2-883f-0016d3cca427/user-container/0.log", want: { namespace: "dynamo-system", pod: "poolrelay-apply-00001-deployment-7d9f-x2x", container: "user-container" }, kept: "/k/dynamo-system/poolrelay-apply-00001-deployment-7d9f-x2x/user-container.log" },
+    {
+      path: "dynamo-system_poolrelay-apply-00001-deployment-7d9f-x2x_1b4e28ba-2fa1-11d2-883f-0016d3cca427/user-container/0.log",
+      want: {
+        namespace: "dynamo-system",
+        pod: "poolrelay-apply-00001-deployment-7d9f-x2x",
+        container: "user-container",
+      },
+      kept: "/k/dynamo-system/poolrelay-apply-00001-deployment-7d9f-x2x/user-container.log",
+    },
     // A restart writes 1.log: the same container, the same kept file.
-    { path: "kube-system_coredns-abc_0f0e/coredns/1.log", want: { namespace: "kube-system", pod: "coredns-abc", container: "coredns" }, kept: "/k/kube-system/coredns-abc/coredns.log" },
-    { path: "default_web.v2_0f0e/c/0.log", want: { namespace: "default", pod: "web.v2", container: "c" }, kept: "/k/default/web.v2/c.log" },
+    {
+      path: "kube-system_coredns-abc_0f0e/coredns/1.log",
+      want: { namespace: "kube-system", pod: "coredns-abc", container: "coredns" },
+      kept: "/k/kube-system/coredns-abc/coredns.log",
+    },
+    {
+      path: "default_web.v2_0f0e/c/0.log",
+      want: { namespace: "default", pod: "web.v2", container: "c" },
+      kept: "/k/default/web.v2/c.log",
+    },
     // Rotated and compressed files are read through the current file's rotation, not as logs of their own.
     { path: "default_p_0f0e/c/0.log.20260301-100000", want: undefined },
     { path: "default_p_0f0e/c/0.log.20260301-100000.gz", want: undefined },

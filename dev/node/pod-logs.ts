@@ -55,7 +55,12 @@ export interface PodLogs {
 }
 
 /** Follows `from` (the kubelet's podLogsDir), polling every `everyMs`; `onLine` sees each whole line as it is kept. */
-export function followPodLogs(from: string, to: string, onLine: (c: ContainerLog, text: string) => void = () => {}, everyMs = 250): PodLogs {
+export function followPodLogs(
+  from: string,
+  to: string,
+  onLine: (c: ContainerLog, text: string) => void = () => {},
+  everyMs = 250,
+): PodLogs {
   const followed = new Map<string, Followed>();
 
   const copy = (file: string, state: Followed, c: ContainerLog) => {
@@ -92,7 +97,9 @@ export function followPodLogs(from: string, to: string, onLine: (c: ContainerLog
       let state = followed.get(relative);
       if (state && state.ino !== ino) {
         // Rotated: the kubelet renamed the file we read to <name>.<time> beside it; its rest first.
-        const rotated = readdirSync(dirname(file)).map((f) => join(dirname(file), f)).find((f) => inode(f) === state!.ino);
+        const rotated = readdirSync(dirname(file))
+          .map((f) => join(dirname(file), f))
+          .find((f) => inode(f) === state!.ino);
         if (rotated) copy(rotated, state, c);
         state = undefined;
       }
@@ -101,7 +108,8 @@ export function followPodLogs(from: string, to: string, onLine: (c: ContainerLog
     }
     // A deleted pod's files are gone: what was read of them is kept, nothing more will come. (A
     // file missing while its folder stays is mid-rotation: its state finds the renamed file.)
-    for (const relative of followed.keys()) if (!seen.has(relative) && !existsSync(dirname(join(from, relative)))) followed.delete(relative);
+    for (const relative of followed.keys())
+      if (!seen.has(relative) && !existsSync(dirname(join(from, relative)))) followed.delete(relative);
   };
 
   const timer = setInterval(sweep, everyMs);
@@ -146,7 +154,7 @@ function readFrom(file: string, offset: number): Buffer {
   }
   try {
     const chunks: Buffer[] = [];
-    for (let at = offset; ; ) {
+    for (let at = offset; ;) {
       const chunk = Buffer.alloc(1 << 16);
       const n = readSync(fd, chunk, 0, chunk.length, at);
       if (n === 0) break;

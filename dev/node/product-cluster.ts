@@ -41,12 +41,18 @@ export interface ProductClusterOptions {
 }
 
 export async function startProductCluster(o: ProductClusterOptions): Promise<ProductCluster> {
-  const controlPlane = await startControlPlane({ profile: "node", ownerPid: process.pid, timeoutMs: 180_000, ...(o.log ? { log: o.log } : {}) });
+  const controlPlane = await startControlPlane({
+    profile: "node",
+    ownerPid: process.pid,
+    timeoutMs: 180_000,
+    ...(o.log ? { log: o.log } : {}),
+  });
   const logs = join(controlPlane.dir, "logs");
   const functionsLog = join(controlPlane.dir, "functions.log");
   writeFileSync(functionsLog, "");
   const podLogs = followPodLogs(join(controlPlane.dir, "node", "pod-logs"), logs, (c, text) => {
-    if (c.namespace === PRODUCT_NAMESPACE && c.container === FUNCTION_CONTAINER) appendFileSync(functionsLog, `${text}\n`);
+    if (c.namespace === PRODUCT_NAMESPACE && c.container === FUNCTION_CONTAINER)
+      appendFileSync(functionsLog, `${text}\n`);
   });
   const stop = async () => {
     podLogs.stop();
@@ -55,20 +61,43 @@ export async function startProductCluster(o: ProductClusterOptions): Promise<Pro
   try {
     const kubectl = ensureBinaries().kubectl;
     const product = productOnNode(kubectl);
-    const objects = await installProduct(controlPlane.client, kubectl, o.fieldManager, o.edit ? await o.edit(product, controlPlane) : product);
+    const objects = await installProduct(
+      controlPlane.client,
+      kubectl,
+      o.fieldManager,
+      o.edit ? await o.edit(product, controlPlane) : product,
+    );
     // Knative's first pods (the functions', the Broker's) start on a node that may be busy: minutes, not seconds.
     const deadline = Date.now() + 240_000;
     for (;;) {
       const readiness = await productReadiness(controlPlane.client, objects);
       if (readiness.every((r) => r.ready)) break;
       if (Date.now() > deadline) {
-        throw new Error(`the product's Knative objects did not go Ready:\n${readiness.filter((r) => !r.ready).map((r) => `  ${r.object}: ${r.detail}`).join("\n")}`);
+        throw new Error(
+          `the product's Knative objects did not go Ready:\n${readiness
+            .filter((r) => !r.ready)
+            .map((r) => `  ${r.object}: ${r.detail}`)
+            .join("\n")}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 500));
     }
-    const broker = await controlPlane.client.get<{ status?: { address?: { url?: string } } }>({ apiVersion: "eventing.knative.dev/v1", kind: "Broker", namespace: PRODUCT_NAMESPACE, name: BROKER });
+    const broker = await controlPlane.client.get<{ status?: { address?: { url?: string } } }>({
+      apiVersion: "eventing.knative.dev/v1",
+      kind: "Broker",
+      namespace: PRODUCT_NAMESPACE,
+      name: BROKER,
+    });
     const brokerIngress = await clusterUrlFromHost(controlPlane.client, broker!.status!.address!.url!);
-    return { ...controlPlane, stop, brokerIngress, logs, functionsLog, podLogs, hostAddress: new URL(controlPlane.server).hostname };
+    return {
+      ...controlPlane,
+      stop,
+      brokerIngress,
+      logs,
+      functionsLog,
+      podLogs,
+      hostAddress: new URL(controlPlane.server).hostname,
+    };
   } catch (err) {
     await stop();
     throw err;

@@ -40,8 +40,14 @@ export function invocationsByPod(logs: string, fn: ProductFunction): Map<string,
   const out = new Map<string, Invocation[]>();
   for (const file of pods.map((p) => join(dir, p, "function.log")).filter((f) => existsSync(f))) {
     // Only the invocations' lines: the container may log others.
-    const lines = readFileSync(file, "utf8").split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Invocation);
-    out.set(file, lines.filter((i) => i.function === fn));
+    const lines = readFileSync(file, "utf8")
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as Invocation);
+    out.set(
+      file,
+      lines.filter((i) => i.function === fn),
+    );
   }
   return out;
 }
@@ -53,7 +59,10 @@ export function allInvocationsByPod(logs: string): Map<string, Invocation[]> {
 
 interface Adapter {
   metadata: { name: string; generation: number };
-  spec: { selector: { matchLabels: Record<string, string> }; template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } } };
+  spec: {
+    selector: { matchLabels: Record<string, string> };
+    template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } };
+  };
   status?: { observedGeneration?: number; updatedReplicas?: number; readyReplicas?: number };
 }
 
@@ -66,14 +75,30 @@ interface Adapter {
  */
 export async function sourceWatchesAlone(client: KubeClient, namespace: string): Promise<boolean> {
   // The product's own source (knative/source.yaml) watches every namespace and never rolls.
-  const adapters = (await client.list<Adapter>("apps/v1", "Deployment", PRODUCT_NAMESPACE)).filter((d) => d.metadata.name.startsWith("apiserversource-"));
+  const adapters = (await client.list<Adapter>("apps/v1", "Deployment", PRODUCT_NAMESPACE)).filter((d) =>
+    d.metadata.name.startsWith("apiserversource-"),
+  );
   if (adapters.length !== 1) return false;
   const [adapter] = adapters as [Adapter];
-  const config = adapter.spec.template.spec.containers[0]?.env?.find((e) => e.name === "K_SOURCE_CONFIG")?.value ?? "{}";
+  const config =
+    adapter.spec.template.spec.containers[0]?.env?.find((e) => e.name === "K_SOURCE_CONFIG")?.value ?? "{}";
   if ((JSON.parse(config) as { namespaces?: string[] }).namespaces?.includes(namespace) !== true) return false;
   // Alone: one pod, of the current template, Ready; none of an earlier one still stopping.
-  const selector = Object.entries(adapter.spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`).join(",");
-  const pods = await client.list<{ metadata: { deletionTimestamp?: string } }>("v1", "Pod", PRODUCT_NAMESPACE, selector);
+  const selector = Object.entries(adapter.spec.selector.matchLabels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+  const pods = await client.list<{ metadata: { deletionTimestamp?: string } }>(
+    "v1",
+    "Pod",
+    PRODUCT_NAMESPACE,
+    selector,
+  );
   const s = adapter.status ?? {};
-  return s.observedGeneration === adapter.metadata.generation && s.updatedReplicas === 1 && s.readyReplicas === 1 && pods.length === 1 && !pods[0]!.metadata.deletionTimestamp;
+  return (
+    s.observedGeneration === adapter.metadata.generation &&
+    s.updatedReplicas === 1 &&
+    s.readyReplicas === 1 &&
+    pods.length === 1 &&
+    !pods[0]!.metadata.deletionTimestamp
+  );
 }

@@ -24,28 +24,46 @@ export function relayOnNode<T extends KubeObject>(dpr: T): T {
 /** The images knative/kustomization.yaml names, and the images built here in their place. */
 const IMAGES: Record<string, string> = {
   "dynamo-pool-relay": PRODUCT_IMAGE,
-  "gcr.io/knative-releases/knative.dev/eventing/cmd/apiserver_receive_adapter": knativeImage("eventing-apiserver_receive_adapter"),
+  "gcr.io/knative-releases/knative.dev/eventing/cmd/apiserver_receive_adapter": knativeImage(
+    "eventing-apiserver_receive_adapter",
+  ),
 };
 
 /** `kubectl kustomize knative/` with the images built here, as a user sets theirs (kustomize edit set image). */
 export function productOnNode(kubectl: string): KubeObject[] {
-  const json = JSON.stringify(productManifests(kubectl)).replaceAll(/"image":"([^":@]+)(?:[:@][^"]*)?"/g, (_, name: string) => {
-    if (!IMAGES[name]) throw new Error(`knative/ names the image ${name}, which is not built here`);
-    return `"image":"${IMAGES[name]}"`;
-  });
+  const json = JSON.stringify(productManifests(kubectl)).replaceAll(
+    /"image":"([^":@]+)(?:[:@][^"]*)?"/g,
+    (_, name: string) => {
+      if (!IMAGES[name]) throw new Error(`knative/ names the image ${name}, which is not built here`);
+      return `"image":"${IMAGES[name]}"`;
+    },
+  );
   return JSON.parse(json) as KubeObject[];
 }
 
 /** POSTs to a cluster-local Knative Service as a pod would after resolving its name: to Traefik's internal Service, with its Host. */
-export async function postToService(client: KubeClient, host: string, headers: Record<string, string>, body: string): Promise<number> {
-  const traefik = await client.get<{ spec: { clusterIP: string } }>({ apiVersion: "v1", kind: "Service", namespace: TRAEFIK_NAMESPACE, name: "traefik-internal" });
+export async function postToService(
+  client: KubeClient,
+  host: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<number> {
+  const traefik = await client.get<{ spec: { clusterIP: string } }>({
+    apiVersion: "v1",
+    kind: "Service",
+    namespace: TRAEFIK_NAMESPACE,
+    name: "traefik-internal",
+  });
   if (!traefik) throw new Error(`Service ${TRAEFIK_NAMESPACE}/traefik-internal not found`);
   return new Promise((resolve, reject) => {
     // fetch may not set Host: node:http does.
-    const req = request({ host: traefik.spec.clusterIP, port: 80, method: "POST", path: "/", headers: { ...headers, host } }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode!));
-    });
+    const req = request(
+      { host: traefik.spec.clusterIP, port: 80, method: "POST", path: "/", headers: { ...headers, host } },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode!));
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });

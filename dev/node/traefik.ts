@@ -44,29 +44,40 @@ export function traefikObjects(): KubeObject[] {
           metadata: { labels: LABELS },
           spec: {
             serviceAccountName: "traefik",
-            containers: [{
-              name: "traefik",
-              image: knativeImage("traefik"),
-              args: [
-                "--experimental.knative=true",
-                "--entryPoints.web-internal.address=:8082",
-                // The functions' invocations run up to their Knative timeoutSeconds (120 s at most).
-                "--entryPoints.web-internal.transport.respondingTimeouts.readTimeout=300s",
-                "--providers.knative.privateEntrypoints=web-internal",
-                "--providers.knative.privateService.name=traefik-internal",
-                `--providers.knative.privateService.namespace=${TRAEFIK_NAMESPACE}`,
-                // At least the providers' throttle: the status is written after the routes apply.
-                "--providers.knative.throttleDuration=2s",
-                "--ping=true",
-                "--ping.entryPoint=ping",
-                "--entryPoints.ping.address=:8083",
-                "--log.level=INFO",
-              ],
-              ports: [{ name: "web-internal", containerPort: 8082 }, { name: "ping", containerPort: 8083 }],
-              readinessProbe: { httpGet: { path: "/ping", port: 8083 }, periodSeconds: 2 },
-              resources: { requests: { cpu: "20m", memory: "64Mi" }, limits: { memory: "256Mi" } },
-              securityContext: { runAsNonRoot: true, runAsUser: 65532, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
-            }],
+            containers: [
+              {
+                name: "traefik",
+                image: knativeImage("traefik"),
+                args: [
+                  "--experimental.knative=true",
+                  "--entryPoints.web-internal.address=:8082",
+                  // The functions' invocations run up to their Knative timeoutSeconds (120 s at most).
+                  "--entryPoints.web-internal.transport.respondingTimeouts.readTimeout=300s",
+                  "--providers.knative.privateEntrypoints=web-internal",
+                  "--providers.knative.privateService.name=traefik-internal",
+                  `--providers.knative.privateService.namespace=${TRAEFIK_NAMESPACE}`,
+                  // At least the providers' throttle: the status is written after the routes apply.
+                  "--providers.knative.throttleDuration=2s",
+                  "--ping=true",
+                  "--ping.entryPoint=ping",
+                  "--entryPoints.ping.address=:8083",
+                  "--log.level=INFO",
+                ],
+                ports: [
+                  { name: "web-internal", containerPort: 8082 },
+                  { name: "ping", containerPort: 8083 },
+                ],
+                readinessProbe: { httpGet: { path: "/ping", port: 8083 }, periodSeconds: 2 },
+                resources: { requests: { cpu: "20m", memory: "64Mi" }, limits: { memory: "256Mi" } },
+                securityContext: {
+                  runAsNonRoot: true,
+                  runAsUser: 65532,
+                  allowPrivilegeEscalation: false,
+                  readOnlyRootFilesystem: true,
+                  capabilities: { drop: ["ALL"] },
+                },
+              },
+            ],
           },
         },
       },

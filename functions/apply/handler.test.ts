@@ -37,8 +37,21 @@ const dgd = (annotations: Record<string, string> = {}) => ({
 });
 const SERVICE_REF = { apiVersion: "v1", kind: "Service", namespace: "team-a", name: "g1-pool-relay" };
 
-const reconcile = (cause: ReconcileCause = "DGDChanged"): CloudEvent => productEvent(EventType.Reconcile, { namespace: "team-a", name: "g1", cause }, { source: "/test", cause: "r1", time: NOW });
-const context = (kube: FakeKube): Context => ({ kube: kube.client, config, now: () => NOW, emit: async () => { throw new Error("apply never emits"); }, sleep: async () => {} });
+const reconcile = (cause: ReconcileCause = "DGDChanged"): CloudEvent =>
+  productEvent(
+    EventType.Reconcile,
+    { namespace: "team-a", name: "g1", cause },
+    { source: "/test", cause: "r1", time: NOW },
+  );
+const context = (kube: FakeKube): Context => ({
+  kube: kube.client,
+  config,
+  now: () => NOW,
+  emit: async () => {
+    throw new Error("apply never emits");
+  },
+  sleep: async () => {},
+});
 
 /** The children as the API server holds them after an apply of the current decision (controlled by the DynamoPoolRelay). */
 function current(): Record<string, KubeObject> {
@@ -52,14 +65,29 @@ function current(): Record<string, KubeObject> {
   }) as Record<string, KubeObject>;
 }
 const foreign = (kind: string, apiVersion: string): KubeObject => ({
-  apiVersion, kind, metadata: { name: "g1-pool-relay", namespace: "team-a", uid: `foreign-${kind}`, ownerReferences: [{ uid: "someone-else", controller: true }] },
+  apiVersion,
+  kind,
+  metadata: {
+    name: "g1-pool-relay",
+    namespace: "team-a",
+    uid: `foreign-${kind}`,
+    ownerReferences: [{ uid: "someone-else", controller: true }],
+  },
 });
-const ownService = (uid: string, ownerReferences: unknown[] = [{ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", name: "g1", uid: DPR_UID, controller: true }]): KubeObject => ({
-  ...SERVICE_REF, metadata: { name: "g1-pool-relay", namespace: "team-a", uid, ownerReferences }, spec: { ports: [{ port: 5561 }] },
+const ownService = (
+  uid: string,
+  ownerReferences: unknown[] = [
+    { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", name: "g1", uid: DPR_UID, controller: true },
+  ],
+): KubeObject => ({
+  ...SERVICE_REF,
+  metadata: { name: "g1-pool-relay", namespace: "team-a", uid, ownerReferences },
+  spec: { ports: [{ port: 5561 }] },
 });
 
 /** The kinds of the calls of one operation, in order. */
-const kinds = (kube: FakeKube, op: "get" | "apply" | "list") => kube.ops(op).map((c) => ("ref" in c ? c.ref.kind : "object" in c ? c.object.kind : c.kind));
+const kinds = (kube: FakeKube, op: "get" | "apply" | "list") =>
+  kube.ops(op).map((c) => ("ref" in c ? c.ref.kind : "object" in c ? c.object.kind : c.kind));
 
 describe("apply's applied.v1 reply", () => {
   it("lists exactly what it applied, what was unchanged and what it skipped (a foreign Service), in apply order", async () => {
@@ -70,14 +98,21 @@ describe("apply's applied.v1 reply", () => {
     const result = await apply(reconcile(), context(kube));
     expect(result.reply?.type).toBe(EventType.Applied);
     expect(result.reply?.data).toEqual({
-      namespace: "team-a", name: "g1", uid: DPR_UID, generation: 4,
+      namespace: "team-a",
+      name: "g1",
+      uid: DPR_UID,
+      generation: 4,
       applied: ["ConfigMap"],
       unchanged: ["ServiceAccount", "Role", "RoleBinding", "Deployment"],
-      skipped: [{ kind: "Service", reason: "Service g1-pool-relay exists and is not controlled by this DynamoPoolRelay" }],
+      skipped: [
+        { kind: "Service", reason: "Service g1-pool-relay exists and is not controlled by this DynamoPoolRelay" },
+      ],
       statusWritten: true,
     });
     // Written: the ConfigMap only (force: it is ours; pinned to the version read), never the foreign Service.
-    expect(kube.ops("apply").map((c) => [c.object.kind, c.fieldManager, c.options, c.object.metadata.resourceVersion])).toEqual([["ConfigMap", APPLY_FIELD_MANAGER, { force: true }, live["ConfigMap"]!.metadata.resourceVersion]]);
+    expect(
+      kube.ops("apply").map((c) => [c.object.kind, c.fieldManager, c.options, c.object.metadata.resourceVersion]),
+    ).toEqual([["ConfigMap", APPLY_FIELD_MANAGER, { force: true }, live["ConfigMap"]!.metadata.resourceVersion]]);
   });
 
   it("lists every child as applied on a first apply, none forced, each created unread and only if absent", async () => {
@@ -88,8 +123,14 @@ describe("apply's applied.v1 reply", () => {
     expect(result.fields).toMatchObject({ childReads: "none" });
     // The Deployment's server dry-run first, then each child once, in its wave, over a version no stored object has.
     const waves = ["ServiceAccount", "Role", "ConfigMap", "RoleBinding", "Deployment", "Service"];
-    expect(kube.ops("apply").map((c) => [c.object.kind, c.options, c.object.metadata.resourceVersion])).toEqual([["Deployment", { force: false, dryRun: true }, "1"], ...waves.map((k) => [k, { force: false }, "1"])]);
-    expect(kube.calls.filter((c) => c.op === "get").map((c) => c.ref.kind)).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment"]);
+    expect(kube.ops("apply").map((c) => [c.object.kind, c.options, c.object.metadata.resourceVersion])).toEqual([
+      ["Deployment", { force: false, dryRun: true }, "1"],
+      ...waves.map((k) => [k, { force: false }, "1"]),
+    ]);
+    expect(kube.calls.filter((c) => c.op === "get").map((c) => c.ref.kind)).toEqual([
+      "DynamoPoolRelay",
+      "DynamoGraphDeployment",
+    ]);
     // A Service it just created has no EndpointSlices yet: none listed.
     expect(kube.ops("replaceStatus")).toHaveLength(1);
     expect(kube.ops("list")).toEqual([]);
@@ -101,24 +142,46 @@ describe("apply's applied.v1 reply", () => {
     const live = current();
     const kube = new FakeKube([dpr, dgd(), live["ServiceAccount"]!, live["Role"]!]);
     const result = await apply(reconcile(), context(kube));
-    expect(result.reply?.data).toMatchObject({ applied: ["RoleBinding", "Deployment", "Service"], unchanged: ["ServiceAccount", "Role", "ConfigMap"], skipped: [] });
+    expect(result.reply?.data).toMatchObject({
+      applied: ["RoleBinding", "Deployment", "Service"],
+      unchanged: ["ServiceAccount", "Role", "ConfigMap"],
+      skipped: [],
+    });
     expect(result.fields).toMatchObject({ childReads: "all" });
     // The dry-run passed (no Deployment); in the first wave the ServiceAccount and the Role refused and the
     // ConfigMap was created, so nothing after that wave was sent; then every child read, the missing ones applied.
-    expect(kube.ops("apply").map((c) => [c.object.kind, c.object.metadata.resourceVersion, c.options.dryRun ?? false])).toEqual([
+    expect(
+      kube.ops("apply").map((c) => [c.object.kind, c.object.metadata.resourceVersion, c.options.dryRun ?? false]),
+    ).toEqual([
       ["Deployment", "1", true],
       ...["ServiceAccount", "Role", "ConfigMap"].map((k) => [k, "1", false]),
       ["Deployment", undefined, true],
       ...["RoleBinding", "Deployment", "Service"].map((k) => [k, undefined, false]),
     ]);
-    expect(new Set(kube.calls.filter((c) => c.op === "get").map((c) => c.ref.kind))).toEqual(new Set(["DynamoPoolRelay", "DynamoGraphDeployment", "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"]));
+    expect(new Set(kube.calls.filter((c) => c.op === "get").map((c) => c.ref.kind))).toEqual(
+      new Set([
+        "DynamoPoolRelay",
+        "DynamoGraphDeployment",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ConfigMap",
+        "Deployment",
+        "Service",
+      ]),
+    );
   });
 
   it("lists the EndpointSlices with the children, and counts none behind a Service that was not there (the garbage collector's to remove)", async () => {
     const { Service: _, ...live } = current();
     const staleSlice = {
-      apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice",
-      metadata: { name: "g1-pool-relay-abcde", namespace: "team-a", labels: { "kubernetes.io/service-name": "g1-pool-relay" } },
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: {
+        name: "g1-pool-relay-abcde",
+        namespace: "team-a",
+        labels: { "kubernetes.io/service-name": "g1-pool-relay" },
+      },
       endpoints: [{ conditions: { ready: true } }],
     } as never;
     const kube = new FakeKube([shownDpr, dgd(), ...Object.values(live), staleSlice]);
@@ -145,10 +208,25 @@ describe("apply's applied.v1 reply", () => {
       applied: ["Role", "ConfigMap"],
       unchanged: [],
       skipped: [
-        { kind: "ServiceAccount", reason: "ServiceAccount g1-pool-relay exists and is not controlled by this DynamoPoolRelay" },
-        { kind: "RoleBinding", reason: "RoleBinding g1-pool-relay is not applied: it needs ServiceAccount g1-pool-relay, which is not controlled by this DynamoPoolRelay" },
-        { kind: "Deployment", reason: "Deployment g1-pool-relay is not applied: it needs ServiceAccount g1-pool-relay, which is not controlled by this DynamoPoolRelay" },
-        { kind: "Service", reason: "Service g1-pool-relay is not applied: it needs ServiceAccount g1-pool-relay, which is not controlled by this DynamoPoolRelay" },
+        {
+          kind: "ServiceAccount",
+          reason: "ServiceAccount g1-pool-relay exists and is not controlled by this DynamoPoolRelay",
+        },
+        {
+          kind: "RoleBinding",
+          reason:
+            "RoleBinding g1-pool-relay is not applied: it needs ServiceAccount g1-pool-relay, which is not controlled by this DynamoPoolRelay",
+        },
+        {
+          kind: "Deployment",
+          reason:
+            "Deployment g1-pool-relay is not applied: it needs ServiceAccount g1-pool-relay, which is not controlled by this DynamoPoolRelay",
+        },
+        {
+          kind: "Service",
+          reason:
+            "Service g1-pool-relay is not applied: it needs ServiceAccount g1-pool-relay, which is not controlled by this DynamoPoolRelay",
+        },
       ],
     });
     expect(kube.ops("apply").map((c) => c.object.kind)).toEqual(["Role", "ConfigMap"]);
@@ -157,8 +235,14 @@ describe("apply's applied.v1 reply", () => {
   it("lists everything as unchanged, and writes no child, when the children carry the decision: only the status it has not shown", async () => {
     const kube = new FakeKube([shownDpr, dgd(), ...Object.values(current())]);
     const result = await apply(reconcile(), context(kube));
-    expect(result.reply?.data).toMatchObject({ applied: [], unchanged: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"], skipped: [] });
-    expect(kube.ops("replaceStatus").map((c) => c.object["status"])).toEqual([expect.objectContaining({ observedGeneration: 4 })]);
+    expect(result.reply?.data).toMatchObject({
+      applied: [],
+      unchanged: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"],
+      skipped: [],
+    });
+    expect(kube.ops("replaceStatus").map((c) => c.object["status"])).toEqual([
+      expect.objectContaining({ observedGeneration: 4 }),
+    ]);
     expect(kube.stats.writes).toBe(1);
   });
 });
@@ -166,26 +250,45 @@ describe("apply's applied.v1 reply", () => {
 describe("apply on a DynamoPoolRelay's change event, from the product's source", () => {
   /** The change event as the source sends it, carrying the object. */
   const change = (type: "add" | "update" | "delete", object: object): CloudEvent => ({
-    specversion: "1.0", id: "c1", type: `dev.knative.apiserver.resource.${type}`, source: "https://10.96.0.1:443", time: NOW, datacontenttype: "application/json",
-    extensions: { kind: "DynamoPoolRelay", name: "g1", namespace: "team-a" }, data: object,
+    specversion: "1.0",
+    id: "c1",
+    type: `dev.knative.apiserver.resource.${type}`,
+    source: "https://10.96.0.1:443",
+    time: NOW,
+    datacontenttype: "application/json",
+    extensions: { kind: "DynamoPoolRelay", name: "g1", namespace: "team-a" },
+    data: object,
   });
 
   it("takes an unobserved generation as a request of cause DPRChanged: reads the pair and applies", async () => {
     const kube = new FakeKube([dpr, dgd()]);
     const result = await apply(change("add", dpr), context(kube));
-    expect(result).toMatchObject({ decision: "Applied", fields: { key: { namespace: "team-a", name: "g1", cause: "DPRChanged" } } });
-    expect(result.reply).toMatchObject({ type: EventType.Applied, data: { applied: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"] } });
+    expect(result).toMatchObject({
+      decision: "Applied",
+      fields: { key: { namespace: "team-a", name: "g1", cause: "DPRChanged" } },
+    });
+    expect(result.reply).toMatchObject({
+      type: EventType.Applied,
+      data: { applied: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"] },
+    });
     expect(kinds(kube, "get").slice(0, 2)).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment"]);
   });
 
   it.each([
     { name: "whose generation is observed", type: "update", object: { ...dpr, status: { observedGeneration: 4 } } },
-    { name: "being deleted", type: "update", object: { ...dpr, metadata: { ...dpr.metadata, deletionTimestamp: NOW } } },
+    {
+      name: "being deleted",
+      type: "update",
+      object: { ...dpr, metadata: { ...dpr.metadata, deletionTimestamp: NOW } },
+    },
     { name: "deleted", type: "delete", object: dpr },
   ] as const)("answers one $name with nothing, unread", async ({ type, object }) => {
     const kube = new FakeKube([dpr, dgd()]);
     const result = await apply(change(type, object), context(kube));
-    expect(result).toEqual({ decision: "Observed", fields: { key: { namespace: "team-a", name: "g1", cause: "DPRChanged" }, from: "event" } });
+    expect(result).toEqual({
+      decision: "Observed",
+      fields: { key: { namespace: "team-a", name: "g1", cause: "DPRChanged" }, from: "event" },
+    });
     expect(kube.calls).toEqual([]);
   });
 
@@ -201,7 +304,11 @@ describe("apply on a DynamoPoolRelay whose children and status carry the decisio
   async function settled(): Promise<{ kube: FakeKube; live: Record<string, KubeObject> }> {
     const live = current();
     const kube = new FakeKube([dpr, dgd(), ...Object.values(live)]);
-    const report = productEvent(EventType.Applied, { namespace: "team-a", name: "g1", uid: DPR_UID, generation: 4, applied: [], unchanged: [], skipped: [] }, { source: "/test", cause: "s1", time: NOW });
+    const report = productEvent(
+      EventType.Applied,
+      { namespace: "team-a", name: "g1", uid: DPR_UID, generation: 4, applied: [], unchanged: [], skipped: [] },
+      { source: "/test", cause: "s1", time: NOW },
+    );
     await status(report, context(kube));
     const shown = kube.ops("replaceStatus").at(-1)?.object;
     expect(shown?.["status"]).toMatchObject({ observedGeneration: 4 });
@@ -214,7 +321,9 @@ describe("apply on a DynamoPoolRelay whose children and status carry the decisio
     expect(result.decision).toBe("Converged");
     expect(result.reply).toBeUndefined();
     expect(kube.stats).toEqual({ reads: 9, writes: 0 });
-    expect(kube.ops("list").map((c) => [c.kind, c.labelSelector])).toEqual([["EndpointSlice", "kubernetes.io/service-name=g1-pool-relay"]]);
+    expect(kube.ops("list").map((c) => [c.kind, c.labelSelector])).toEqual([
+      ["EndpointSlice", "kubernetes.io/service-name=g1-pool-relay"],
+    ]);
   });
 
   it("answers a resync that finds a foreign child again, with its status shown already: applied nothing, skipped it, and reports it (looked up first)", async () => {
@@ -234,17 +343,31 @@ describe("apply on a DynamoPoolRelay whose children and status carry the decisio
   it("shows itself what the status does not show yet (the Deployment's pods became Ready), writing no child", async () => {
     const { kube, live } = await settled();
     const deployment = live["Deployment"]!;
-    kube.put({ ...deployment, status: { ...(deployment["status"] as object), readyReplicas: 1, availableReplicas: 1 } });
+    kube.put({
+      ...deployment,
+      status: { ...(deployment["status"] as object), readyReplicas: 1, availableReplicas: 1 },
+    });
     const result = await apply(reconcile("Resync"), context(kube));
     expect(result.reply?.type).toBe(EventType.Applied);
-    expect(result.reply?.data).toMatchObject({ applied: [], unchanged: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"], statusWritten: true });
-    expect(kube.ops("replaceStatus").map((c) => c.object["status"])).toEqual([expect.objectContaining({ readyReplicas: 1 })]);
+    expect(result.reply?.data).toMatchObject({
+      applied: [],
+      unchanged: ["ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"],
+      statusWritten: true,
+    });
+    expect(kube.ops("replaceStatus").map((c) => c.object["status"])).toEqual([
+      expect.objectContaining({ readyReplicas: 1 }),
+    ]);
     expect(kube.stats.writes).toBe(1);
   });
 
   it("reports to status when the spec moved on (a generation the status has not observed), even with nothing to write", async () => {
     const { kube } = await settled();
-    const shown = (await kube.get<KubeObject>({ apiVersion: dpr.apiVersion, kind: dpr.kind, namespace: "team-a", name: "g1" }))!;
+    const shown = (await kube.get<KubeObject>({
+      apiVersion: dpr.apiVersion,
+      kind: dpr.kind,
+      namespace: "team-a",
+      name: "g1",
+    }))!;
     kube.put({ ...shown, metadata: { ...shown.metadata, generation: 5 } });
     const result = await apply(reconcile(), context(kube));
     expect(result.reply?.type).toBe(EventType.Applied);
@@ -257,12 +380,17 @@ describe("apply for a DGD change under a status that vouches for the children (a
    * The settled world, its status shown by apply itself, with the DGD rolled out to two worker
    * namespaces: `children` as they are now (by default, as that status was shown from).
    */
-  async function rollout(children = Object.values(current())): Promise<{ kube: FakeKube; before: Record<string, unknown> }> {
+  async function rollout(
+    children = Object.values(current()),
+  ): Promise<{ kube: FakeKube; before: Record<string, unknown> }> {
     const kube = new FakeKube([dpr, dgd(), ...Object.values(current())]);
     await apply(reconcile("Resync"), context(kube));
     const shown = kube.ops("replaceStatus")[0]!.object;
     expect(shown["status"]).toMatchObject({ observedGeneration: 4, connectionRevision: expect.any(String) });
-    return { kube: new FakeKube([{ ...shown, metadata: { ...shown.metadata, resourceVersion: "8" } }, rolledOut, ...children]), before: shown["status"] as Record<string, unknown> };
+    return {
+      kube: new FakeKube([{ ...shown, metadata: { ...shown.metadata, resourceVersion: "8" } }, rolledOut, ...children]),
+      before: shown["status"] as Record<string, unknown>,
+    };
   }
 
   it("reads the DynamoPoolRelay and the DGD only, writes the ConfigMap over the version the status found it at, and shows the new sources itself", async () => {
@@ -272,8 +400,12 @@ describe("apply for a DGD change under a status that vouches for the children (a
     const result = await apply(reconcile("DGDChanged"), context(kube));
     expect(kinds(kube, "get")).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment"]);
     expect(kube.ops("list")).toEqual([]);
-    expect(kube.ops("apply").map((c) => [c.object.kind, c.options, c.object.metadata.resourceVersion])).toEqual([["ConfigMap", { force: true }, configMapVersion]]);
-    expect(JSON.parse((kube.ops("apply")[0]!.object["data"] as Record<string, string>)["sources.json"]!)).toMatchObject({ sources: [{ namespace: "team-a-g1-aaaa1111" }, { namespace: "team-a-g1-bbbb2222" }] });
+    expect(kube.ops("apply").map((c) => [c.object.kind, c.options, c.object.metadata.resourceVersion])).toEqual([
+      ["ConfigMap", { force: true }, configMapVersion],
+    ]);
+    expect(JSON.parse((kube.ops("apply")[0]!.object["data"] as Record<string, string>)["sources.json"]!)).toMatchObject(
+      { sources: [{ namespace: "team-a-g1-aaaa1111" }, { namespace: "team-a-g1-bbbb2222" }] },
+    );
     const [written] = kube.ops("replaceStatus");
     expect(written!.object.metadata.resourceVersion).toBe("8");
     const after = written!.object["status"] as Record<string, unknown>;
@@ -286,7 +418,12 @@ describe("apply for a DGD change under a status that vouches for the children (a
     const { workerNamespaces: _w, sourcesRevision: _s, sourcesResourceVersion: _v, ...rest } = after;
     const { workerNamespaces: _bw, sourcesRevision: _bs, sourcesResourceVersion: _bv, ...restBefore } = before;
     expect(rest).toEqual(restBefore);
-    expect(result.reply?.data).toMatchObject({ applied: ["ConfigMap"], unchanged: ["ServiceAccount", "Role", "RoleBinding", "Deployment", "Service"], skipped: [], statusWritten: true });
+    expect(result.reply?.data).toMatchObject({
+      applied: ["ConfigMap"],
+      unchanged: ["ServiceAccount", "Role", "RoleBinding", "Deployment", "Service"],
+      skipped: [],
+      statusWritten: true,
+    });
     expect(result.fields?.["childReads"]).toBe("none");
     expect(kube.stats).toEqual({ reads: 2, writes: 3 });
   });
@@ -295,7 +432,10 @@ describe("apply for a DGD change under a status that vouches for the children (a
     const { kube } = await rollout();
     await apply(reconcile("DGDChanged"), context(kube));
     const result = await apply(reconcile("DGDChanged"), context(kube));
-    expect(result).toEqual({ decision: "Converged", fields: { key: expect.objectContaining({ name: "g1" }), childReads: "none" } });
+    expect(result).toEqual({
+      decision: "Converged",
+      fields: { key: expect.objectContaining({ name: "g1" }), childReads: "none" },
+    });
     expect(kube.stats).toEqual({ reads: 4, writes: 3 });
   });
 
@@ -303,16 +443,28 @@ describe("apply for a DGD change under a status that vouches for the children (a
     { cause: "Resync", generation: 4 },
     { cause: "Drift", generation: 4 },
     { cause: "DPRChanged", generation: 5 },
-  ] as const)("reads every child for a $cause request (generation $generation, the status observed 4)", async ({ cause, generation }) => {
-    const { kube } = await rollout();
-    const shown = kube.stored("DynamoPoolRelay")!;
-    kube.put({ ...shown, metadata: { ...shown.metadata, generation } });
-    const result = await apply(reconcile(cause), context(kube));
-    expect(kinds(kube, "get")).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment", "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"]);
-    expect(kinds(kube, "list")).toEqual(["EndpointSlice"]);
-    expect(result.reply?.data).toMatchObject({ applied: ["ConfigMap"], statusWritten: true });
-    expect(result.fields?.["childReads"]).toBe("all");
-  });
+  ] as const)(
+    "reads every child for a $cause request (generation $generation, the status observed 4)",
+    async ({ cause, generation }) => {
+      const { kube } = await rollout();
+      const shown = kube.stored("DynamoPoolRelay")!;
+      kube.put({ ...shown, metadata: { ...shown.metadata, generation } });
+      const result = await apply(reconcile(cause), context(kube));
+      expect(kinds(kube, "get")).toEqual([
+        "DynamoPoolRelay",
+        "DynamoGraphDeployment",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ConfigMap",
+        "Deployment",
+        "Service",
+      ]);
+      expect(kinds(kube, "list")).toEqual(["EndpointSlice"]);
+      expect(result.reply?.data).toMatchObject({ applied: ["ConfigMap"], statusWritten: true });
+      expect(result.fields?.["childReads"]).toBe("all");
+    },
+  );
 
   it("stops at the DynamoPoolRelay for a change of it whose generation is observed by now: a late or repeated request", async () => {
     const { kube } = await rollout();
@@ -323,7 +475,14 @@ describe("apply for a DGD change under a status that vouches for the children (a
   });
 
   it("runs on for a DynamoPoolRelay change observed as a spec the core rejects: only apply reports it as an Event", async () => {
-    const invalid = { ...dpr, spec: { image: "relay:1" }, status: { observedGeneration: 4, conditions: [{ type: "Ready", status: "False", reason: "InvalidSpec", message: "spec.clusterID: required" }] } };
+    const invalid = {
+      ...dpr,
+      spec: { image: "relay:1" },
+      status: {
+        observedGeneration: 4,
+        conditions: [{ type: "Ready", status: "False", reason: "InvalidSpec", message: "spec.clusterID: required" }],
+      },
+    };
     const kube = new FakeKube([invalid, dgd()]);
     const result = await apply(reconcile("DPRChanged"), context(kube));
     expect(result.decision).toBe("Rejected");
@@ -334,20 +493,30 @@ describe("apply for a DGD change under a status that vouches for the children (a
   it.each([
     { cause: "DGDChanged", reads: ["DynamoPoolRelay", "DynamoGraphDeployment"] },
     { cause: "DPRChanged", reads: ["DynamoPoolRelay"] },
-  ] as const)("ends a $cause request for a DynamoPoolRelay that is gone or going, writing nothing", async ({ cause, reads }) => {
-    const going = { ...dpr, metadata: { ...dpr.metadata, deletionTimestamp: NOW } };
-    for (const kube of [new FakeKube([dgd()]), new FakeKube([going, dgd()])]) {
-      const result = await apply(reconcile(cause), context(kube));
-      expect(result).toEqual({ decision: "Gone", fields: { key: expect.objectContaining({ namespace: "team-a", name: "g1" }) } });
-      expect(kinds(kube, "get")).toEqual(reads);
-      expect(kube.stats.writes).toBe(0);
-    }
-  });
+  ] as const)(
+    "ends a $cause request for a DynamoPoolRelay that is gone or going, writing nothing",
+    async ({ cause, reads }) => {
+      const going = { ...dpr, metadata: { ...dpr.metadata, deletionTimestamp: NOW } };
+      for (const kube of [new FakeKube([dgd()]), new FakeKube([going, dgd()])]) {
+        const result = await apply(reconcile(cause), context(kube));
+        expect(result).toEqual({
+          decision: "Gone",
+          fields: { key: expect.objectContaining({ namespace: "team-a", name: "g1" }) },
+        });
+        expect(kinds(kube, "get")).toEqual(reads);
+        expect(kube.stats.writes).toBe(0);
+      }
+    },
+  );
 
   it("reads on for a DynamoPoolRelay change that shares its run with a DGD change", async () => {
     const { kube } = await rollout();
     // The first request's run starts at once (a rollout: no child read); the next two share the second run.
-    const results = await Promise.all([apply(reconcile("DGDChanged"), context(kube)), apply(reconcile("DPRChanged"), context(kube)), apply(reconcile("DGDChanged"), context(kube))]);
+    const results = await Promise.all([
+      apply(reconcile("DGDChanged"), context(kube)),
+      apply(reconcile("DPRChanged"), context(kube)),
+      apply(reconcile("DGDChanged"), context(kube)),
+    ]);
     expect(kinds(kube, "get").filter((k) => k === "DynamoPoolRelay")).toHaveLength(2);
     expect(kinds(kube, "get").filter((k) => k === "Deployment")).toHaveLength(1);
     expect(results[1]!.decision).not.toBe("Observed");
@@ -356,25 +525,46 @@ describe("apply for a DGD change under a status that vouches for the children (a
   it.each([
     { name: "drift last", shared: ["DGDChanged", "Drift"] as const },
     { name: "drift first", shared: ["Drift", "DGDChanged"] as const },
-  ])("reads every child for a run that also answers drift ($name): the causes of every request it answers count", async ({ shared }) => {
-    const { kube } = await rollout();
-    // The first request's run starts at once and reads no child; the next two wait for, and share, the second run.
-    await Promise.all([apply(reconcile("DGDChanged"), context(kube)), ...shared.map((cause) => apply(reconcile(cause), context(kube)))]);
-    expect(kinds(kube, "get").filter((k) => k === "DynamoPoolRelay")).toHaveLength(2);
-    expect(kinds(kube, "get").filter((k) => k === "ConfigMap")).toHaveLength(1);
-    expect(kinds(kube, "get").filter((k) => k === "Deployment")).toHaveLength(1);
-  });
+  ])(
+    "reads every child for a run that also answers drift ($name): the causes of every request it answers count",
+    async ({ shared }) => {
+      const { kube } = await rollout();
+      // The first request's run starts at once and reads no child; the next two wait for, and share, the second run.
+      await Promise.all([
+        apply(reconcile("DGDChanged"), context(kube)),
+        ...shared.map((cause) => apply(reconcile(cause), context(kube))),
+      ]);
+      expect(kinds(kube, "get").filter((k) => k === "DynamoPoolRelay")).toHaveLength(2);
+      expect(kinds(kube, "get").filter((k) => k === "ConfigMap")).toHaveLength(1);
+      expect(kinds(kube, "get").filter((k) => k === "Deployment")).toHaveLength(1);
+    },
+  );
 
   const others = Object.values(current()).filter((c) => c.kind !== "ConfigMap");
-  const changed = { ...current()["ConfigMap"]!, metadata: { ...current()["ConfigMap"]!.metadata, resourceVersion: "500" }, data: { "sources.json": "{}" } };
+  const changed = {
+    ...current()["ConfigMap"]!,
+    metadata: { ...current()["ConfigMap"]!.metadata, resourceVersion: "500" },
+    data: { "sources.json": "{}" },
+  };
   it.each([
     { name: "someone else's", children: [...others, foreign("ConfigMap", "v1")] },
     { name: "changed since", children: [...others, changed] },
   ])("reads every child when the ConfigMap is $name (409): the status's word is out of date", async ({ children }) => {
     const { kube } = await rollout(children);
     const result = await apply(reconcile("DGDChanged"), context(kube));
-    expect(kinds(kube, "get").filter((k) => k !== "Event")).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment", "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service"]);
-    expect(kube.ops("apply")[0]!.object.metadata.resourceVersion).toBe(current()["ConfigMap"]!.metadata.resourceVersion);
+    expect(kinds(kube, "get").filter((k) => k !== "Event")).toEqual([
+      "DynamoPoolRelay",
+      "DynamoGraphDeployment",
+      "ServiceAccount",
+      "Role",
+      "RoleBinding",
+      "ConfigMap",
+      "Deployment",
+      "Service",
+    ]);
+    expect(kube.ops("apply")[0]!.object.metadata.resourceVersion).toBe(
+      current()["ConfigMap"]!.metadata.resourceVersion,
+    );
     expect(result.fields?.["childReads"]).toBe("all");
   });
 
@@ -382,7 +572,9 @@ describe("apply for a DGD change under a status that vouches for the children (a
     const { kube } = await rollout(others);
     const result = await apply(reconcile("DGDChanged"), context(kube));
     expect(kinds(kube, "get")).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment"]);
-    expect(kube.stored("ConfigMap")).toMatchObject({ metadata: { ownerReferences: [expect.objectContaining({ uid: DPR_UID, controller: true })] } });
+    expect(kube.stored("ConfigMap")).toMatchObject({
+      metadata: { ownerReferences: [expect.objectContaining({ uid: DPR_UID, controller: true })] },
+    });
     expect(result.reply?.data).toMatchObject({ applied: ["ConfigMap"], statusWritten: true });
   });
 
@@ -412,12 +604,22 @@ describe("apply's child writes, wave after wave", () => {
   it.each([
     { name: "before it", refused: "ServiceAccount", failing: "ConfigMap" },
     { name: "after it", refused: "ConfigMap", failing: "ServiceAccount" },
-  ])("throws a wave's transient failure, not its refusal, with the refused write $name: the redelivery decides again", async ({ refused, failing }) => {
-    const kube = new FakeKube([dpr, dgd()]);
-    kube.failWith = (c) => (c.op !== "apply" || c.options.dryRun ? undefined : c.object.kind === refused ? refusal : c.object.kind === failing ? slow : undefined);
-    await expect(apply(reconcile(), context(kube))).rejects.toThrow("etcd is slow");
-    expect(kinds(kube, "apply")).toEqual(["Deployment", "ServiceAccount", "Role", "ConfigMap"]);
-  });
+  ])(
+    "throws a wave's transient failure, not its refusal, with the refused write $name: the redelivery decides again",
+    async ({ refused, failing }) => {
+      const kube = new FakeKube([dpr, dgd()]);
+      kube.failWith = (c) =>
+        c.op !== "apply" || c.options.dryRun
+          ? undefined
+          : c.object.kind === refused
+            ? refusal
+            : c.object.kind === failing
+              ? slow
+              : undefined;
+      await expect(apply(reconcile(), context(kube))).rejects.toThrow("etcd is slow");
+      expect(kinds(kube, "apply")).toEqual(["Deployment", "ServiceAccount", "Role", "ConfigMap"]);
+    },
+  );
 });
 
 describe("the status apply shows itself", () => {
@@ -425,36 +627,53 @@ describe("the status apply shows itself", () => {
     const kube = new FakeKube([dpr, dgd()]);
     const result = await apply(reconcile(), context(kube));
     expect(result.reply?.data).toMatchObject({ statusWritten: true });
-    const at = (op: string, kind?: string) => kube.calls.flatMap((c, i) => (c.op === op && (!kind || ("ref" in c ? c.ref.kind : "object" in c ? c.object.kind : undefined) === kind) ? [i] : []));
+    const at = (op: string, kind?: string) =>
+      kube.calls.flatMap((c, i) =>
+        c.op === op && (!kind || ("ref" in c ? c.ref.kind : "object" in c ? c.object.kind : undefined) === kind)
+          ? [i]
+          : [],
+      );
     const [written] = kube.ops("replaceStatus");
     expect(written!.object.metadata.resourceVersion).toBe("7");
     // The Service the write returned is the endpoint shown: it was absent when read.
-    expect(written!.object["status"]).toMatchObject({ serviceEndpoint: expect.stringMatching(/^g1-pool-relay\.team-a\.svc:\d+$/) });
+    expect(written!.object["status"]).toMatchObject({
+      serviceEndpoint: expect.stringMatching(/^g1-pool-relay\.team-a\.svc:\d+$/),
+    });
     expect(at("apply", "ServiceAccount").length).toBe(1);
     expect(kube.readBeforeDpr).toEqual(["DynamoGraphDeployment"]);
     expect(Math.max(...at("apply"))).toBeLessThan(at("replaceStatus")[0]!);
   });
 
   it.each([
-    { name: "someone wrote the status since apply read it (409)", err: new ApiError(409, "Conflict", "the object has been modified") },
+    {
+      name: "someone wrote the status since apply read it (409)",
+      err: new ApiError(409, "Conflict", "the object has been modified"),
+    },
     { name: "the API server is unavailable (503)", err: new ApiError(503, "ServiceUnavailable", "etcd is busy") },
-    { name: "the DynamoPoolRelay went meanwhile (404)", err: new ApiError(404, "NotFound", "dynamopoolrelays g1 not found") },
-  ])("is left to the status function when $name: the children stay written, the report brings a status run", async ({ err }) => {
-    const kube = new FakeKube([dpr, dgd()]);
-    kube.failWith = (c) => (c.op === "replaceStatus" ? err : undefined);
-    const result = await apply(reconcile(), context(kube));
-    expect(result.decision).toBe("Applied");
-    expect(result.fields?.["statusShown"]).toBe(`left to status: ${err.message}`);
-    expect(kube.ops("apply").filter((c) => !c.options.dryRun)).toHaveLength(6);
-    expect(result.reply?.data).not.toHaveProperty("statusWritten");
-    const shown = new FakeKube([dpr, dgd()]);
-    expect((await status(result.reply!, context(shown))).decision).toBe("StatusWritten");
-    expect(shown.stats.reads).toBe(9);
-  });
+    {
+      name: "the DynamoPoolRelay went meanwhile (404)",
+      err: new ApiError(404, "NotFound", "dynamopoolrelays g1 not found"),
+    },
+  ])(
+    "is left to the status function when $name: the children stay written, the report brings a status run",
+    async ({ err }) => {
+      const kube = new FakeKube([dpr, dgd()]);
+      kube.failWith = (c) => (c.op === "replaceStatus" ? err : undefined);
+      const result = await apply(reconcile(), context(kube));
+      expect(result.decision).toBe("Applied");
+      expect(result.fields?.["statusShown"]).toBe(`left to status: ${err.message}`);
+      expect(kube.ops("apply").filter((c) => !c.options.dryRun)).toHaveLength(6);
+      expect(result.reply?.data).not.toHaveProperty("statusWritten");
+      const shown = new FakeKube([dpr, dgd()]);
+      expect((await status(result.reply!, context(shown))).decision).toBe("StatusWritten");
+      expect(shown.stats.reads).toBe(9);
+    },
+  );
 
   it("fails the invocation when the API server refuses it (403): a missing permission is seen, not worked around", async () => {
     const kube = new FakeKube([dpr, dgd()]);
-    kube.failWith = (c) => (c.op === "replaceStatus" ? new ApiError(403, "Forbidden", "dynamopoolrelays/status is forbidden") : undefined);
+    kube.failWith = (c) =>
+      c.op === "replaceStatus" ? new ApiError(403, "Forbidden", "dynamopoolrelays/status is forbidden") : undefined;
     await expect(apply(reconcile(), context(kube))).rejects.toThrow("dynamopoolrelays/status is forbidden");
   });
 
@@ -476,13 +695,17 @@ describe("the status apply shows itself", () => {
     const kube = new FakeKube([dpr, dgd()]);
     const result = await apply(reconcile(), context(kube));
     const after = new FakeKube([dpr, dgd()]);
-    expect(await status(result.reply!, context(after))).toEqual({ decision: "ShownByApply", fields: { key: { namespace: "team-a", name: "g1" } } });
+    expect(await status(result.reply!, context(after))).toEqual({
+      decision: "ShownByApply",
+      fields: { key: { namespace: "team-a", name: "g1" } },
+    });
     expect(after.calls).toEqual([]);
   });
 });
 
 describe("apply's withdrawn.v1 reply and the withdrawal's delete", () => {
-  const withdrawnData = (service: string, reason = "DGDNotFound") => expect.objectContaining({ namespace: "team-a", name: "g1", uid: DPR_UID, generation: 4, reason, service });
+  const withdrawnData = (service: string, reason = "DGDNotFound") =>
+    expect.objectContaining({ namespace: "team-a", name: "g1", uid: DPR_UID, generation: 4, reason, service });
 
   it("deletes the Service it controls with the UID precondition of the Service it read: service deleted", async () => {
     const kube = new FakeKube([dpr, ownService("svc-uid-7")]);
@@ -518,23 +741,36 @@ describe("apply's withdrawn.v1 reply and the withdrawal's delete", () => {
   it.each([
     { name: "another controller", refs: [{ uid: "someone-else", controller: true }] },
     { name: "no owner at all", refs: [] },
-    { name: "a reference to this DynamoPoolRelay that is not its controller", refs: [{ uid: DPR_UID, controller: false }] },
+    {
+      name: "a reference to this DynamoPoolRelay that is not its controller",
+      refs: [{ uid: DPR_UID, controller: false }],
+    },
   ])("never deletes a foreign Service ($name): service notOwned", async ({ refs }) => {
     const kube = new FakeKube([dpr, ownService("svc-uid-9", refs)]);
     const result = await apply(reconcile(), context(kube));
     expect(result.reply?.data).toEqual(withdrawnData("notOwned"));
-    expect(kube.ops("replaceStatus").map((c) => condition(c.object, "ServicePublished")?.reason)).toEqual(["ServiceNotOwned"]);
+    expect(kube.ops("replaceStatus").map((c) => condition(c.object, "ServicePublished")?.reason)).toEqual([
+      "ServiceNotOwned",
+    ]);
     expect(kube.ops("deleteExact")).toEqual([]);
     expect(kube.stats.writes).toBe(1);
   });
 });
 
-const condition = (obj: KubeObject, type: string) => (obj["status"] as { conditions?: { type: string; reason: string; status: string }[] }).conditions?.find((c) => c.type === type);
+const condition = (obj: KubeObject, type: string) =>
+  (obj["status"] as { conditions?: { type: string; reason: string; status: string }[] }).conditions?.find(
+    (c) => c.type === type,
+  );
 
 describe("the status of a withdrawal, shown by apply", () => {
   const readySlice: KubeObject = {
-    apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice",
-    metadata: { name: "g1-pool-relay-abcde", namespace: "team-a", labels: { "kubernetes.io/service-name": "g1-pool-relay" } },
+    apiVersion: "discovery.k8s.io/v1",
+    kind: "EndpointSlice",
+    metadata: {
+      name: "g1-pool-relay-abcde",
+      namespace: "team-a",
+      labels: { "kubernetes.io/service-name": "g1-pool-relay" },
+    },
     endpoints: [{ conditions: { ready: true } }],
   } as never;
 
@@ -544,7 +780,10 @@ describe("the status of a withdrawal, shown by apply", () => {
     expect(kube.ops("deleteExact").map((c) => c.uid)).toEqual(["svc-uid-7"]);
     const [written] = kube.ops("replaceStatus");
     expect(written!.object.metadata.resourceVersion).toBe("7");
-    expect([condition(written!.object, "ServicePublished")?.reason, condition(written!.object, "ListenerAvailable")?.status]).toEqual(["Withdrawn", "False"]);
+    expect([
+      condition(written!.object, "ServicePublished")?.reason,
+      condition(written!.object, "ListenerAvailable")?.status,
+    ]).toEqual(["Withdrawn", "False"]);
     expect(result.reply?.data).toMatchObject({ service: "deleted", statusWritten: true });
     expect(kube.readBeforeDpr).toEqual(["DynamoGraphDeployment"]);
     // Nothing listens behind a Service it deleted: its EndpointSlices are not even listed.
@@ -555,13 +794,19 @@ describe("the status of a withdrawal, shown by apply", () => {
     const kube = new FakeKube([dpr, ownService("svc-uid-9", [{ uid: "someone-else", controller: true }]), readySlice]);
     await apply(reconcile(), context(kube));
     const [written] = kube.ops("replaceStatus");
-    expect([condition(written!.object, "ServicePublished")?.reason, condition(written!.object, "ListenerAvailable")?.status]).toEqual(["ServiceNotOwned", "True"]);
+    expect([
+      condition(written!.object, "ServicePublished")?.reason,
+      condition(written!.object, "ListenerAvailable")?.status,
+    ]).toEqual(["ServiceNotOwned", "True"]);
   });
 
   it("is not news to the status function: the withdrawal's report costs no request", async () => {
     const result = await apply(reconcile(), context(new FakeKube([dpr])));
     const after = new FakeKube([dpr]);
-    expect(await status(result.reply!, context(after))).toEqual({ decision: "ShownByApply", fields: { key: { namespace: "team-a", name: "g1" } } });
+    expect(await status(result.reply!, context(after))).toEqual({
+      decision: "ShownByApply",
+      fields: { key: { namespace: "team-a", name: "g1" } },
+    });
     expect(after.calls).toEqual([]);
   });
 
@@ -571,7 +816,10 @@ describe("the status of a withdrawal, shown by apply", () => {
     const shown = kube.ops("replaceStatus")[0]!.object;
     const again = new FakeKube([shown]);
     const result = await apply(reconcile("Resync"), context(again));
-    expect(result).toEqual({ decision: "Converged", fields: { key: { namespace: "team-a", name: "g1", cause: "Resync" }, reason: "DGDNotFound", service: "absent" } });
+    expect(result).toEqual({
+      decision: "Converged",
+      fields: { key: { namespace: "team-a", name: "g1", cause: "Resync" }, reason: "DGDNotFound", service: "absent" },
+    });
     expect(again.stats).toEqual({ reads: 4, writes: 0 });
   });
 
@@ -589,7 +837,8 @@ describe("the status of a withdrawal, shown by apply", () => {
 
   it("is left to the status function when its write conflicts (409): the report brings a status run", async () => {
     const kube = new FakeKube([dpr]);
-    kube.failWith = (c) => (c.op === "replaceStatus" ? new ApiError(409, "Conflict", "the object has been modified") : undefined);
+    kube.failWith = (c) =>
+      c.op === "replaceStatus" ? new ApiError(409, "Conflict", "the object has been modified") : undefined;
     const result = await apply(reconcile(), context(kube));
     expect(result.reply?.data).toMatchObject({ service: "absent" });
     expect(result.reply?.data).not.toHaveProperty("statusWritten");
@@ -600,7 +849,11 @@ describe("the status of a withdrawal, shown by apply", () => {
 describe("apply's requests for one key at once", () => {
   it("share runs: a third request arriving during the first is answered by the second's run, without a reply of its own", async () => {
     const kube = new FakeKube([dpr, dgd(), ...Object.values(current())]);
-    const results = await Promise.all([apply(reconcile("Resync"), context(kube)), apply(reconcile("Resync"), context(kube)), apply(reconcile("Resync"), context(kube))]);
+    const results = await Promise.all([
+      apply(reconcile("Resync"), context(kube)),
+      apply(reconcile("Resync"), context(kube)),
+      apply(reconcile("Resync"), context(kube)),
+    ]);
     // Two runs of two reads (DynamoPoolRelay, DGD), six children and the EndpointSlices each; the
     // second finds the status the first showed.
     expect(kube.ops("get").filter((c) => c.ref.kind === "DynamoPoolRelay")).toHaveLength(2);
@@ -614,16 +867,33 @@ describe("apply's requests for one key at once", () => {
 
   it("log each its own request: one answered by a run another's request started logs its own cause", async () => {
     const kube = new FakeKube([dpr, dgd(), ...Object.values(current())]);
-    const results = await Promise.all([apply(reconcile("DGDChanged"), context(kube)), apply(reconcile("Resync"), context(kube)), apply(reconcile("Drift"), context(kube))]);
-    expect(results.map((r) => [(r.fields?.["key"] as { cause: string }).cause, r.fields?.["coalesced"]])).toEqual([["DGDChanged", undefined], ["Resync", undefined], ["Drift", true]]);
+    const results = await Promise.all([
+      apply(reconcile("DGDChanged"), context(kube)),
+      apply(reconcile("Resync"), context(kube)),
+      apply(reconcile("Drift"), context(kube)),
+    ]);
+    expect(results.map((r) => [(r.fields?.["key"] as { cause: string }).cause, r.fields?.["coalesced"]])).toEqual([
+      ["DGDChanged", undefined],
+      ["Resync", undefined],
+      ["Drift", true],
+    ]);
   });
 
   it("run side by side for different keys", async () => {
     const other = { ...dpr, metadata: { ...dpr.metadata, namespace: "team-b", uid: "dpr-uid-2" } };
     const kube = new FakeKube([dpr, other]);
-    const otherRequest = productEvent(EventType.Reconcile, { namespace: "team-b", name: "g1", cause: "DGDChanged" }, { source: "/test", cause: "r2", time: NOW });
+    const otherRequest = productEvent(
+      EventType.Reconcile,
+      { namespace: "team-b", name: "g1", cause: "DGDChanged" },
+      { source: "/test", cause: "r2", time: NOW },
+    );
     const results = await Promise.all([apply(reconcile(), context(kube)), apply(otherRequest, context(kube))]);
     expect(results.map((r) => r.fields?.["coalesced"])).toEqual([undefined, undefined]);
-    expect(kube.ops("get").filter((c) => c.ref.kind === "DynamoPoolRelay").map((c) => c.ref.namespace)).toEqual(["team-a", "team-b"]);
+    expect(
+      kube
+        .ops("get")
+        .filter((c) => c.ref.kind === "DynamoPoolRelay")
+        .map((c) => c.ref.namespace),
+    ).toEqual(["team-a", "team-b"]);
   });
 });

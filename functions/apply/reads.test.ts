@@ -18,20 +18,42 @@ const NOW = "2026-03-01T00:00:00Z";
 const config = parseConfig({});
 const UID = "dpr-uid-reads";
 const dpr = {
-  apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay",
+  apiVersion: "nvidia.com/v1alpha1",
+  kind: "DynamoPoolRelay",
   metadata: { name: "g1", namespace: "team-a", uid: UID, generation: 4, resourceVersion: "7" },
   spec: { image: "relay:1", clusterID: "c" },
 } as unknown as KubeObject;
-const dgd = { apiVersion: config.dgdApiVersion, kind: "DynamoGraphDeployment", metadata: { name: "g1", namespace: "team-a" }, spec: { components: [{ name: "w", type: "worker" }] } } as unknown as KubeObject;
-const reconcile = (): CloudEvent => productEvent(EventType.Reconcile, { namespace: "team-a", name: "g1", cause: "DGDChanged" }, { source: "/test", cause: "reads", time: NOW });
-const context = (kube: FakeKube): Context => ({ kube: kube.client, config, now: () => NOW, emit: async () => { throw new Error("apply never emits"); }, sleep: async () => {} });
+const dgd = {
+  apiVersion: config.dgdApiVersion,
+  kind: "DynamoGraphDeployment",
+  metadata: { name: "g1", namespace: "team-a" },
+  spec: { components: [{ name: "w", type: "worker" }] },
+} as unknown as KubeObject;
+const reconcile = (): CloudEvent =>
+  productEvent(
+    EventType.Reconcile,
+    { namespace: "team-a", name: "g1", cause: "DGDChanged" },
+    { source: "/test", cause: "reads", time: NOW },
+  );
+const context = (kube: FakeKube): Context => ({
+  kube: kube.client,
+  config,
+  now: () => NOW,
+  emit: async () => {
+    throw new Error("apply never emits");
+  },
+  sleep: async () => {},
+});
 
 describe("apply", () => {
   it("ends the run on a transient failure while creating the children unread, reading no child", async () => {
     // A status that never showed children: they are created unread, each only if absent.
     const kube = new FakeKube([dpr, dgd]);
     let failed = false;
-    kube.failWith = (call) => (call.op === "apply" && !call.options.dryRun && !failed ? ((failed = true), new ApiError(503, "ServiceUnavailable", "etcd is busy")) : undefined);
+    kube.failWith = (call) =>
+      call.op === "apply" && !call.options.dryRun && !failed
+        ? ((failed = true), new ApiError(503, "ServiceUnavailable", "etcd is busy"))
+        : undefined;
     await expect(apply(reconcile(), context(kube))).rejects.toMatchObject({ status: 503, message: "etcd is busy" });
     expect(kube.ops("get").map((c) => c.ref.kind)).toEqual(["DynamoPoolRelay", "DynamoGraphDeployment"]);
     expect(kube.ops("list")).toEqual([]);
@@ -40,17 +62,36 @@ describe("apply", () => {
 
   it("shows the ready endpoints behind the Service it read in the status it writes", async () => {
     const decision = decide(dpr, dgd, config.defaults) as Extract<Decision, { action: "apply" }>;
-    const live = liveChildren({ dprUid: UID, clusterID: "c", connectionRevision: decision.connectionRevision, sourcesText: decision.sources.text, appliedHash: appliedHashes(desiredChildren(decision)) });
+    const live = liveChildren({
+      dprUid: UID,
+      clusterID: "c",
+      connectionRevision: decision.connectionRevision,
+      sourcesText: decision.sources.text,
+      appliedHash: appliedHashes(desiredChildren(decision)),
+    });
     const slice = {
-      apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice",
-      metadata: { name: "g1-pool-relay-a1b2c", namespace: "team-a", labels: { ...LABELS, "kubernetes.io/service-name": "g1-pool-relay" } },
-      endpoints: [{ addresses: ["10.0.0.7"], conditions: { ready: true } }, { addresses: ["10.0.0.8"], conditions: { ready: true } }],
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: {
+        name: "g1-pool-relay-a1b2c",
+        namespace: "team-a",
+        labels: { ...LABELS, "kubernetes.io/service-name": "g1-pool-relay" },
+      },
+      endpoints: [
+        { addresses: ["10.0.0.7"], conditions: { ready: true } },
+        { addresses: ["10.0.0.8"], conditions: { ready: true } },
+      ],
     } as unknown as KubeObject;
     // Shown before: apply reads the children.
     const shown = { ...dpr, status: { sourcesRevision: "shown-before" } } as unknown as KubeObject;
     const kube = new FakeKube([shown, dgd, ...Object.values(live).map((o) => o as unknown as KubeObject), slice]);
     await apply(reconcile(), context(kube));
-    const written = kube.ops("replaceStatus").at(-1)?.object["status"] as { conditions: { type: string; status: string; message: string }[] };
-    expect(written.conditions.find((c) => c.type === "ListenerAvailable")).toMatchObject({ status: "True", message: "2 ready Relay endpoints behind the Service" });
+    const written = kube.ops("replaceStatus").at(-1)?.object["status"] as {
+      conditions: { type: string; status: string; message: string }[];
+    };
+    expect(written.conditions.find((c) => c.type === "ListenerAvailable")).toMatchObject({
+      status: "True",
+      message: "2 ready Relay endpoints behind the Service",
+    });
   });
 });

@@ -18,7 +18,11 @@ const DEST = "http://poolrelay-apply.dynamo-system.svc.cluster.local";
 
 /** A reconcile request as a Trigger dead-letters it: Knative adds where it failed, the status and the response body (base64). */
 function deadLettered(code: string, response?: string): CloudEvent {
-  const event = productEvent(EventType.Reconcile, { namespace: "team-a", name: "g1", cause: "Drift" }, { source: "/dynamo-pool-relay/status", cause: "s1", time: NOW });
+  const event = productEvent(
+    EventType.Reconcile,
+    { namespace: "team-a", name: "g1", cause: "Drift" },
+    { source: "/dynamo-pool-relay/status", cause: "s1", time: NOW },
+  );
   return {
     ...event,
     extensions: {
@@ -35,7 +39,12 @@ const SINK = "http://broker-ingress.knative-eventing.svc.cluster.local/dynamo-sy
 async function invoke(event: CloudEvent, sinkStatus = 202) {
   let status = 0;
   let body: string | undefined;
-  const res = { status: (c: number) => ((status = c), res), set: () => res, send: (b?: string) => void (body = b), end: () => undefined };
+  const res = {
+    status: (c: number) => ((status = c), res),
+    set: () => res,
+    send: (b?: string) => void (body = b),
+    end: () => undefined,
+  };
   const lines: string[] = [];
   const kube = new FakeKube();
   const sent: CloudEvent[] = [];
@@ -47,16 +56,22 @@ async function invoke(event: CloudEvent, sinkStatus = 202) {
     return sinkStatus;
   };
   const { headers, body: raw } = toBinary(event);
-  await serve("dead-letter", deadLetter, { kube: async () => kube.client, config: parseConfig({ INVOCATION_DEADLINE_SECONDS: "8", K_SINK: SINK }, "dead-letter"), now: () => NOW, post, log: (l) => lines.push(l) })(
-    { method: "POST", headers, rawBody: Buffer.from(raw) },
-    res,
-  );
+  await serve("dead-letter", deadLetter, {
+    kube: async () => kube.client,
+    config: parseConfig({ INVOCATION_DEADLINE_SECONDS: "8", K_SINK: SINK }, "dead-letter"),
+    now: () => NOW,
+    post,
+    log: (l) => lines.push(l),
+  })({ method: "POST", headers, rawBody: Buffer.from(raw) }, res);
   return { status, body, lines: lines.map((l) => JSON.parse(l) as Record<string, unknown>), kube, sent };
 }
 
 describe("dead-letter", () => {
   it("logs the event the Broker gave up on, with its destination, status and the answer it got, in one line", async () => {
-    const event = deadLettered("422", '{"error":"the data of com.nvidia.dynamo.poolrelay.reconcile.v1 event is invalid: name"}');
+    const event = deadLettered(
+      "422",
+      '{"error":"the data of com.nvidia.dynamo.poolrelay.reconcile.v1 event is invalid: name"}',
+    );
     const { lines } = await invoke(event);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({
@@ -69,8 +84,15 @@ describe("dead-letter", () => {
     });
     // The event whole, as structured-mode JSON: its attributes, extensions and data.
     expect(lines[0]!["deadEvent"]).toEqual({
-      specversion: "1.0", id: event.id, type: EventType.Reconcile, source: "/dynamo-pool-relay/status", subject: "team-a/g1", time: NOW,
-      datacontenttype: "application/json", ...event.extensions, data: { namespace: "team-a", name: "g1", cause: "Drift" },
+      specversion: "1.0",
+      id: event.id,
+      type: EventType.Reconcile,
+      source: "/dynamo-pool-relay/status",
+      subject: "team-a/g1",
+      time: NOW,
+      datacontenttype: "application/json",
+      ...event.extensions,
+      data: { namespace: "team-a", name: "g1", cause: "Drift" },
     });
   });
 
@@ -86,7 +108,12 @@ describe("dead-letter", () => {
     const event = deadLettered("503", "etcd is busy");
     const { sent, lines } = await invoke(event);
     expect(sent).toHaveLength(1);
-    expect(sent[0]).toMatchObject({ type: EventType.Reconcile, source: "/dynamo-pool-relay/dead-letter", subject: "team-a/g1", data: { namespace: "team-a", name: "g1", cause: "DeadLettered" } });
+    expect(sent[0]).toMatchObject({
+      type: EventType.Reconcile,
+      source: "/dynamo-pool-relay/dead-letter",
+      subject: "team-a/g1",
+      data: { namespace: "team-a", name: "g1", cause: "DeadLettered" },
+    });
     expect(sent[0]!.extensions["deadletters"]).toBe("1");
     expect(lines[0]).toMatchObject({ asked: true, key: { namespace: "team-a", name: "g1" } });
     expect((await invoke(event)).sent[0]!.id).toBe(sent[0]!.id);
@@ -98,13 +125,23 @@ describe("dead-letter", () => {
     const { sent, lines, status } = await invoke(own);
     expect(status).toBe(204);
     expect(sent).toEqual([]);
-    expect(lines[0]).toMatchObject({ decision: "DeadLettered", asked: false, why: expect.stringContaining("left to the requeue and the resync") });
+    expect(lines[0]).toMatchObject({
+      decision: "DeadLettered",
+      asked: false,
+      why: expect.stringContaining("left to the requeue and the resync"),
+    });
   });
 
   it("logs the dead letter all the same when the Broker does not take its request, saying why it asked nothing", async () => {
     const { status, lines } = await invoke(deadLettered("503"), 500);
     expect(status).toBe(204);
-    expect(lines[0]).toMatchObject({ decision: "DeadLettered", code: "503", destination: DEST, asked: false, why: expect.stringContaining("the sink answered 500") });
+    expect(lines[0]).toMatchObject({
+      decision: "DeadLettered",
+      code: "503",
+      destination: DEST,
+      asked: false,
+      why: expect.stringContaining("the sink answered 500"),
+    });
   });
 
   it("logs an event dead-lettered without a response body (a timeout) without a response field", async () => {

@@ -23,13 +23,25 @@ export const deadLetter: Handler = async (event, ctx) => {
   const ask = deadLetterAsk(event);
   if ("none" in ask) return { decision: "DeadLettered", fields: { ...logged, asked: false, why: ask.none } };
   // Its id derives from the dead event's: a redelivered dead letter asks with the same id.
-  const request = productEvent(EventType.Reconcile, { ...ask.key, cause: "DeadLettered" }, { source: SOURCE, cause: event.id, time: ctx.now() });
+  const request = productEvent(
+    EventType.Reconcile,
+    { ...ask.key, cause: "DeadLettered" },
+    { source: SOURCE, cause: event.id, time: ctx.now() },
+  );
   try {
     await ctx.emit({ ...request, extensions: { ...request.extensions, [DEAD_LETTERS]: "1" } });
   } catch (err) {
     // Logged with the dead letter all the same (a failed answer would lose the line): the requeue
     // and the resync are left for the pair.
-    return { decision: "DeadLettered", fields: { ...logged, asked: false, key: ask.key, why: `the request could not be sent: ${(err as Error).message}` } };
+    return {
+      decision: "DeadLettered",
+      fields: {
+        ...logged,
+        asked: false,
+        key: ask.key,
+        why: `the request could not be sent: ${(err as Error).message}`,
+      },
+    };
   }
   return { decision: "DeadLettered", fields: { ...logged, asked: true, key: ask.key } };
 };

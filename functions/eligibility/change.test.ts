@@ -17,16 +17,37 @@ const SOURCE = "/dynamo-pool-relay/eligibility";
 const NOW = "2026-03-01T00:00:00Z";
 const config = parseConfig({}, "eligibility");
 const key = { namespace: "team-a", name: "g1" };
-const context = (kube: FakeKube): Context => ({ kube: kube.client, config, now: () => NOW, emit: async () => { throw new Error("a change event is answered by the reply, never emitted"); }, sleep: async () => {} });
+const context = (kube: FakeKube): Context => ({
+  kube: kube.client,
+  config,
+  now: () => NOW,
+  emit: async () => {
+    throw new Error("a change event is answered by the reply, never emitted");
+  },
+  sleep: async () => {},
+});
 
 /** A change event as an ApiServerSource sends it, carrying the object. */
 const change = (id: string, type: "add" | "update" | "delete", object: object): CloudEvent => ({
-  specversion: "1.0", id, type: `dev.knative.apiserver.resource.${type}`, source: "https://10.96.0.1:443", time: NOW, datacontenttype: "application/json", extensions: {}, data: object,
+  specversion: "1.0",
+  id,
+  type: `dev.knative.apiserver.resource.${type}`,
+  source: "https://10.96.0.1:443",
+  time: NOW,
+  datacontenttype: "application/json",
+  extensions: {},
+  data: object,
 });
 /** The DynamoPoolRelay g1, unreconciled (no status), being deleted when `deleting`. */
 const relay = (deleting = false) => {
   const d = dpr();
-  return { ...d, metadata: { ...d.metadata, ...(deleting ? { deletionTimestamp: "2026-02-28T23:59:00Z", finalizers: ["example.com/hold"] } : {}) } } as unknown as KubeObject;
+  return {
+    ...d,
+    metadata: {
+      ...d.metadata,
+      ...(deleting ? { deletionTimestamp: "2026-02-28T23:59:00Z", finalizers: ["example.com/hold"] } : {}),
+    },
+  } as unknown as KubeObject;
 };
 const worker = () => dgd({ components: [{ name: "w", type: "worker" }] }) as unknown as KubeObject;
 
@@ -36,10 +57,19 @@ describe("a DGD change", () => {
     const result = await eligibility(change("e1", "update", worker()), context(kube));
     expect(result).toMatchObject({ decision: "Reconcile", fields: { key } });
     expect(result.reply).toEqual({
-      specversion: "1.0", id: derivedId(SOURCE, "e1", EventType.Reconcile, "team-a", "g1"), type: EventType.Reconcile, source: SOURCE, subject: "team-a/g1",
-      time: NOW, datacontenttype: "application/json", extensions: {}, data: { namespace: "team-a", name: "g1", cause: "DGDChanged" },
+      specversion: "1.0",
+      id: derivedId(SOURCE, "e1", EventType.Reconcile, "team-a", "g1"),
+      type: EventType.Reconcile,
+      source: SOURCE,
+      subject: "team-a/g1",
+      time: NOW,
+      datacontenttype: "application/json",
+      extensions: {},
+      data: { namespace: "team-a", name: "g1", cause: "DGDChanged" },
     });
-    expect(kube.calls).toEqual([{ op: "get", ref: { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", ...key } }]);
+    expect(kube.calls).toEqual([
+      { op: "get", ref: { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", ...key } },
+    ]);
   });
 
   it.each([
@@ -59,7 +89,10 @@ describe("a DGD change", () => {
     const kube = new FakeKube();
     const long = "d".repeat(60);
     const result = await eligibility(change("e2", "update", dgd({ name: long })), context(kube));
-    expect(result).toEqual({ decision: "NoDynamoPoolRelay", fields: { key: { namespace: "team-a", name: long }, why: "unpairable name" } });
+    expect(result).toEqual({
+      decision: "NoDynamoPoolRelay",
+      fields: { key: { namespace: "team-a", name: long }, why: "unpairable name" },
+    });
     expect(kube.calls).toEqual([]);
   });
 });
@@ -67,7 +100,10 @@ describe("a DGD change", () => {
 describe("a DynamoPoolRelay change", () => {
   it("is refused, unread, with 422: apply takes those itself (functions/apply/handler.test.ts)", async () => {
     const kube = new FakeKube([relay()]);
-    await expect(eligibility(change("e3", "add", relay()), context(kube))).rejects.toMatchObject({ name: "BadEvent", status: 422 });
+    await expect(eligibility(change("e3", "add", relay()), context(kube))).rejects.toMatchObject({
+      name: "BadEvent",
+      status: 422,
+    });
     expect(kube.calls).toEqual([]);
   });
 });

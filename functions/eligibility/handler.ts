@@ -9,7 +9,14 @@ import { API_VERSION, KIND } from "../../shared/names.ts";
 import { EventType, productEvent, type DprKey } from "../../shared/events.ts";
 import { settleBounded } from "../../shared/concurrency.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
-import { candidatesOf, dueOnTick, resyncCause, tickOf, type ResyncCandidate, type TablePage } from "../../shared/resync.ts";
+import {
+  candidatesOf,
+  dueOnTick,
+  resyncCause,
+  tickOf,
+  type ResyncCandidate,
+  type TablePage,
+} from "../../shared/resync.ts";
 import { mustClassify, type Context, type Handler, type Result } from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/eligibility";
@@ -27,7 +34,11 @@ export const EMIT_CONCURRENCY = 32;
  * what the status says the children carry. (A DynamoPoolRelay's change goes to apply itself:
  * shared/classify.ts, classifyForApply.)
  */
-async function onChange(event: CloudEvent, input: Extract<EligibilityInput, { kind: "dgd" }>, ctx: Context): Promise<Result> {
+async function onChange(
+  event: CloudEvent,
+  input: Extract<EligibilityInput, { kind: "dgd" }>,
+  ctx: Context,
+): Promise<Result> {
   const { key } = input;
   // 2. Read: is there a DynamoPoolRelay for this key?
   const dpr = await ctx.kube.get<ResyncCandidate & ObservedDpr>({ apiVersion: API_VERSION, kind: KIND, ...key });
@@ -35,7 +46,11 @@ async function onChange(event: CloudEvent, input: Extract<EligibilityInput, { ki
   // A DGD event whose DGD decides what the status says the children carry: nothing to do.
   if (changesNothing(dpr, input.observed, ctx.config.defaults)) return { decision: "Unchanged", fields: { key } };
   // 3. Reply: a reconcile request.
-  const reply = productEvent(EventType.Reconcile, { ...key, cause: "DGDChanged" }, { source: SOURCE, cause: event.id, time: ctx.now() });
+  const reply = productEvent(
+    EventType.Reconcile,
+    { ...key, cause: "DGDChanged" },
+    { source: SOURCE, cause: event.id, time: ctx.now() },
+  );
   return { decision: "Reconcile", reply, fields: { key } };
 }
 
@@ -66,7 +81,15 @@ async function onResync(event: CloudEvent, ctx: Context): Promise<Result> {
   const { succeeded, failures } = await settleBounded(due(), EMIT_CONCURRENCY, (key) =>
     ctx.emit(productEvent(EventType.Reconcile, { ...key, cause: "Resync" }, emitContext)),
   );
-  const fields = { listed: counts.listed, emitted: succeeded, failed: failures.length, unobserved: counts.unobserved, settling: counts.settling, tick, pages: counts.pages };
+  const fields = {
+    listed: counts.listed,
+    emitted: succeeded,
+    failed: failures.length,
+    unobserved: counts.unobserved,
+    settling: counts.settling,
+    tick,
+    pages: counts.pages,
+  };
   const first = failures[0];
   if (first) {
     // 503, so the Broker redelivers the tick and the re-run emits the same ids. The log of a
@@ -86,6 +109,10 @@ export const eligibility: Handler = async (event, ctx) => {
   // 1. Parse: a DGD event, or a resync tick.
   const input = mustClassify(classifyForEligibility(event));
   if (input.kind === "resync") return onResync(event, ctx);
-  if (input.kind === "unpairable") return { decision: "NoDynamoPoolRelay", fields: { key: { namespace: input.namespace, name: input.name }, why: "unpairable name" } };
+  if (input.kind === "unpairable")
+    return {
+      decision: "NoDynamoPoolRelay",
+      fields: { key: { namespace: input.namespace, name: input.name }, why: "unpairable name" },
+    };
   return onChange(event, input, ctx);
 };

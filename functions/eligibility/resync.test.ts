@@ -22,7 +22,15 @@ const TICK = tickOf(T0, PERIOD);
 const later = (seconds: number) => new Date(Date.parse(T0) + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 function ping(time: string, id: string): CloudEvent {
-  return { specversion: "1.0", id, type: "dev.knative.sources.ping", source: "/apis/v1/namespaces/dynamo-system/pingsources/poolrelay-resync", time, extensions: {}, data: {} };
+  return {
+    specversion: "1.0",
+    id,
+    type: "dev.knative.sources.ping",
+    source: "/apis/v1/namespaces/dynamo-system/pingsources/poolrelay-resync",
+    time,
+    extensions: {},
+    data: {},
+  };
 }
 
 /** A DynamoPoolRelay whose generation is not yet observed: due on every tick. */
@@ -39,7 +47,8 @@ const settling = (name: string): ResyncCandidate => {
   return { ...o, status: { ...o.status, conditions: [{ type: "Ready", status: "False", reason: "RolloutPending" }] } };
 };
 const many = (n: number) => Array.from({ length: n }, (_, i) => fresh(`g${i}`));
-const paged = <T,>(items: T[], size: number) => Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+const paged = <T>(items: T[], size: number) =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 const subjectOf = (c: ResyncCandidate) => `${c.metadata.namespace}/${c.metadata.name}`;
 
 /** Records the list calls; has the unpaginated LIST too, so a handler using it fails on what it did. */
@@ -97,7 +106,14 @@ const idsBySubject = (events: CloudEvent[]) => Object.fromEntries(events.map((e)
 
 describe("the resync tick", () => {
   it("lists in pages of PAGE, as Tables, and emits a request for each due DynamoPoolRelay of every page", async () => {
-    const due = [fresh("new-1"), observed("periodic", TICK % SLOTS), fresh("new-2"), settling("rolling"), observed("periodic-b", TICK % SLOTS), fresh("new-3")];
+    const due = [
+      fresh("new-1"),
+      observed("periodic", TICK % SLOTS),
+      fresh("new-2"),
+      settling("rolling"),
+      observed("periodic-b", TICK % SLOTS),
+      fresh("new-3"),
+    ];
     const quiet = [observed("quiet", (TICK + 1) % SLOTS), observed("quiet", (TICK + 2) % SLOTS)];
     const pages = [[due[0]!, quiet[0]!, due[1]!], [due[2]!, due[3]!], [due[4]!, due[5]!, quiet[1]!], []];
     const { kube, calls } = fakeKube(pages);
@@ -106,13 +122,26 @@ describe("the resync tick", () => {
     expect(calls).toEqual([["listTablePages", API_VERSION, KIND, PAGE]]);
     expect(subjects(emits.sent)).toEqual(due.map(subjectOf).sort());
     expect(emits.sent.map((e) => e.data)).toContainEqual({ namespace: "team-a", name: "new-1", cause: "Resync" });
-    expect(result).toEqual({ decision: "Resync", fields: { listed: 8, emitted: 6, failed: 0, unobserved: 3, settling: 1, tick: TICK, pages: 4 } });
+    expect(result).toEqual({
+      decision: "Resync",
+      fields: { listed: 8, emitted: 6, failed: 0, unobserved: 3, settling: 1, tick: TICK, pages: 4 },
+    });
   });
 
   it("answers a tick over a CRD without the resync's columns with an error naming them, emitting nothing", async () => {
-    const kube = { async *listTablePages() { yield { kind: "Table", columnDefinitions: [{ name: "Name" }, { name: "Ready" }], rows: [{ cells: ["g1", null] }] }; } };
+    const kube = {
+      async *listTablePages() {
+        yield {
+          kind: "Table",
+          columnDefinitions: [{ name: "Name" }, { name: "Ready" }],
+          rows: [{ cells: ["g1", null] }],
+        };
+      },
+    };
     const emits = recorder();
-    await expect(eligibility(ping(T0, "p1"), context(kube as unknown as KubeClient, emits))).rejects.toThrow(/installed DynamoPoolRelay CRD has no printer column Namespace, Generation, Observed, Reason/);
+    await expect(eligibility(ping(T0, "p1"), context(kube as unknown as KubeClient, emits))).rejects.toThrow(
+      /installed DynamoPoolRelay CRD has no printer column Namespace, Generation, Observed, Reason/,
+    );
     expect(emits.tried).toEqual([]);
   });
 
@@ -124,13 +153,20 @@ describe("the resync tick", () => {
     const emits = recorder();
     const result = await eligibility(ping(later(PERIOD), "p2"), context(fakeKube([page]).kube, emits));
     expect(emits.sent.map((e) => e.subject).sort()).toEqual(["team-a/new", `team-a/${next}`]);
-    expect(emits.sent.map((e) => e.data)).toEqual(expect.arrayContaining([{ namespace: "team-a", name: next, cause: "Resync" }, { namespace: "team-a", name: "new", cause: "Resync" }]));
+    expect(emits.sent.map((e) => e.data)).toEqual(
+      expect.arrayContaining([
+        { namespace: "team-a", name: next, cause: "Resync" },
+        { namespace: "team-a", name: "new", cause: "Resync" },
+      ]),
+    );
     expect(result.fields).toMatchObject({ tick: TICK + 1, emitted: 2 });
     // A redelivery of that ping (same event) emits the same requests with the same ids.
     const again = recorder();
     await eligibility(ping(later(PERIOD), "p2"), context(fakeKube([page]).kube, again));
     expect(idsBySubject(again.sent)).toEqual(idsBySubject(emits.sent));
-    expect(idsBySubject(emits.sent)[`team-a/${next}`]).toBe(derivedId(SOURCE, `resync-tick-${TICK + 1}`, EventType.Reconcile, "team-a", next));
+    expect(idsBySubject(emits.sent)[`team-a/${next}`]).toBe(
+      derivedId(SOURCE, `resync-tick-${TICK + 1}`, EventType.Reconcile, "team-a", next),
+    );
   });
 
   it.each([
@@ -148,7 +184,15 @@ describe("the resync tick", () => {
     const result = await done;
     expect(emits.maxInFlight).toBe(EMIT_CONCURRENCY);
     expect(new Set(emits.sent.map((e) => e.subject)).size).toBe(total);
-    expect(result.fields).toEqual({ listed: total, emitted: total, failed: 0, unobserved: total, settling: 0, tick: TICK, pages: Math.ceil(total / pageSize) });
+    expect(result.fields).toEqual({
+      listed: total,
+      emitted: total,
+      failed: 0,
+      unobserved: total,
+      settling: 0,
+      tick: TICK,
+      pages: Math.ceil(total / pageSize),
+    });
   });
 
   it("emits every other request when some fail, then answers 503 saying how many of how many failed", async () => {
@@ -156,12 +200,20 @@ describe("the resync tick", () => {
     const emits = recorder(async (e) => {
       if (failing.has(e.subject!)) throw new ApiError(503, "SinkRefused", `the sink answered 503 to event ${e.id}`);
     });
-    const err = await eligibility(ping(T0, "p1"), context(fakeKube(paged(many(10), 4)).kube, emits)).catch((e: unknown) => e);
-    expect(subjects(emits.tried)).toEqual(many(10).map((d) => `team-a/${d.metadata.name}`).sort());
+    const err = await eligibility(ping(T0, "p1"), context(fakeKube(paged(many(10), 4)).kube, emits)).catch(
+      (e: unknown) => e,
+    );
+    expect(subjects(emits.tried)).toEqual(
+      many(10)
+        .map((d) => `team-a/${d.metadata.name}`)
+        .sort(),
+    );
     expect(subjects(emits.sent)).toEqual(["g0", "g1", "g2", "g4", "g5", "g6", "g8", "g9"].map((n) => `team-a/${n}`));
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toMatchObject({ status: 503, transient: true });
-    expect((err as ApiError).message).toMatch(/2 of 10 reconcile requests failed, 8 sent \(10 listed in 3 pages, 10 unobserved\)/);
+    expect((err as ApiError).message).toMatch(
+      /2 of 10 reconcile requests failed, 8 sent \(10 listed in 3 pages, 10 unobserved\)/,
+    );
     expect((err as ApiError).message).toContain("team-a/g3: the sink answered 503");
   });
 

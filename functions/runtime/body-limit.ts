@@ -20,17 +20,28 @@ export function maxEventBytes(env: Record<string, string | undefined>): number {
   const raw = env["MAX_EVENT_BYTES"];
   if (raw === undefined || raw === "") return DEFAULT_MAX_EVENT_BYTES;
   const bytes = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(bytes) || bytes < 1) throw new Error(`MAX_EVENT_BYTES must be a whole number of bytes of at least 1, got ${JSON.stringify(raw)}`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(bytes) || bytes < 1)
+    throw new Error(`MAX_EVENT_BYTES must be a whole number of bytes of at least 1, got ${JSON.stringify(raw)}`);
   return bytes;
 }
 
-const over = (size: string, limit: number): Refusal => ({ status: 413, error: `request body of ${size} bytes is over the limit of ${limit} bytes (MAX_EVENT_BYTES)` });
+const over = (size: string, limit: number): Refusal => ({
+  status: 413,
+  error: `request body of ${size} bytes is over the limit of ${limit} bytes (MAX_EVENT_BYTES)`,
+});
 
 /** What the headers alone decide, before any of the body is read. */
-export function refuseByHeaders(headers: { "content-length"?: string; "content-encoding"?: string }, limit: number): Refusal | undefined {
+export function refuseByHeaders(
+  headers: { "content-length"?: string; "content-encoding"?: string },
+  limit: number,
+): Refusal | undefined {
   const encoding = headers["content-encoding"]?.trim().toLowerCase();
   // The framework inflates compressed bodies with no bound of ours on what they expand to.
-  if (encoding && encoding !== "identity") return { status: 415, error: `Content-Encoding ${encoding} is not accepted: send the event uncompressed (its size is limited to ${limit} bytes, MAX_EVENT_BYTES)` };
+  if (encoding && encoding !== "identity")
+    return {
+      status: 415,
+      error: `Content-Encoding ${encoding} is not accepted: send the event uncompressed (its size is limited to ${limit} bytes, MAX_EVENT_BYTES)`,
+    };
   const declared = headers["content-length"];
   // Node has already refused a Content-Length that is not a number.
   if (declared !== undefined && Number(declared) > limit) return over(declared, limit);

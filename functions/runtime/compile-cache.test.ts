@@ -48,19 +48,37 @@ describe("fillCompileCache", () => {
     const dir = fileURLToPath(new URL("./.compile-cache/", functions));
     expect(COMPILE_CACHE).toBe("./.compile-cache/");
     expect(log[0]).toBe(`enable ${dir}`);
-    expect(log.slice(1, -1).sort()).toEqual(["evaluate apply/index.mjs", "evaluate framework.mjs", "evaluate status/index.mjs"]);
+    expect(log.slice(1, -1).sort()).toEqual([
+      "evaluate apply/index.mjs",
+      "evaluate framework.mjs",
+      "evaluate status/index.mjs",
+    ]);
     expect(log.at(-1)).toBe("flush");
   });
 
   it.each([
-    { name: "on in another directory already", answer: { status: constants.compileCacheStatus.ALREADY_ENABLED, directory: "/var/cache/node" }, why: "Node's is in /var/cache/node already (NODE_COMPILE_CACHE)" },
-    { name: "turned off", answer: { status: constants.compileCacheStatus.DISABLED }, why: "Node's is turned off (NODE_DISABLE_COMPILE_CACHE)" },
-    { name: "failing, saying why", answer: { status: constants.compileCacheStatus.FAILED, message: "EACCES: permission denied" }, why: "EACCES: permission denied" },
+    {
+      name: "on in another directory already",
+      answer: { status: constants.compileCacheStatus.ALREADY_ENABLED, directory: "/var/cache/node" },
+      why: "Node's is in /var/cache/node already (NODE_COMPILE_CACHE)",
+    },
+    {
+      name: "turned off",
+      answer: { status: constants.compileCacheStatus.DISABLED },
+      why: "Node's is turned off (NODE_DISABLE_COMPILE_CACHE)",
+    },
+    {
+      name: "failing, saying why",
+      answer: { status: constants.compileCacheStatus.FAILED, message: "EACCES: permission denied" },
+      why: "EACCES: permission denied",
+    },
   ])("refuses, evaluating nothing, when Node's cache is $name", async ({ answer, why }) => {
     node.answer = answer;
     const functions = functionsDir(["apply"]);
     const dir = fileURLToPath(new URL("./.compile-cache/", functions));
-    await expect(fillCompileCache(functions)).rejects.toThrow(new Error(`the compile cache cannot be kept in ${dir}: ${why}`));
+    await expect(fillCompileCache(functions)).rejects.toThrow(
+      new Error(`the compile cache cannot be kept in ${dir}: ${why}`),
+    );
     expect(log).toEqual([`enable ${dir}`]);
   });
 });

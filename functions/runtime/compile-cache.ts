@@ -20,10 +20,17 @@ export async function fillCompileCache(functions: URL): Promise<number> {
   // Already on elsewhere (NODE_COMPILE_CACHE) or turned off (NODE_DISABLE_COMPILE_CACHE): filling
   // that would leave the functions' own cache empty.
   if (enabled.status !== constants.compileCacheStatus.ENABLED) {
-    throw new Error(`the compile cache cannot be kept in ${dir}: ${enabled.message ?? `Node's is ${enabled.directory ? `in ${enabled.directory} already (NODE_COMPILE_CACHE)` : "turned off (NODE_DISABLE_COMPILE_CACHE)"}`}`);
+    throw new Error(
+      `the compile cache cannot be kept in ${dir}: ${enabled.message ?? `Node's is ${enabled.directory ? `in ${enabled.directory} already (NODE_COMPILE_CACHE)` : "turned off (NODE_DISABLE_COMPILE_CACHE)"}`}`,
+    );
   }
   const root = fileURLToPath(functions);
-  const bundles = ["framework.mjs", ...readdirSync(root).filter((name) => existsSync(join(root, name, "index.mjs"))).map((name) => `${name}/index.mjs`)];
+  const bundles = [
+    "framework.mjs",
+    ...readdirSync(root)
+      .filter((name) => existsSync(join(root, name, "index.mjs")))
+      .map((name) => `${name}/index.mjs`),
+  ];
   // Evaluating a bundle only registers its function: nothing connects before the entry point listens.
   for (const bundle of bundles) await import(new URL(bundle, functions).href);
   flushCompileCache();

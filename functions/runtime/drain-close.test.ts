@@ -29,7 +29,13 @@ class FakeResponse extends EventEmitter {
 /** A server whose close and closeIdleConnections are only counted. */
 const fakeServer = () => {
   const calls: string[] = [];
-  return { server: { close: () => calls.push("close"), closeIdleConnections: () => calls.push("closeIdleConnections") } as unknown as Server, calls };
+  return {
+    server: {
+      close: () => calls.push("close"),
+      closeIdleConnections: () => calls.push("closeIdleConnections"),
+    } as unknown as Server,
+    calls,
+  };
 };
 
 const req = {} as IncomingMessage;
@@ -84,7 +90,11 @@ describe("Drain.close", () => {
     expect(res.status).toBe(503);
     const body = res.body!;
     expect(JSON.parse(body)).toEqual({ error: "this function instance is shutting down: send the event again" });
-    expect(res.headers).toEqual({ "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" });
+    expect(res.headers).toEqual({
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+      connection: "close",
+    });
     expect(drain.inFlight).toBe(0);
   });
 

@@ -94,7 +94,11 @@ describe("Drain", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as { port: number };
     await drain.close(server);
-    const refused = await new Promise<string>((resolve) => connect(port, "127.0.0.1").once("error", (err: NodeJS.ErrnoException) => resolve(err.code!)).once("connect", () => resolve("connected")));
+    const refused = await new Promise<string>((resolve) =>
+      connect(port, "127.0.0.1")
+        .once("error", (err: NodeJS.ErrnoException) => resolve(err.code!))
+        .once("connect", () => resolve("connected")),
+    );
     expect(refused).toBe("ECONNREFUSED");
   });
 });

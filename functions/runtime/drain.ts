@@ -19,7 +19,13 @@ export class Drain {
   admit(listener: RequestListener): RequestListener {
     return (req, res) => {
       if (this.#draining) {
-        res.writeHead(503, { "content-type": "application/json", "content-length": Buffer.byteLength(REFUSAL), connection: "close" }).end(REFUSAL);
+        res
+          .writeHead(503, {
+            "content-type": "application/json",
+            "content-length": Buffer.byteLength(REFUSAL),
+            connection: "close",
+          })
+          .end(REFUSAL);
         return;
       }
       this.#inFlight.add(res);
@@ -37,7 +43,8 @@ export class Drain {
     this.#draining = true;
     // Answers not yet begun say Connection: close, so no client sends another request on them.
     for (const res of this.#inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
-    const settled = this.#inFlight.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.#settled = resolve));
+    const settled =
+      this.#inFlight.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.#settled = resolve));
     server.close();
     server.closeIdleConnections();
     return settled;

@@ -18,8 +18,21 @@ import type { SinkPost } from "./sink.ts";
 
 const NOW = "2026-03-01T00:00:00Z";
 const SINK = "http://broker-ingress.knative-eventing.svc.cluster.local/dynamo-system/dynamo-pool-relay";
-const trigger: CloudEvent = { specversion: "1.0", id: "t1", type: "com.example.trigger", source: "/test", time: NOW, datacontenttype: "application/json", extensions: {}, data: {} };
-const emitted = productEvent(EventType.Reconcile, { namespace: "team-a", name: "g1", cause: "Resync" }, { source: "/test", cause: "c", time: NOW });
+const trigger: CloudEvent = {
+  specversion: "1.0",
+  id: "t1",
+  type: "com.example.trigger",
+  source: "/test",
+  time: NOW,
+  datacontenttype: "application/json",
+  extensions: {},
+  data: {},
+};
+const emitted = productEvent(
+  EventType.Reconcile,
+  { namespace: "team-a", name: "g1", cause: "Resync" },
+  { source: "/test", cause: "c", time: NOW },
+);
 
 /** A handler that emits one event and lets any failure through; `caught` is the error emit threw. */
 function emitting() {
@@ -46,7 +59,13 @@ async function invoke(handler: Handler, post: SinkPost, env: Record<string, stri
   };
   const lines: string[] = [];
   const { headers, body } = toBinary(trigger);
-  await serve("emitting", handler, { kube: async () => new FakeKube().client, config: parseConfig(env), now: () => NOW, post, log: (l) => lines.push(l) })({ method: "POST", headers, rawBody: Buffer.from(body) }, res);
+  await serve("emitting", handler, {
+    kube: async () => new FakeKube().client,
+    config: parseConfig(env),
+    now: () => NOW,
+    post,
+    log: (l) => lines.push(l),
+  })({ method: "POST", headers, rawBody: Buffer.from(body) }, res);
   return { answer, log: JSON.parse(lines[0]!) as Record<string, unknown> };
 }
 
@@ -66,22 +85,35 @@ describe("ctx.emit", () => {
     { code: 499, status: 503 },
     { code: 500, status: 500 },
     { code: 503, status: 503 },
-  ])("refuses an answer $code as a transient failure (status $status), which the shell answers 503", async ({ code, status }) => {
-    const { handler, seen } = emitting();
-    const { answer, log } = await invoke(handler, async () => code);
-    expect(seen.caught).toBeInstanceOf(ApiError);
-    expect(seen.caught).toMatchObject({ status, reason: "SinkRefused", message: `the sink answered ${code} to event ${emitted.id}`, transient: true });
-    expect(answer.status).toBe(503);
-    expect(answer.headers).toEqual({ "content-type": "application/json" });
-    expect(log).toMatchObject({ status: 503, error: `the sink answered ${code} to event ${emitted.id}` });
-  });
+  ])(
+    "refuses an answer $code as a transient failure (status $status), which the shell answers 503",
+    async ({ code, status }) => {
+      const { handler, seen } = emitting();
+      const { answer, log } = await invoke(handler, async () => code);
+      expect(seen.caught).toBeInstanceOf(ApiError);
+      expect(seen.caught).toMatchObject({
+        status,
+        reason: "SinkRefused",
+        message: `the sink answered ${code} to event ${emitted.id}`,
+        transient: true,
+      });
+      expect(answer.status).toBe(503);
+      expect(answer.headers).toEqual({ "content-type": "application/json" });
+      expect(log).toMatchObject({ status: 503, error: `the sink answered ${code} to event ${emitted.id}` });
+    },
+  );
 
   it("fails transiently when the sink cannot be reached, naming it and why", async () => {
     const { handler, seen } = emitting();
     const { answer } = await invoke(handler, async () => {
       throw new Error("connect ECONNREFUSED 10.96.0.10:80");
     });
-    expect(seen.caught).toMatchObject({ status: 0, reason: "SinkUnreachable", message: `the sink ${SINK} is unreachable: connect ECONNREFUSED 10.96.0.10:80`, transient: true });
+    expect(seen.caught).toMatchObject({
+      status: 0,
+      reason: "SinkUnreachable",
+      message: `the sink ${SINK} is unreachable: connect ECONNREFUSED 10.96.0.10:80`,
+      transient: true,
+    });
     expect(answer.status).toBe(503);
   });
 
@@ -91,7 +123,9 @@ describe("ctx.emit", () => {
     const { answer } = await invoke(handler, async (url) => (posts.push(url), 202), {});
     expect(posts).toEqual([]);
     expect(seen.caught).toBeInstanceOf(Error);
-    expect((seen.caught as Error).message).toBe("K_SINK is not set: this function cannot emit events (bind it to the Broker with a SinkBinding)");
+    expect((seen.caught as Error).message).toBe(
+      "K_SINK is not set: this function cannot emit events (bind it to the Broker with a SinkBinding)",
+    );
     expect(answer.status).toBe(500);
   });
 
@@ -107,9 +141,16 @@ describe("ctx.emit", () => {
       });
       return { decision: "Emitted" };
     };
-    const { answer, log } = await invoke(late, async (url) => (posts.push(url), 202), { K_SINK: SINK, INVOCATION_DEADLINE_SECONDS: "0.1" });
+    const { answer, log } = await invoke(late, async (url) => (posts.push(url), 202), {
+      K_SINK: SINK,
+      INVOCATION_DEADLINE_SECONDS: "0.1",
+    });
     expect(posts).toEqual([]);
-    expect(seen.caught).toMatchObject({ reason: "DeadlineExceeded", message: `event ${emitted.id} not sent: the invocation's deadline has passed`, transient: true });
+    expect(seen.caught).toMatchObject({
+      reason: "DeadlineExceeded",
+      message: `event ${emitted.id} not sent: the invocation's deadline has passed`,
+      transient: true,
+    });
     expect(answer.status).toBe(503);
     expect(log).toMatchObject({ status: 503, deadlineExceeded: true });
   });
@@ -117,8 +158,13 @@ describe("ctx.emit", () => {
   it("posts the event to K_SINK in binary mode, the signal not yet aborted", async () => {
     const posts: { url: string; headers: Record<string, string>; body: string; aborted: boolean }[] = [];
     const { handler } = emitting();
-    await invoke(handler, async (url, headers, body, signal) => (posts.push({ url, headers, body, aborted: signal.aborted }), 202));
-    expect(posts).toEqual([{ url: SINK, headers: toBinary(emitted).headers, body: toBinary(emitted).body, aborted: false }]);
+    await invoke(
+      handler,
+      async (url, headers, body, signal) => (posts.push({ url, headers, body, aborted: signal.aborted }), 202),
+    );
+    expect(posts).toEqual([
+      { url: SINK, headers: toBinary(emitted).headers, body: toBinary(emitted).body, aborted: false },
+    ]);
   });
 });
 
@@ -131,10 +177,14 @@ describe("the invocation's log line and timer", () => {
       const lines: string[] = [];
       const res = { status: () => res, set: () => res, send: () => undefined, end: () => undefined };
       const { headers, body } = toBinary(trigger);
-      await serve("timed", async () => ({ decision: "Done" }), { kube: async () => new FakeKube().client, config: parseConfig({}), now: () => NOW, post: async () => 202, log: (l) => lines.push(l), clock })(
-        { method: "POST", headers, rawBody: Buffer.from(body) },
-        res,
-      );
+      await serve("timed", async () => ({ decision: "Done" }), {
+        kube: async () => new FakeKube().client,
+        config: parseConfig({}),
+        now: () => NOW,
+        post: async () => 202,
+        log: (l) => lines.push(l),
+        clock,
+      })({ method: "POST", headers, rawBody: Buffer.from(body) }, res);
       expect(JSON.parse(lines[0]!)).toMatchObject({ function: "timed", decision: "Done", status: 204, ms: 250 });
       expect(JSON.parse(lines[0]!)).not.toHaveProperty("deadlineExceeded");
       expect(vi.getTimerCount()).toBe(0);
@@ -161,7 +211,9 @@ describe("the production environment", () => {
 
   it("logs each line on its own line of stdout", () => {
     const written: string[] = [];
-    vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => (written.push(String(chunk)), true));
+    vi.spyOn(process.stdout, "write").mockImplementation(
+      (chunk: string | Uint8Array) => (written.push(String(chunk)), true),
+    );
     const env = defaultEnvironment("apply");
     env.log('{"a":1}');
     env.log('{"b":2}');
@@ -172,16 +224,25 @@ describe("the production environment", () => {
     const seen: string[] = [];
     const api = createServer((req: IncomingMessage, res) => {
       seen.push(`${req.method} ${req.url}`);
-      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ kind: "Status", reason: "NotFound" }));
+      res
+        .writeHead(404, { "content-type": "application/json" })
+        .end(JSON.stringify({ kind: "Status", reason: "NotFound" }));
     });
     await new Promise<void>((r) => api.listen(0, "127.0.0.1", r));
     try {
       const dir = mkdtempSync(join(tmpdir(), "kubeconfig-"));
       const server = `http://127.0.0.1:${(api.address() as { port: number }).port}`;
-      writeFileSync(join(dir, "config"), JSON.stringify({
-        apiVersion: "v1", kind: "Config", "current-context": "c",
-        clusters: [{ name: "k", cluster: { server } }], users: [{ name: "u", user: {} }], contexts: [{ name: "c", context: { cluster: "k", user: "u" } }],
-      }));
+      writeFileSync(
+        join(dir, "config"),
+        JSON.stringify({
+          apiVersion: "v1",
+          kind: "Config",
+          "current-context": "c",
+          clusters: [{ name: "k", cluster: { server } }],
+          users: [{ name: "u", user: {} }],
+          contexts: [{ name: "c", context: { cluster: "k", user: "u" } }],
+        }),
+      );
       vi.stubEnv("KUBECONFIG", join(dir, "config"));
       const env = defaultEnvironment("apply");
       const kube = await env.kube();

@@ -21,10 +21,16 @@ describe.each([
     const fn = getFunction(name) as ((req: unknown, res: unknown) => Promise<void>) | undefined;
     expect(fn).toBeTypeOf("function");
     const lines: string[] = [];
-    vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
+    vi.spyOn(process.stdout, "write").mockImplementation(
+      (chunk: string | Uint8Array) => (lines.push(String(chunk)), true),
+    );
     const res = { status: () => res, set: () => res, send: () => undefined, end: () => undefined };
     await fn!({ method: "GET", headers: {} }, res);
-    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ function: name, status: 400, error: `${name} accepts CloudEvents by POST, got GET` });
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({
+      function: name,
+      status: 400,
+      error: `${name} accepts CloudEvents by POST, got GET`,
+    });
     expect(typeof entry["preconnect"]).toBe(reads ? "function" : "undefined");
   });
 });

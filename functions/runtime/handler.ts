@@ -61,23 +61,31 @@ export function coalescing<K extends DprKey, I>(merge: (earlier: I | undefined, 
   const runs = new Coalescer<Result>();
   const pending = new Map<string, I>();
   const settled = (key: K) => runs.settled(keyString(key));
-  return Object.assign(async (key: K, input: I, run: (merged: I) => Promise<Result>, batch?: () => Promise<void>) => {
-    const slot = keyString(key);
-    pending.set(slot, merge(pending.get(slot), input));
-    const start = () => {
-      // Set above by every invocation this run answers, each before it joined the run.
-      const merged = pending.get(slot)!;
-      pending.delete(slot);
-      return run(merged);
-    };
-    const { value, ran } = await runs.run(slot, start, batch);
-    return ran ? value : { decision: value.decision, fields: { ...value.fields, key, coalesced: true } };
-  }, { settled });
+  return Object.assign(
+    async (key: K, input: I, run: (merged: I) => Promise<Result>, batch?: () => Promise<void>) => {
+      const slot = keyString(key);
+      pending.set(slot, merge(pending.get(slot), input));
+      const start = () => {
+        // Set above by every invocation this run answers, each before it joined the run.
+        const merged = pending.get(slot)!;
+        pending.delete(slot);
+        return run(merged);
+      };
+      const { value, ran } = await runs.run(slot, start, batch);
+      return ran ? value : { decision: value.decision, fields: { ...value.fields, key, coalesced: true } };
+    },
+    { settled },
+  );
 }
 
 /** The EndpointSlices behind a DynamoPoolRelay's Service: what status counts as ready listeners. */
 export function relayEndpointSlices(kube: KubeClient, key: DprKey): Promise<ObservedEndpointSlice[]> {
-  return kube.list<ObservedEndpointSlice>("discovery.k8s.io/v1", "EndpointSlice", key.namespace, `kubernetes.io/service-name=${childName(key.name)}`);
+  return kube.list<ObservedEndpointSlice>(
+    "discovery.k8s.io/v1",
+    "EndpointSlice",
+    key.namespace,
+    `kubernetes.io/service-name=${childName(key.name)}`,
+  );
 }
 
 export function mustClassify<T>(classified: Classified<T>): T {
@@ -105,7 +113,15 @@ export interface EventOutcome {
 export async function recordEvent(kube: KubeClient, event: KubeEvent, lookFirst = false): Promise<EventOutcome> {
   const about = { reason: event.reason, name: event.metadata.name };
   try {
-    if (lookFirst && (await kube.get({ apiVersion: "v1", kind: "Event", namespace: event.metadata.namespace, name: event.metadata.name }))) {
+    if (
+      lookFirst &&
+      (await kube.get({
+        apiVersion: "v1",
+        kind: "Event",
+        namespace: event.metadata.namespace,
+        name: event.metadata.name,
+      }))
+    ) {
       return { ...about, outcome: "exists" };
     }
     await kube.create(event);
@@ -132,7 +148,12 @@ export interface StatusWrite {
  * concurrent write makes it fail (409), then reports Ready turning True or False as a Kubernetes
  * Event: of concurrent writers, only the one whose write won reports it.
  */
-export async function writeStatus(ctx: Context, dpr: DynamoPoolRelay, status: DynamoPoolRelayStatus, reporter: string): Promise<StatusWrite> {
+export async function writeStatus(
+  ctx: Context,
+  dpr: DynamoPoolRelay,
+  status: DynamoPoolRelayStatus,
+  reporter: string,
+): Promise<StatusWrite> {
   const written = await ctx.kube.replaceStatus<DynamoPoolRelay>({ ...dpr, status } as never);
   const transition = readyTransition(dpr.status, status, dpr.metadata.resourceVersion);
   const events = transition ? [await recordEvent(ctx.kube, renderEvent(dpr, transition, reporter, ctx.now()))] : [];

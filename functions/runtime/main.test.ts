@@ -13,7 +13,10 @@ const main = fileURLToPath(new URL("./main.ts", import.meta.url));
 const bundle = fileURLToPath(new URL("../../test/fixtures/preconnecting-bundle.mjs", import.meta.url));
 
 it("asks the bundle to preconnect once it listens", async () => {
-  const child = spawn(process.execPath, [main, "--target=preconnecting", `--source=${bundle}`, "--port=0"], { env: { ...process.env, NODE_ENV: "development" }, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [main, "--target=preconnecting", `--source=${bundle}`, "--port=0"], {
+    env: { ...process.env, NODE_ENV: "development" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let out = "";
   try {
     await new Promise<void>((resolve, reject) => {
@@ -31,7 +34,13 @@ it("asks the bundle to preconnect once it listens", async () => {
 });
 
 describe("the bundles' preconnect", () => {
-  const environment = (kube: Environment["kube"]): Environment => ({ kube, config: parseConfig({}), now: () => "2026-03-01T00:00:00Z", post: sinkPost({}), log: () => {} });
+  const environment = (kube: Environment["kube"]): Environment => ({
+    kube,
+    config: parseConfig({}),
+    now: () => "2026-03-01T00:00:00Z",
+    post: sinkPost({}),
+    log: () => {},
+  });
 
   it("asks the function's client to preconnect", async () => {
     let asked = 0;

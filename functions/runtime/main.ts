@@ -33,7 +33,9 @@ const { target, source, port, limit } = settings;
  */
 function frameworkOf(name: string): Framework {
   if (getFunction(name)) return { getTestServer };
-  return createRequire(import.meta.url)("@google-cloud/functions-framework/testing") as typeof import("@google-cloud/functions-framework/testing");
+  return createRequire(import.meta.url)(
+    "@google-cloud/functions-framework/testing",
+  ) as typeof import("@google-cloud/functions-framework/testing");
 }
 
 const bundle = (await import(pathToFileURL(resolve(source)).href)) as { preconnect?: () => Promise<void> };
@@ -45,6 +47,8 @@ server.listen(port, () => {
   void bundle.preconnect?.();
   if (process.env["NODE_ENV"] === "production") return;
   const { port: bound } = server.address() as { port: number };
-  console.log(`Serving function...\nFunction: ${target}\nBody limit: ${limit} bytes (MAX_EVENT_BYTES)\nURL: http://localhost:${bound}/`);
+  console.log(
+    `Serving function...\nFunction: ${target}\nBody limit: ${limit} bytes (MAX_EVENT_BYTES)\nURL: http://localhost:${bound}/`,
+  );
 });
 server.setTimeout(0);

@@ -29,10 +29,24 @@ afterEach(() => {
 });
 
 async function startAsPid1(): Promise<Pid1> {
-  const unshare = spawn("unshare", ["--pid", "--fork", "--kill-child", "--", process.execPath, main, "--target=held", `--source=${bundle}`, "--port=0"], {
-    env: { ...process.env, NODE_ENV: "development" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const unshare = spawn(
+    "unshare",
+    [
+      "--pid",
+      "--fork",
+      "--kill-child",
+      "--",
+      process.execPath,
+      main,
+      "--target=held",
+      `--source=${bundle}`,
+      "--port=0",
+    ],
+    {
+      env: { ...process.env, NODE_ENV: "development" },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   started.push(unshare);
   let out = "";
   const exited = new Promise<number | null>((resolve) => unshare.once("exit", (code) => resolve(code)));
@@ -46,7 +60,10 @@ async function startAsPid1(): Promise<Pid1> {
     unshare.stderr!.on("data", take);
     void exited.then((code) => reject(new Error(`the entry point exited with ${code} before listening: ${out}`)));
   });
-  const [child] = readFileSync(`/proc/${unshare.pid}/task/${unshare.pid}/children`, "utf8").trim().split(/\s+/).map(Number);
+  const [child] = readFileSync(`/proc/${unshare.pid}/task/${unshare.pid}/children`, "utf8")
+    .trim()
+    .split(/\s+/)
+    .map(Number);
   // The premise: the entry point is PID 1 of its namespace (NSpid: <host pid> 1).
   expect(readFileSync(`/proc/${child}/status`, "utf8")).toMatch(new RegExp(`^NSpid:\\s+${child}\\s+1$`, "m"));
   return { unshare, pid: child!, port, output: () => out, exited };
@@ -54,7 +71,10 @@ async function startAsPid1(): Promise<Pid1> {
 
 function within<T>(promise: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not happen within ${STOP_BOUND_MS} ms`)), STOP_BOUND_MS)));
+  const bound = new Promise<never>(
+    (_, reject) =>
+      (timer = setTimeout(() => reject(new Error(`${what} did not happen within ${STOP_BOUND_MS} ms`)), STOP_BOUND_MS)),
+  );
   return Promise.race([promise, bound]).finally(() => clearTimeout(timer));
 }
 
@@ -117,5 +137,4 @@ describe("the entry point as PID 1", { timeout: 30_000 }, () => {
     expect(answer).toEqual({ status: 200, connection: "close", body: "answered after SIGTERM" });
     expect(await within(p.exited, "the entry point's exit")).toBe(0);
   });
-
 });

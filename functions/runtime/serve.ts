@@ -8,7 +8,13 @@ import { fromHttp, toBinary, type CloudEvent } from "../../shared/cloudevent.ts"
 import { parseConfig, type Config, type Program } from "../../shared/config.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
 import { KubeClient, connect, systemClock, type Clock } from "../../shared/kube/client.ts";
-import { continueTrace, incomingTrace, traceAttributes, traceLogFields, type Span } from "../../shared/trace-context.ts";
+import {
+  continueTrace,
+  incomingTrace,
+  traceAttributes,
+  traceLogFields,
+  type Span,
+} from "../../shared/trace-context.ts";
 import { BadEvent, type Context, type Handler } from "./handler.ts";
 import { sinkPost, type SinkPost } from "./sink.ts";
 
@@ -55,7 +61,11 @@ export function defaultEnvironment(program: Program): Environment {
  * connection to the API server the first event will read over (KubeClient.preconnect).
  */
 export function preconnect(env: Environment): () => Promise<void> {
-  return () => env.kube().then((kube) => kube.preconnect(), () => undefined);
+  return () =>
+    env.kube().then(
+      (kube) => kube.preconnect(),
+      () => undefined,
+    );
 }
 
 /** The event in this invocation's trace, as the Distributed Tracing extension; unchanged without one. */
@@ -65,8 +75,10 @@ function traced(event: CloudEvent, span: Span | undefined): CloudEvent {
 
 function emitter(env: Environment, signal: AbortSignal, span: Span | undefined): (event: CloudEvent) => Promise<void> {
   return async (event) => {
-    if (!env.config.sink) throw new Error("K_SINK is not set: this function cannot emit events (bind it to the Broker with a SinkBinding)");
-    if (signal.aborted) throw new ApiError(0, "DeadlineExceeded", `event ${event.id} not sent: the invocation's deadline has passed`);
+    if (!env.config.sink)
+      throw new Error("K_SINK is not set: this function cannot emit events (bind it to the Broker with a SinkBinding)");
+    if (signal.aborted)
+      throw new ApiError(0, "DeadlineExceeded", `event ${event.id} not sent: the invocation's deadline has passed`);
     const binary = toBinary(traced(event, span));
     // A request, unlike a reply, also carries the W3C headers, which the Broker's ingress continues.
     const headers = span ? { ...binary.headers, ...traceAttributes(span) } : binary.headers;
@@ -75,14 +87,23 @@ function emitter(env: Environment, signal: AbortSignal, span: Span | undefined):
     const status = await env.post(env.config.sink, headers, body, signal).catch((err: Error) => {
       throw new ApiError(0, "SinkUnreachable", `the sink ${env.config.sink} is unreachable: ${err.message}`);
     });
-    if (status < 200 || status > 299) throw new ApiError(status >= 500 ? status : 503, "SinkRefused", `the sink answered ${status} to event ${event.id}`);
+    if (status < 200 || status > 299)
+      throw new ApiError(
+        status >= 500 ? status : 503,
+        "SinkRefused",
+        `the sink answered ${status} to event ${event.id}`,
+      );
   };
 }
 
 function classify(err: unknown): { status: number; message: string; retryAfter?: number } {
   if (err instanceof BadEvent) return { status: err.status, message: err.message };
   if (err instanceof ApiError) {
-    return { status: err.transient ? 503 : 500, message: err.message, ...(err.retryAfterSeconds !== undefined ? { retryAfter: err.retryAfterSeconds } : {}) };
+    return {
+      status: err.transient ? 503 : 500,
+      message: err.message,
+      ...(err.retryAfterSeconds !== undefined ? { retryAfter: err.retryAfterSeconds } : {}),
+    };
   }
   return { status: 500, message: err instanceof Error ? err.message : String(err) };
 }
@@ -111,8 +132,18 @@ export function serve(name: string, handler: Handler, env: Environment) {
       // Seeded by the event: a redelivery continues the trace with the same span, so its reply is the same.
       const span = incoming && continueTrace(incoming, name, event.source, event.id);
       if (span) Object.assign(log, traceLogFields(span));
-      kube = (await env.kube()).fork({ signal: deadline.signal, deadline: started + env.config.deadlineSeconds * 1000, clock });
-      const ctx: Context = { kube, config: env.config, now: env.now, emit: emitter(env, deadline.signal, span), sleep: env.sleep ?? sleep };
+      kube = (await env.kube()).fork({
+        signal: deadline.signal,
+        deadline: started + env.config.deadlineSeconds * 1000,
+        clock,
+      });
+      const ctx: Context = {
+        kube,
+        config: env.config,
+        now: env.now,
+        emit: emitter(env, deadline.signal, span),
+        sleep: env.sleep ?? sleep,
+      };
       const result = await handler(event, ctx);
       log["decision"] = result.decision;
       Object.assign(log, result.fields);
@@ -132,7 +163,13 @@ export function serve(name: string, handler: Handler, env: Environment) {
       if (err instanceof ApiError && err.reason === "DeadlineExceeded") log["deadlineExceeded"] = true;
       log["status"] = status;
       log["error"] = message;
-      res.status(status).set({ "content-type": "application/json", ...(retryAfter !== undefined ? { "retry-after": String(retryAfter) } : {}) }).send(JSON.stringify({ error: message }));
+      res
+        .status(status)
+        .set({
+          "content-type": "application/json",
+          ...(retryAfter !== undefined ? { "retry-after": String(retryAfter) } : {}),
+        })
+        .send(JSON.stringify({ error: message }));
     } finally {
       clearTimeout(timer);
       log["reads"] = kube?.stats.reads ?? 0;

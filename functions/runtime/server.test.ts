@@ -19,13 +19,16 @@ let server: Server;
 let port: number;
 
 beforeAll(async () => {
-  http("body-limit-unit", serve("body-limit-unit", async (event) => (seen.push(event), { decision: "Seen" }), {
-    kube: async () => new KubeClient({ server: "https://kube.test", httpsOptions: async () => ({}) }),
-    config: parseConfig({}),
-    now: () => "2026-03-01T00:00:00Z",
-    post: sinkPost({}),
-    log: () => {},
-  }));
+  http(
+    "body-limit-unit",
+    serve("body-limit-unit", async (event) => (seen.push(event), { decision: "Seen" }), {
+      kube: async () => new KubeClient({ server: "https://kube.test", httpsOptions: async () => ({}) }),
+      config: parseConfig({}),
+      now: () => "2026-03-01T00:00:00Z",
+      post: sinkPost({}),
+      log: () => {},
+    }),
+  );
   server = functionServer("body-limit-unit", LIMIT, { getTestServer });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   port = (server.address() as { port: number }).port;
@@ -38,9 +41,16 @@ afterAll(async () => {
   await new Promise((r) => server.close(r));
 });
 
-const ce = { "ce-specversion": "1.0", "ce-id": "e1", "ce-source": "/test", "ce-type": "com.example.sized", "content-type": "application/json" };
+const ce = {
+  "ce-specversion": "1.0",
+  "ce-id": "e1",
+  "ce-source": "/test",
+  "ce-type": "com.example.sized",
+  "content-type": "application/json",
+};
 /** A binary-mode CloudEvent body of exactly `bytes` bytes, in a pattern that shows any reordering. */
-const sized = (bytes: number) => `{"pad":"${Array.from({ length: bytes - 10 }, (_, i) => String.fromCharCode(97 + (i % 26))).join("")}"}`;
+const sized = (bytes: number) =>
+  `{"pad":"${Array.from({ length: bytes - 10 }, (_, i) => String.fromCharCode(97 + (i % 26))).join("")}"}`;
 
 /** Sends raw bytes and reads until the server closes the connection. */
 function exchange(parts: (string | Buffer)[]): Promise<string> {
@@ -54,17 +64,33 @@ function exchange(parts: (string | Buffer)[]): Promise<string> {
     for (const p of parts) socket.write(p);
   });
 }
-const head = (headers: Record<string, string>) => `POST / HTTP/1.1\r\nHost: t\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n`;
+const head = (headers: Record<string, string>) =>
+  `POST / HTTP/1.1\r\nHost: t\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("")}\r\n`;
 const chunk = (data: string) => `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`;
 
 /** Posts with Content-Length, or chunked (several writes, no length) — Node's client decides by the header. */
-function post(body: string, mode: "content-length" | "chunked", headers: Record<string, string> = ce): Promise<{ status: number; text: string }> {
+function post(
+  body: string,
+  mode: "content-length" | "chunked",
+  headers: Record<string, string> = ce,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, method: "POST", headers: mode === "content-length" ? { ...headers, "content-length": String(Buffer.byteLength(body)) } : headers }, (res) => {
-      const parts: Buffer[] = [];
-      res.on("data", (c: Buffer) => parts.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString() }));
-    });
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        method: "POST",
+        headers:
+          mode === "content-length" ? { ...headers, "content-length": String(Buffer.byteLength(body)) } : headers,
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on("data", (c: Buffer) => parts.push(c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString() }));
+      },
+    );
     req.on("error", reject);
     for (let i = 0; i < body.length; i += 50_000) req.write(body.slice(i, i + 50_000));
     req.end();
@@ -80,7 +106,9 @@ describe("a body over the limit", () => {
     expect(statusLines(raw)).toEqual(["HTTP/1.1 413 Payload Too Large"]);
     expect(raw).toMatch(/^connection: close$/im);
     expect(raw).toMatch(/^content-type: application\/json$/im);
-    expect(errorOf(raw)).toBe(`request body of ${LIMIT + 1} bytes is over the limit of ${LIMIT} bytes (MAX_EVENT_BYTES)`);
+    expect(errorOf(raw)).toBe(
+      `request body of ${LIMIT + 1} bytes is over the limit of ${LIMIT} bytes (MAX_EVENT_BYTES)`,
+    );
     expect(seen).toEqual([]);
   });
 
@@ -88,7 +116,9 @@ describe("a body over the limit", () => {
     // One byte over, and no end of the body: only the count can refuse it, and only the server's close ends this.
     const raw = await exchange([head({ ...ce, "transfer-encoding": "chunked" }), chunk(sized(LIMIT)), chunk("x")]);
     expect(statusLines(raw)).toEqual(["HTTP/1.1 413 Payload Too Large"]);
-    expect(errorOf(raw)).toBe(`request body of at least ${LIMIT + 1} bytes is over the limit of ${LIMIT} bytes (MAX_EVENT_BYTES)`);
+    expect(errorOf(raw)).toBe(
+      `request body of at least ${LIMIT + 1} bytes is over the limit of ${LIMIT} bytes (MAX_EVENT_BYTES)`,
+    );
     expect(seen).toEqual([]);
   });
 
@@ -127,12 +157,15 @@ describe("a body over the limit", () => {
 });
 
 describe("a body within the limit", () => {
-  it.each(["content-length", "chunked"] as const)("of exactly the limit reaches the handler intact (%s)", async (mode) => {
-    const body = sized(LIMIT);
-    expect(Buffer.byteLength(body)).toBe(LIMIT);
-    expect(await post(body, mode)).toEqual({ status: 204, text: "" });
-    expect(seen.map((e) => e.data)).toEqual([JSON.parse(body)]);
-  });
+  it.each(["content-length", "chunked"] as const)(
+    "of exactly the limit reaches the handler intact (%s)",
+    async (mode) => {
+      const body = sized(LIMIT);
+      expect(Buffer.byteLength(body)).toBe(LIMIT);
+      expect(await post(body, mode)).toEqual({ status: 204, text: "" });
+      expect(seen.map((e) => e.data)).toEqual([JSON.parse(body)]);
+    },
+  );
 
   it("with Expect: 100-continue is told to continue, and only then sends it", async () => {
     const body = sized(100);
@@ -155,15 +188,25 @@ describe("a body within the limit", () => {
   });
 
   it("with Expect: 100-continue is told to send it and reaches the handler", async () => {
-    expect(await post(sized(100), "content-length", { ...ce, expect: "100-continue" })).toEqual({ status: 204, text: "" });
+    expect(await post(sized(100), "content-length", { ...ce, expect: "100-continue" })).toEqual({
+      status: 204,
+      text: "",
+    });
     expect(seen).toHaveLength(1);
   });
 
-  it.each(["content-length", "chunked"] as const)("a DGD event as the ApiServerSource sends it reaches the handler (%s)", async (mode) => {
-    const fixture = JSON.parse(readFileSync(new URL("../../test/fixtures/knative/apiserversource-dgd-update.json", import.meta.url), "utf8")) as { headers: Record<string, string>; body: string };
-    expect(await post(fixture.body, mode, fixture.headers)).toEqual({ status: 204, text: "" });
-    expect(seen.map((e) => [e.id, e.type, e.data])).toEqual([[fixture.headers["ce-id"], "dev.knative.apiserver.resource.update", JSON.parse(fixture.body)]]);
-  });
+  it.each(["content-length", "chunked"] as const)(
+    "a DGD event as the ApiServerSource sends it reaches the handler (%s)",
+    async (mode) => {
+      const fixture = JSON.parse(
+        readFileSync(new URL("../../test/fixtures/knative/apiserversource-dgd-update.json", import.meta.url), "utf8"),
+      ) as { headers: Record<string, string>; body: string };
+      expect(await post(fixture.body, mode, fixture.headers)).toEqual({ status: 204, text: "" });
+      expect(seen.map((e) => [e.id, e.type, e.data])).toEqual([
+        [fixture.headers["ce-id"], "dev.knative.apiserver.resource.update", JSON.parse(fixture.body)],
+      ]);
+    },
+  );
 
   it("leaves requests without a body to the function", async () => {
     const res = await fetch(`http://127.0.0.1:${port}/`);
@@ -177,6 +220,8 @@ describe("functionServer", () => {
     const server = createServer();
     server.on("request", () => {});
     server.on("request", () => {});
-    expect(() => functionServer("two-apps", LIMIT, { getTestServer: () => server })).toThrow(new Error("the Functions Framework's server has 2 request listeners, expected its one app"));
+    expect(() => functionServer("two-apps", LIMIT, { getTestServer: () => server })).toThrow(
+      new Error("the Functions Framework's server has 2 request listeners, expected its one app"),
+    );
   });
 });

@@ -11,7 +11,13 @@ function refuse(res: ServerResponse, { status, error }: Refusal): void {
   // Connection: close makes Node close the socket after the answer instead of reading the rest of
   // the body to keep the connection for another request.
   const body = JSON.stringify({ error });
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" }).end(body);
+  res
+    .writeHead(status, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+      connection: "close",
+    })
+    .end(body);
 }
 
 /**
@@ -23,7 +29,7 @@ function readWithin(req: IncomingMessage, res: ServerResponse, limit: number, ap
   const chunks: Buffer[] = [];
   let received = 0;
   const onReadable = () => {
-    for (let chunk: Buffer | null; (chunk = req.read() as Buffer | null) !== null; ) {
+    for (let chunk: Buffer | null; (chunk = req.read() as Buffer | null) !== null;) {
       received += chunk.length;
       const refusal = refuseReceived(received, limit);
       if (refusal) {
@@ -48,7 +54,8 @@ function guard(app: RequestListener, limit: number): RequestListener {
     const refusal = refuseByHeaders(req.headers, limit);
     if (refusal) return refuse(res, refusal);
     // HTTP/1.1: without Content-Length or Transfer-Encoding a request has no body.
-    if (req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] === undefined) return app(req, res);
+    if (req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] === undefined)
+      return app(req, res);
     readWithin(req, res, limit, app);
   };
 }
@@ -67,7 +74,8 @@ export interface Framework {
 export function functionServer(target: string, limit: number, framework: Framework, drain = new Drain()): Server {
   const server = framework.getTestServer(target);
   const listeners = server.listeners("request") as RequestListener[];
-  if (listeners.length !== 1) throw new Error(`the Functions Framework's server has ${listeners.length} request listeners, expected its one app`);
+  if (listeners.length !== 1)
+    throw new Error(`the Functions Framework's server has ${listeners.length} request listeners, expected its one app`);
   const guarded = drain.admit(guard(listeners[0]!, limit));
   server.removeAllListeners("request");
   server.on("request", guarded);

@@ -25,7 +25,9 @@ beforeAll(async () => {
       bodies.push(body);
       requests.push(`${req.method} ${req.url}`);
       const status = Number(req.headers["x-answer"] ?? 202);
-      res.writeHead(status, { "content-type": "text/plain" }).end(`answered ${status} to ${req.headers.host} ${req.url}`);
+      res
+        .writeHead(status, { "content-type": "text/plain" })
+        .end(`answered ${status} to ${req.headers.host} ${req.url}`);
     });
   });
   target.on("connection", () => connections++);
@@ -35,7 +37,12 @@ beforeAll(async () => {
   proxy = createServer((req, res) => {
     proxied.push(`absolute ${req.url}`);
     const url = new URL(req.url ?? "");
-    req.pipe(request({ host: "127.0.0.1", port: targetPort, method: req.method, path: url.pathname, headers: req.headers }, (up) => (res.writeHead(up.statusCode ?? 502, up.headers), up.pipe(res))));
+    req.pipe(
+      request(
+        { host: "127.0.0.1", port: targetPort, method: req.method, path: url.pathname, headers: req.headers },
+        (up) => (res.writeHead(up.statusCode ?? 502, up.headers), up.pipe(res)),
+      ),
+    );
   });
   proxy.on("connect", (req, socket, head) => {
     proxied.push(`CONNECT ${req.url}`);
@@ -69,14 +76,17 @@ describe("sinkPost", () => {
 
   it("posts to the sink's own path and query", async () => {
     const before = requests.length;
-    expect(await sinkPost({})(`http://127.0.0.1:${targetPort}/dynamo-system/dynamo-pool-relay?x=1`, {}, "{}", never)).toBe(202);
+    expect(
+      await sinkPost({})(`http://127.0.0.1:${targetPort}/dynamo-system/dynamo-pool-relay?x=1`, {}, "{}", never),
+    ).toBe(202);
     expect(requests.slice(before)).toEqual(["POST /dynamo-system/dynamo-pool-relay?x=1"]);
   });
 
   it("keeps one connection for events sent one after another", async () => {
     const post = sinkPost({});
     const before = connections;
-    for (let i = 0; i < 5; i++) expect(await post(`http://127.0.0.1:${targetPort}/`, {}, `{"i":${i}}`, never)).toBe(202);
+    for (let i = 0; i < 5; i++)
+      expect(await post(`http://127.0.0.1:${targetPort}/`, {}, `{"i":${i}}`, never)).toBe(202);
     expect(connections - before).toBe(1);
   });
 
@@ -91,7 +101,9 @@ describe("sinkPost", () => {
     // The target speaks plain HTTP, so the TLS handshake inside the tunnel fails: what matters is the CONNECT.
     const post = sinkPost({ HTTPS_PROXY: `http://127.0.0.1:${proxyPort}`, HTTP_PROXY: "http://127.0.0.1:9" });
     proxied.length = 0;
-    await expect(post("https://broker-ingress.knative-eventing.svc.cluster.local/ns/b", {}, "{}", never)).rejects.toThrow();
+    await expect(
+      post("https://broker-ingress.knative-eventing.svc.cluster.local/ns/b", {}, "{}", never),
+    ).rejects.toThrow();
     expect(proxied).toEqual(["CONNECT broker-ingress.knative-eventing.svc.cluster.local:443"]);
   });
 
@@ -104,6 +116,8 @@ describe("sinkPost", () => {
 
   it("rejects when the sink cannot be reached, and when the signal aborts", async () => {
     await expect(sinkPost({})("http://127.0.0.1:9/", {}, "{}", never)).rejects.toThrow(/ECONNREFUSED/);
-    await expect(sinkPost({})(`http://127.0.0.1:${targetPort}/`, {}, "{}", AbortSignal.abort())).rejects.toThrow(/abort/i);
+    await expect(sinkPost({})(`http://127.0.0.1:${targetPort}/`, {}, "{}", AbortSignal.abort())).rejects.toThrow(
+      /abort/i,
+    );
   });
 });

@@ -8,7 +8,12 @@ import { envProxyAgent } from "../../shared/kube/client.ts";
 import { proxyFromEnv } from "../../shared/kube/proxy-env.ts";
 
 /** Sends one request and resolves with the answer's status, its body read and dropped. */
-export type SinkPost = (url: string, headers: Record<string, string>, body: string, signal: AbortSignal) => Promise<number>;
+export type SinkPost = (
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal,
+) => Promise<number>;
 
 /**
  * Not fetch: for a resync tick's burst of emits it opened twice the connections and grew the heap
@@ -23,19 +28,35 @@ export function sinkPost(env: Record<string, string | undefined>): SinkPost {
     const secure = target.protocol === "https:";
     const proxy = proxyFromEnv(target, env);
     let options: RequestOptions;
-    if (!proxy) options = { host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, agent: direct[secure ? "https:" : "http:"] };
+    if (!proxy)
+      options = {
+        host: target.hostname,
+        port: target.port,
+        path: `${target.pathname}${target.search}`,
+        agent: direct[secure ? "https:" : "http:"],
+      };
     else if (!secure) {
       const via = new URL(proxy);
       options = { host: via.hostname, port: via.port || 80, path: target.href, agent: direct["http:"] };
     } else {
       // A failed tunnel setup is tried again on the next post, not remembered.
       tunnel ??= envProxyAgent(target, env).catch((err: unknown) => ((tunnel = undefined), Promise.reject(err)));
-      options = { host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, agent: (await tunnel) ?? direct["https:"] };
+      options = {
+        host: target.hostname,
+        port: target.port,
+        path: `${target.pathname}${target.search}`,
+        agent: (await tunnel) ?? direct["https:"],
+      };
     }
     const payload = Buffer.from(body);
     return new Promise<number>((resolve, reject) => {
       const req = (secure ? https : http).request(
-        { ...options, method: "POST", signal, headers: { ...headers, host: target.host, "content-length": payload.length } },
+        {
+          ...options,
+          method: "POST",
+          signal,
+          headers: { ...headers, host: target.host, "content-length": payload.length },
+        },
         (res) => {
           res.resume();
           res.on("end", () => resolve(res.statusCode ?? 0));

@@ -5,7 +5,14 @@
  */
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { ApiError, isConflict } from "../../shared/kube/errors.ts";
-import { leading, leaseStep, released, type ElectionSettings, type LeaseSpec, type ObservedLease } from "../../shared/lease.ts";
+import {
+  leading,
+  leaseStep,
+  released,
+  type ElectionSettings,
+  type LeaseSpec,
+  type ObservedLease,
+} from "../../shared/lease.ts";
 
 const LEASE_API = "coordination.k8s.io/v1";
 const RETRY_MS = 2_000;
@@ -31,7 +38,13 @@ export class Elector {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly hooks: ElectorHooks;
 
-  constructor(kube: KubeClient, ref: { namespace: string; name: string }, settings: ElectionSettings, clock: { now: () => number; sleep: (ms: number) => Promise<void> }, hooks: ElectorHooks) {
+  constructor(
+    kube: KubeClient,
+    ref: { namespace: string; name: string },
+    settings: ElectionSettings,
+    clock: { now: () => number; sleep: (ms: number) => Promise<void> },
+    hooks: ElectorHooks,
+  ) {
     this.kube = kube;
     this.ref = ref;
     this.settings = settings;
@@ -67,9 +80,11 @@ export class Elector {
     if (!this.leading || !lease) return;
     this.renewedAt = undefined;
     this.notice();
-    await this.kube.replace(this.object(released(lease.spec, this.now()), lease.resourceVersion)).catch((err: unknown) => {
-      this.hooks.log({ msg: "lease not released", error: err instanceof Error ? err.message : String(err) });
-    });
+    await this.kube
+      .replace(this.object(released(lease.spec, this.now()), lease.resourceVersion))
+      .catch((err: unknown) => {
+        this.hooks.log({ msg: "lease not released", error: err instanceof Error ? err.message : String(err) });
+      });
   }
 
   /** One step of the election; resolves with how long to wait before the next. */
@@ -78,19 +93,30 @@ export class Elector {
     const started = this.now();
     const step = leaseStep(this.lease, started, this.settings);
     if (step.action === "wait") return step.retryInMs;
-    const written = step.action === "create"
-      ? await this.kube.create<Lease>(this.object(step.spec))
-      : await this.kube.replace<Lease>(this.object(step.spec, this.lease!.resourceVersion));
+    const written =
+      step.action === "create"
+        ? await this.kube.create<Lease>(this.object(step.spec))
+        : await this.kube.replace<Lease>(this.object(step.spec, this.lease!.resourceVersion));
     // From when the write was sent: no other candidate can have seen it earlier, so none can see
     // the Lease lapse before this time plus its duration. A slow answer shortens no renewal.
     this.renewedAt = started;
     this.seen(written);
-    if (step.action !== "renew") this.hooks.log({ msg: "lease acquired", identity: this.settings.identity, transitions: step.spec.leaseTransitions });
+    if (step.action !== "renew")
+      this.hooks.log({
+        msg: "lease acquired",
+        identity: this.settings.identity,
+        transitions: step.spec.leaseTransitions,
+      });
     return Math.max(0, started + this.settings.renewEveryMs - this.now());
   }
 
   private object(spec: LeaseSpec, resourceVersion?: string): KubeObject {
-    return { apiVersion: LEASE_API, kind: "Lease", metadata: { ...this.ref, ...(resourceVersion ? { resourceVersion } : {}) }, spec };
+    return {
+      apiVersion: LEASE_API,
+      kind: "Lease",
+      metadata: { ...this.ref, ...(resourceVersion ? { resourceVersion } : {}) },
+      spec,
+    };
   }
 
   private async read(): Promise<void> {
@@ -122,13 +148,22 @@ export class Elector {
           await this.read();
           version = this.lease?.resourceVersion ?? "0";
         }
-        version = await this.kube.listAndWatch<Lease>(LEASE_API, "Lease", undefined, (type, lease) => {
-          version = lease.metadata.resourceVersion ?? version;
-          if (type === "DELETED") this.lease = undefined;
-          else this.seen(lease);
-          // Another's record (a release, a takeover) may change what this candidate does now; its own renewal does not.
-          if (this.lease?.spec.holderIdentity !== this.settings.identity) this.wake?.();
-        }, AbortSignal.any([signal, AbortSignal.timeout(5 * 60_000)]), version, undefined, { namespace: this.ref.namespace, fieldSelector: `metadata.name=${this.ref.name}` });
+        version = await this.kube.listAndWatch<Lease>(
+          LEASE_API,
+          "Lease",
+          undefined,
+          (type, lease) => {
+            version = lease.metadata.resourceVersion ?? version;
+            if (type === "DELETED") this.lease = undefined;
+            else this.seen(lease);
+            // Another's record (a release, a takeover) may change what this candidate does now; its own renewal does not.
+            if (this.lease?.spec.holderIdentity !== this.settings.identity) this.wake?.();
+          },
+          AbortSignal.any([signal, AbortSignal.timeout(5 * 60_000)]),
+          version,
+          undefined,
+          { namespace: this.ref.namespace, fieldSelector: `metadata.name=${this.ref.name}` },
+        );
       } catch (err) {
         if (signal.aborted) return;
         if (err instanceof ApiError && err.status === 410) version = undefined;

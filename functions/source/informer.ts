@@ -46,10 +46,20 @@ const WATCH_RENEW_MS = 5 * 60_000;
 export const LIST_PAGE = 250;
 
 /** The object with its kind (a list's items come without it). */
-const typed = (obj: KubeObject, watch: Watch): KubeObject => ({ ...obj, apiVersion: watch.apiVersion, kind: watch.kind });
+const typed = (obj: KubeObject, watch: Watch): KubeObject => ({
+  ...obj,
+  apiVersion: watch.apiVersion,
+  kind: watch.kind,
+});
 
 /** Runs until `signal` aborts. */
-export async function inform(client: Watcher, watch: Watch, events: InformerEvents, signal: AbortSignal, options: InformOptions): Promise<void> {
+export async function inform(
+  client: Watcher,
+  watch: Watch,
+  events: InformerEvents,
+  signal: AbortSignal,
+  options: InformOptions,
+): Promise<void> {
   let version: string | undefined;
   let initial = true;
   let listedAt = 0;
@@ -61,7 +71,12 @@ export async function inform(client: Watcher, watch: Watch, events: InformerEven
         let objects = 0;
         let listVersion = "";
         events.began(watch.kind);
-        for await (const page of client.listPages<KubeObject>(watch.apiVersion, watch.kind, watch.labelSelector, LIST_PAGE)) {
+        for await (const page of client.listPages<KubeObject>(
+          watch.apiVersion,
+          watch.kind,
+          watch.labelSelector,
+          LIST_PAGE,
+        )) {
           for (const o of page.items) events.listed(typed(o, watch));
           objects += page.items.length;
           listVersion = page.resourceVersion;
@@ -75,14 +90,24 @@ export async function inform(client: Watcher, watch: Watch, events: InformerEven
       }
       // A watch is given up and opened again after a while, as client-go's reflector does: a
       // connection that died without a word would otherwise hold it forever.
-      const renewIn = options.relistMs > 0 ? Math.min(WATCH_RENEW_MS, Math.max(1, listedAt + options.relistMs - options.now())) : WATCH_RENEW_MS;
+      const renewIn =
+        options.relistMs > 0
+          ? Math.min(WATCH_RENEW_MS, Math.max(1, listedAt + options.relistMs - options.now()))
+          : WATCH_RENEW_MS;
       const stop = AbortSignal.any([signal, AbortSignal.timeout(renewIn)]);
-      version = await client.listAndWatch<KubeObject>(watch.apiVersion, watch.kind, watch.labelSelector, (type, obj) => {
-        // So that a watch cut after this event resumes after it.
-        version = obj.metadata.resourceVersion ?? version;
-        events.change(WATCH_TYPES[type]!, typed(obj, watch));
-        backoff = RETRY_MIN_MS;
-      }, stop, version);
+      version = await client.listAndWatch<KubeObject>(
+        watch.apiVersion,
+        watch.kind,
+        watch.labelSelector,
+        (type, obj) => {
+          // So that a watch cut after this event resumes after it.
+          version = obj.metadata.resourceVersion ?? version;
+          events.change(WATCH_TYPES[type]!, typed(obj, watch));
+          backoff = RETRY_MIN_MS;
+        },
+        stop,
+        version,
+      );
     } catch (err) {
       if (signal.aborted) return;
       if (err instanceof ApiError && err.status === 410) {

@@ -22,7 +22,17 @@ import { EventType, productEvent } from "../../shared/events.ts";
 import { connect, KubeClient, type KubeObject } from "../../shared/kube/client.ts";
 import { KIND, LABEL_MANAGED_BY, PRODUCT } from "../../shared/names.ts";
 import { PROMPT_SHARE, requeueAction, requeueReason, type Reread } from "../../shared/requeue.ts";
-import { awaitsFirstStatus, changeEvent, holdMs, laneOf, merged, queueKey, requeueKey, sent, type Change } from "../../shared/source-events.ts";
+import {
+  awaitsFirstStatus,
+  changeEvent,
+  holdMs,
+  laneOf,
+  merged,
+  queueKey,
+  requeueKey,
+  sent,
+  type Change,
+} from "../../shared/source-events.ts";
 import { DGD_KIND, SourceStore, sentFactsOf, type Taken } from "../../shared/source-store.ts";
 import { nameOf, type Seen } from "../../shared/source-views.ts";
 import { sinkPost } from "../runtime/sink.ts";
@@ -42,7 +52,8 @@ const STATS_EVERY_MS = 60_000;
 /** The Lease: lapsed 15 s after its last renewal (a standby takes over within that and one look), renewed every 5 s. */
 const ELECTION = { leaseDurationMs: 15_000, renewEveryMs: 5_000, renewDeadlineMs: 10_000 };
 
-const log = (fields: Record<string, unknown>) => console.log(JSON.stringify({ source: "poolrelay-source", time: new Date().toISOString(), ...fields }));
+const log = (fields: Record<string, unknown>) =>
+  console.log(JSON.stringify({ source: "poolrelay-source", time: new Date().toISOString(), ...fields }));
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const now = () => Date.now();
 
@@ -72,10 +83,16 @@ const store = new SourceStore(settings.defaults);
 // A process of its own: a container restarted in the same pod is a new candidate, which waits for
 // the Lease its previous process held to lapse, as any other (controller-runtime names its the same way).
 const identity = `${config.identity ?? hostname()}_${randomUUID().slice(0, 8)}`;
-const elector = new Elector(kube, config.lease, { identity, ...ELECTION }, { now, sleep }, {
-  changed: (leads) => log({ msg: leads ? "leading" : "standing by", identity }),
-  log,
-});
+const elector = new Elector(
+  kube,
+  config.lease,
+  { identity, ...ELECTION },
+  { now, sleep },
+  {
+    changed: (leads) => log({ msg: leads ? "leading" : "standing by", identity }),
+    log,
+  },
+);
 
 /** What it watches: the pairs' own objects first (a child is judged against its pair's decisions), then each child kind, with its plural for the events' subject. */
 const PAIRS: (Watch & { plural: string })[] = [
@@ -134,7 +151,11 @@ function pass(watch: Watch & { plural: string }, obj: Seen, taken: Taken): void 
   const { pair, change } = taken;
   if (watch.kind === KIND) firstStatus(pair);
   if (!elector.leading || !sent(change, obj, sentFactsOf(taken.previous))) return;
-  const event = changeEvent(change, obj, { source: connection.server, plural: watch.plural, time: new Date().toISOString() });
+  const event = changeEvent(change, obj, {
+    source: connection.server,
+    plural: watch.plural,
+    time: new Date().toISOString(),
+  });
   const key = queueKey(watch.kind, obj, pair);
   if (watch.kind !== KIND && awaitsFirstStatus(store.record(pair)?.dpr)) {
     const held = awaiting.get(pair) ?? new Map<string, CloudEvent>();
@@ -145,7 +166,8 @@ function pass(watch: Watch & { plural: string }, obj: Seen, taken: Taken): void 
 
 const stop = new AbortController();
 const firstLists = new Map<string, () => void>();
-const listed = (watches: readonly Watch[]) => Promise.all(watches.map((w) => new Promise<void>((resolve) => firstLists.set(w.kind, resolve))));
+const listed = (watches: readonly Watch[]) =>
+  Promise.all(watches.map((w) => new Promise<void>((resolve) => firstLists.set(w.kind, resolve))));
 let ready = false;
 
 function watchKind(watch: Watch & { plural: string }): Promise<void> {
@@ -158,34 +180,43 @@ function watchKind(watch: Watch & { plural: string }): Promise<void> {
       yield page;
     }
   }
-  return inform({ listPages: pages as KubeClient["listPages"], listAndWatch: (...a) => (counts.watches++, kube.listAndWatch(...a)) }, watch, {
-    began(kind) {
-      store.listBegan(kind);
-      changes = 0;
+  return inform(
+    {
+      listPages: pages as KubeClient["listPages"],
+      listAndWatch: (...a) => (counts.watches++, kube.listAndWatch(...a)),
     },
-    listed(obj) {
-      const taken = store.listed(obj as Seen, now());
-      if (taken) changes++;
-      // What a first list finds is what exists: nothing to pass on, only to judge.
-      if (taken && !initial) pass(watch, obj as Seen, taken);
+    watch,
+    {
+      began(kind) {
+        store.listBegan(kind);
+        changes = 0;
+      },
+      listed(obj) {
+        const taken = store.listed(obj as Seen, now());
+        if (taken) changes++;
+        // What a first list finds is what exists: nothing to pass on, only to judge.
+        if (taken && !initial) pass(watch, obj as Seen, taken);
+      },
+      ended(info) {
+        for (const { obj, taken } of store.listEnded(watch.kind, watch.apiVersion, now())) {
+          changes++;
+          if (!initial) pass(watch, obj, taken);
+        }
+        initial = false;
+        firstLists.get(watch.kind)?.();
+        log({ msg: "listed", ...info, changes });
+      },
+      change(change: Change, obj: KubeObject) {
+        const taken = store.take(change, obj as Seen, now());
+        if (taken) pass(watch, obj as Seen, taken);
+      },
+      failed(info) {
+        log({ msg: "watch failed", ...info });
+      },
     },
-    ended(info) {
-      for (const { obj, taken } of store.listEnded(watch.kind, watch.apiVersion, now())) {
-        changes++;
-        if (!initial) pass(watch, obj, taken);
-      }
-      initial = false;
-      firstLists.get(watch.kind)?.();
-      log({ msg: "listed", ...info, changes });
-    },
-    change(change: Change, obj: KubeObject) {
-      const taken = store.take(change, obj as Seen, now());
-      if (taken) pass(watch, obj as Seen, taken);
-    },
-    failed(info) {
-      log({ msg: "watch failed", ...info });
-    },
-  }, stop.signal, { relistMs: config.relistSeconds * 1000, now, sleep });
+    stop.signal,
+    { relistMs: config.relistSeconds * 1000, now, sleep },
+  );
 }
 
 const requeueMs = config.requeueSeconds * 1000;
@@ -200,7 +231,11 @@ async function reread(pair: string, what: Reread): Promise<void> {
   try {
     const refs = [
       ...(what.dgd ? [{ apiVersion: settings.dgdApiVersion, kind: DGD_KIND, name }] : []),
-      ...what.children.map((c) => ({ apiVersion: CHILD_WATCHES.find((w) => w.kind === c.kind)!.apiVersion, kind: c.kind, name: nameOf(c, name) })),
+      ...what.children.map((c) => ({
+        apiVersion: CHILD_WATCHES.find((w) => w.kind === c.kind)!.apiVersion,
+        kind: c.kind,
+        name: nameOf(c, name),
+      })),
     ];
     for (const ref of refs) {
       counts.rereads++;
@@ -236,22 +271,48 @@ async function requeueTick(): Promise<void> {
     counts.asked++;
     const { namespace = "", name, uid = "", resourceVersion = "" } = record.dpr.metadata;
     const cause = `requeue-${uid}-${resourceVersion}-${record.asked}`;
-    send(key, requeueKey(key), productEvent(EventType.Reconcile, { namespace, name, cause: "Requeue" }, { source: REQUEUE_SOURCE, cause, time: new Date(at).toISOString() }));
+    send(
+      key,
+      requeueKey(key),
+      productEvent(
+        EventType.Reconcile,
+        { namespace, name, cause: "Requeue" },
+        { source: REQUEUE_SOURCE, cause, time: new Date(at).toISOString() },
+      ),
+    );
     log({ msg: "requeued", key, reason: action.reason, asked: record.asked });
   }
 }
 
 let ticking = false;
-const requeue = setInterval(() => {
-  if (ticking || !ready) return;
-  ticking = true;
-  void requeueTick().finally(() => (ticking = false));
-}, requeueMs / PROMPT_SHARE / 3);
+const requeue = setInterval(
+  () => {
+    if (ticking || !ready) return;
+    ticking = true;
+    void requeueTick().finally(() => (ticking = false));
+  },
+  requeueMs / PROMPT_SHARE / 3,
+);
 
 function stats(): Record<string, unknown> {
   const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
   const peak = process.resourceUsage().maxRSS * 1024;
-  return { peak, pairs: [...store.pairs()].length, records: store.size, leading: elector.leading, ...queue.counts, queued: queue.size, rss, heapUsed, heapTotal, external, arrayBuffers, ...counts, reads: kube.stats.reads, writes: kube.stats.writes };
+  return {
+    peak,
+    pairs: [...store.pairs()].length,
+    records: store.size,
+    leading: elector.leading,
+    ...queue.counts,
+    queued: queue.size,
+    rss,
+    heapUsed,
+    heapTotal,
+    external,
+    arrayBuffers,
+    ...counts,
+    reads: kube.stats.reads,
+    writes: kube.stats.writes,
+  };
 }
 const statsTimer = setInterval(() => log({ msg: "stats", ...stats() }), STATS_EVERY_MS);
 
@@ -262,10 +323,21 @@ const health = createServer((req, res) => {
     return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(stats()));
   }
   const ok = req.url === "/livez" || (req.url === "/readyz" && ready);
-  res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ok" : req.url === "/readyz" ? "listing" : "not found");
+  res
+    .writeHead(ok ? 200 : 503, { "content-type": "text/plain" })
+    .end(ok ? "ok" : req.url === "/readyz" ? "listing" : "not found");
 }).listen(config.port);
 
-log({ msg: "started", identity, sink: config.sink, concurrency: config.concurrency, requeueSeconds: config.requeueSeconds, batchMs: config.batchMs, relistSeconds: config.relistSeconds, kinds: [...PAIRS, ...CHILD_WATCHES].map((w) => w.kind) });
+log({
+  msg: "started",
+  identity,
+  sink: config.sink,
+  concurrency: config.concurrency,
+  requeueSeconds: config.requeueSeconds,
+  batchMs: config.batchMs,
+  relistSeconds: config.relistSeconds,
+  kinds: [...PAIRS, ...CHILD_WATCHES].map((w) => w.kind),
+});
 const watching: Promise<void>[] = [];
 let electing = Promise.resolve();
 

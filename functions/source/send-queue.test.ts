@@ -2,13 +2,22 @@ import { describe, expect, it } from "vitest";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { SendQueue } from "./send-queue.ts";
 
-const ev = (id: string): CloudEvent => ({ specversion: "1.0", id, type: "t", source: "s", extensions: {}, data: undefined });
+const ev = (id: string): CloudEvent => ({
+  specversion: "1.0",
+  id,
+  type: "t",
+  source: "s",
+  extensions: {},
+  data: undefined,
+});
 
 /** A sink the test answers by hand: each post waits until the test settles it. */
 function manualSink() {
   const calls: { id: string; answer: (status: number | Error) => void }[] = [];
   const post = (event: CloudEvent) =>
-    new Promise<number>((resolve, reject) => calls.push({ id: event.id, answer: (s) => (s instanceof Error ? reject(s) : resolve(s)) }));
+    new Promise<number>((resolve, reject) =>
+      calls.push({ id: event.id, answer: (s) => (s instanceof Error ? reject(s) : resolve(s)) }),
+    );
   return { calls, post };
 }
 const tick = () => new Promise((r) => setImmediate(r));
@@ -56,24 +65,27 @@ describe("SendQueue", () => {
     expect(sink.calls.map((c) => c.id)).toEqual(["a1", "a2"]);
   });
 
-  it.each([500, 502, 503, 404, 429])("tries a send answered %i again, with growing waits, until it is delivered", async (status) => {
-    const sink = manualSink();
-    const waits: number[] = [];
-    const q = new SendQueue(sink.post, 1, noLog, async (ms) => void waits.push(ms));
-    q.push("a", ev("a1"));
-    for (let i = 0; i < 3; i++) {
+  it.each([500, 502, 503, 404, 429])(
+    "tries a send answered %i again, with growing waits, until it is delivered",
+    async (status) => {
+      const sink = manualSink();
+      const waits: number[] = [];
+      const q = new SendQueue(sink.post, 1, noLog, async (ms) => void waits.push(ms));
+      q.push("a", ev("a1"));
+      for (let i = 0; i < 3; i++) {
+        await tick();
+        sink.calls[i]!.answer(status);
+      }
       await tick();
-      sink.calls[i]!.answer(status);
-    }
-    await tick();
-    sink.calls[3]!.answer(new Error("connection reset"));
-    await tick();
-    sink.calls[4]!.answer(202);
-    await q.idle();
-    expect(sink.calls.map((c) => c.id)).toEqual(["a1", "a1", "a1", "a1", "a1"]);
-    expect(waits).toEqual([100, 200, 400, 800]);
-    expect(q.counts).toMatchObject({ sent: 1, failedAttempts: 4 });
-  });
+      sink.calls[3]!.answer(new Error("connection reset"));
+      await tick();
+      sink.calls[4]!.answer(202);
+      await q.idle();
+      expect(sink.calls.map((c) => c.id)).toEqual(["a1", "a1", "a1", "a1", "a1"]);
+      expect(waits).toEqual([100, 200, 400, 800]);
+      expect(q.counts).toMatchObject({ sent: 1, failedAttempts: 4 });
+    },
+  );
 
   it("gives up a failing send when a newer event of its key comes, and sends that one", async () => {
     const sink = manualSink();
@@ -176,7 +188,9 @@ describe("SendQueue", () => {
 
   it("sends, for a key's event not sent yet and a newer one, what its merge makes of the two", async () => {
     const sink = manualSink();
-    const q = new SendQueue(sink.post, 1, noLog, async () => undefined, { merge: (pending, next) => ev(`${pending.id}+${next.id}`) });
+    const q = new SendQueue(sink.post, 1, noLog, async () => undefined, {
+      merge: (pending, next) => ev(`${pending.id}+${next.id}`),
+    });
     q.push("x", ev("x1"));
     q.push("a", ev("a1"));
     q.push("a", ev("a2"));

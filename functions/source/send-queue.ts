@@ -23,7 +23,8 @@ export interface SendHooks {
 }
 
 /** Answers the Broker's ingress gives that pass with time (Knative's own sender retries these, and also 500). */
-const transient = (status: number) => status >= 500 || status === 404 || status === 408 || status === 409 || status === 425 || status === 429;
+const transient = (status: number) =>
+  status >= 500 || status === 404 || status === 408 || status === 409 || status === 425 || status === 429;
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 30_000;
 

@@ -15,18 +15,54 @@ const NOW = "2026-03-01T00:00:00Z";
 const UID = "11111111-2222-3333-4444-555555555555";
 const config = parseConfig({});
 const going = {
-  apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay",
-  metadata: { name: "g1", namespace: "deleting", uid: UID, generation: 2, resourceVersion: "7", deletionTimestamp: "2026-02-28T23:59:00Z", finalizers: ["example.com/hold"] },
+  apiVersion: "nvidia.com/v1alpha1",
+  kind: "DynamoPoolRelay",
+  metadata: {
+    name: "g1",
+    namespace: "deleting",
+    uid: UID,
+    generation: 2,
+    resourceVersion: "7",
+    deletionTimestamp: "2026-02-28T23:59:00Z",
+    finalizers: ["example.com/hold"],
+  },
   spec: { image: "relay:1", clusterID: "dc-1" },
 } as unknown as KubeObject;
-const dgd = { apiVersion: config.dgdApiVersion, kind: "DynamoGraphDeployment", metadata: { name: "g1", namespace: "deleting" }, spec: { components: [{ name: "w", type: "worker" }] } } as unknown as KubeObject;
-const context = (kube: FakeKube): Context => ({ kube: kube.client, config, now: () => NOW, emit: async () => { throw new Error("status never emits"); }, sleep: async () => {} });
+const dgd = {
+  apiVersion: config.dgdApiVersion,
+  kind: "DynamoGraphDeployment",
+  metadata: { name: "g1", namespace: "deleting" },
+  spec: { components: [{ name: "w", type: "worker" }] },
+} as unknown as KubeObject;
+const context = (kube: FakeKube): Context => ({
+  kube: kube.client,
+  config,
+  now: () => NOW,
+  emit: async () => {
+    throw new Error("status never emits");
+  },
+  sleep: async () => {},
+});
 
 const applied = (): CloudEvent =>
-  productEvent(EventType.Applied, { namespace: "deleting", name: "g1", uid: UID, generation: 2, applied: [], unchanged: [], skipped: [] }, { source: "/test", cause: "a-deleting", time: NOW });
+  productEvent(
+    EventType.Applied,
+    { namespace: "deleting", name: "g1", uid: UID, generation: 2, applied: [], unchanged: [], skipped: [] },
+    { source: "/test", cause: "a-deleting", time: NOW },
+  );
 const serviceDeleted = (): CloudEvent => ({
-  specversion: "1.0", id: "svc-deleted", source: "https://10.96.0.1:443", type: "dev.knative.apiserver.resource.delete", time: NOW, datacontenttype: "application/json", extensions: {},
-  data: { apiVersion: "v1", kind: "Service", metadata: { name: "g1-pool-relay", namespace: "deleting", labels: LABELS } },
+  specversion: "1.0",
+  id: "svc-deleted",
+  source: "https://10.96.0.1:443",
+  type: "dev.knative.apiserver.resource.delete",
+  time: NOW,
+  datacontenttype: "application/json",
+  extensions: {},
+  data: {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "g1-pool-relay", namespace: "deleting", labels: LABELS },
+  },
 });
 
 describe("status for a DynamoPoolRelay being deleted", () => {
@@ -37,6 +73,11 @@ describe("status for a DynamoPoolRelay being deleted", () => {
     const kube = new FakeKube([going, dgd]);
     const result = await status(event(), context(kube));
     expect(result).toEqual({ decision: "Gone", fields: { key: { namespace: "deleting", name: "g1" } } });
-    expect(kube.calls).toEqual([{ op: "get", ref: { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: "deleting", name: "g1" } }]);
+    expect(kube.calls).toEqual([
+      {
+        op: "get",
+        ref: { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: "deleting", name: "g1" },
+      },
+    ]);
   });
 });

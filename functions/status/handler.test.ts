@@ -26,12 +26,34 @@ const dpr = {
   spec: { image: "relay:1", clusterID: "dc-1" },
   // As apply's first run leaves it before the children carry its decision: a child change before any
   // status is written awaits apply (shared/read-plan.ts), which the "before apply wrote" test shows.
-  status: { conditions: [{ type: "Ready", status: "False", reason: "Reconciling", message: "the children do not carry the decision yet", lastTransitionTime: "2026-03-01T00:00:00Z" }] },
+  status: {
+    conditions: [
+      {
+        type: "Ready",
+        status: "False",
+        reason: "Reconciling",
+        message: "the children do not carry the decision yet",
+        lastTransitionTime: "2026-03-01T00:00:00Z",
+      },
+    ],
+  },
 };
-const dgd = { apiVersion: config.dgdApiVersion, kind: "DynamoGraphDeployment", metadata: { name: "g1", namespace: "team-a" }, spec: { components: [{ name: "w", type: "worker" }] } };
+const dgd = {
+  apiVersion: config.dgdApiVersion,
+  kind: "DynamoGraphDeployment",
+  metadata: { name: "g1", namespace: "team-a" },
+  spec: { components: [{ name: "w", type: "worker" }] },
+};
 /** `sleep` waits out the batch period; by default it has passed at once. */
-const context = (kube: FakeKube, sleep: (ms: number) => Promise<void> = async () => {}, cfg = config): Context =>
-  ({ kube: kube.client, config: cfg, now: () => NOW, emit: async () => { throw new Error("status never emits"); }, sleep });
+const context = (kube: FakeKube, sleep: (ms: number) => Promise<void> = async () => {}, cfg = config): Context => ({
+  kube: kube.client,
+  config: cfg,
+  now: () => NOW,
+  emit: async () => {
+    throw new Error("status never emits");
+  },
+  sleep,
+});
 /** A batch period that ends when the test says, recording how long it was asked to be. */
 function batchPeriod() {
   const asked: number[] = [];
@@ -42,29 +64,68 @@ function batchPeriod() {
 const settle = () => new Promise((r) => setTimeout(r, 0));
 
 /** The DynamoPoolRelay, its DGD and the six children carrying the decision; the Deployment with `readyReplicas` Ready. */
-function world(readyReplicas: number, omit: readonly string[] = [], edit: (d: KubeObject) => KubeObject = (d) => d): { kube: FakeKube; deployment: KubeObject } {
+function world(
+  readyReplicas: number,
+  omit: readonly string[] = [],
+  edit: (d: KubeObject) => KubeObject = (d) => d,
+): { kube: FakeKube; deployment: KubeObject } {
   const decision = decide(dpr, dgd, config.defaults) as Extract<Decision, { action: "apply" }>;
   const live = liveChildren({
-    dprUid: UID, clusterID: "dc-1", connectionRevision: decision.connectionRevision, sourcesText: decision.sources.text, appliedHash: appliedHashes(desiredChildren(decision)),
-    deploymentStatus: { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas, availableReplicas: readyReplicas },
+    dprUid: UID,
+    clusterID: "dc-1",
+    connectionRevision: decision.connectionRevision,
+    sourcesText: decision.sources.text,
+    appliedHash: appliedHashes(desiredChildren(decision)),
+    deploymentStatus: {
+      observedGeneration: 1,
+      replicas: 2,
+      updatedReplicas: 2,
+      readyReplicas,
+      availableReplicas: readyReplicas,
+    },
   });
-  const children = Object.entries(live).filter(([kind]) => !omit.includes(kind)).map(([kind, o]) => (kind === "Deployment" ? edit(o as unknown as KubeObject) : o as unknown as KubeObject));
+  const children = Object.entries(live)
+    .filter(([kind]) => !omit.includes(kind))
+    .map(([kind, o]) => (kind === "Deployment" ? edit(o as unknown as KubeObject) : (o as unknown as KubeObject)));
   return { kube: new FakeKube([dpr, dgd, ...children]), deployment: edit(live.Deployment as unknown as KubeObject) };
 }
 
 let ids = 0;
 /** A child event; its object only names the child unless given whole. */
 const childEvent = (kind: string, type: "add" | "update" | "delete", object?: KubeObject): CloudEvent => ({
-  specversion: "1.0", id: `e${++ids}`, source: "https://10.96.0.1:443", type: `dev.knative.apiserver.resource.${type}`, time: NOW,
-  datacontenttype: "application/json", extensions: {},
+  specversion: "1.0",
+  id: `e${++ids}`,
+  source: "https://10.96.0.1:443",
+  type: `dev.knative.apiserver.resource.${type}`,
+  time: NOW,
+  datacontenttype: "application/json",
+  extensions: {},
   data: object ?? { apiVersion: "v1", kind, metadata: { name: "g1-pool-relay", namespace: "team-a", labels: LABELS } },
 });
 const applied = (): CloudEvent =>
-  productEvent(EventType.Applied, { namespace: "team-a", name: "g1", uid: UID, generation: 1, applied: [], unchanged: [], skipped: [] }, { source: "/test", cause: `a${++ids}`, time: NOW });
+  productEvent(
+    EventType.Applied,
+    { namespace: "team-a", name: "g1", uid: UID, generation: 1, applied: [], unchanged: [], skipped: [] },
+    { source: "/test", cause: `a${++ids}`, time: NOW },
+  );
 const refused = (): CloudEvent =>
-  productEvent(EventType.Rejected, { namespace: "team-a", name: "g1", uid: UID, generation: 1, reason: "ApplyFailed", message: "spec.replicas: Invalid value" }, { source: "/test", cause: `r${++ids}`, time: NOW });
+  productEvent(
+    EventType.Rejected,
+    {
+      namespace: "team-a",
+      name: "g1",
+      uid: UID,
+      generation: 1,
+      reason: "ApplyFailed",
+      message: "spec.replicas: Invalid value",
+    },
+    { source: "/test", cause: `r${++ids}`, time: NOW },
+  );
 const dprReads = (kube: FakeKube) => kube.ops("get").filter((c) => c.ref.kind === "DynamoPoolRelay").length;
-const readyOf = (write: { object: KubeObject } | undefined) => (write?.object["status"] as { conditions?: { type: string; reason: string }[] } | undefined)?.conditions?.find((c) => c.type === "Ready");
+const readyOf = (write: { object: KubeObject } | undefined) =>
+  (write?.object["status"] as { conditions?: { type: string; reason: string }[] } | undefined)?.conditions?.find(
+    (c) => c.type === "Ready",
+  );
 
 describe("status under a burst", () => {
   it("lets the child changes of one batch period share one run, which starts when the period has passed", async () => {
@@ -87,7 +148,11 @@ describe("status under a burst", () => {
   it("starts a waiting run at once for a report from apply, which shares it and shows its failure", async () => {
     const { kube } = world(0, ["Deployment"]);
     const period = batchPeriod();
-    const results = await Promise.all([status(childEvent("ConfigMap", "update"), context(kube, period.sleep)), status(refused(), context(kube, period.sleep)), status(childEvent("ConfigMap", "update"), context(kube, period.sleep))]);
+    const results = await Promise.all([
+      status(childEvent("ConfigMap", "update"), context(kube, period.sleep)),
+      status(refused(), context(kube, period.sleep)),
+      status(childEvent("ConfigMap", "update"), context(kube, period.sleep)),
+    ]);
     expect(dprReads(kube)).toBe(1);
     expect(results.map((r) => r.fields?.["coalesced"])).toEqual([undefined, true, true]);
     const writes = kube.ops("replaceStatus");
@@ -107,7 +172,9 @@ describe("status under a burst", () => {
     const period = batchPeriod();
     const immediate = parseConfig({ STATUS_BATCH_MS: "0" });
     expect(immediate.statusBatchMs).toBe(0);
-    expect((await status(childEvent("Service", "update"), context(kube, period.sleep, immediate))).decision).toBe("StatusWritten");
+    expect((await status(childEvent("Service", "update"), context(kube, period.sleep, immediate))).decision).toBe(
+      "StatusWritten",
+    );
     expect(period.asked).toEqual([]);
   });
 
@@ -130,14 +197,23 @@ describe("status under a burst", () => {
       status(childEvent("EndpointSlice", "update"), context(kube)),
     ]);
     expect(dprReads(kube)).toBe(1);
-    expect(owner!.reply).toMatchObject({ type: EventType.Reconcile, data: { namespace: "team-a", name: "g1", cause: "Drift" } });
-    expect(shared.map((r) => [r.reply, r.fields?.["coalesced"]])).toEqual([[undefined, true], [undefined, true]]);
+    expect(owner!.reply).toMatchObject({
+      type: EventType.Reconcile,
+      data: { namespace: "team-a", name: "g1", cause: "Drift" },
+    });
+    expect(shared.map((r) => [r.reply, r.fields?.["coalesced"]])).toEqual([
+      [undefined, true],
+      [undefined, true],
+    ]);
   });
 });
 
 describe("a child event whose object is, in all status reads, what the last run here read", () => {
-  const withStatus = (d: KubeObject, status: Record<string, unknown>, resourceVersion: string): KubeObject =>
-    ({ ...d, metadata: { ...d.metadata, resourceVersion }, status: { ...(d["status"] as object), ...status } });
+  const withStatus = (d: KubeObject, status: Record<string, unknown>, resourceVersion: string): KubeObject => ({
+    ...d,
+    metadata: { ...d.metadata, resourceVersion },
+    status: { ...(d["status"] as object), ...status },
+  });
 
   it("costs no request at the very version the run read, and one read of the DynamoPoolRelay when only the server's bookkeeping or the Deployment's conditions moved; a change status reads, or a delete, reads everything", async () => {
     const { kube, deployment } = world(1);
@@ -145,13 +221,26 @@ describe("a child event whose object is, in all status reads, what the last run 
     const afterRun = kube.calls.length;
     expect(afterRun).toBeGreaterThan(0);
     const seen = await status(childEvent("Deployment", "update", deployment), context(kube));
-    expect(seen).toMatchObject({ decision: "Seen", fields: { version: { kind: "Deployment", name: "g1-pool-relay" } } });
+    expect(seen).toMatchObject({
+      decision: "Seen",
+      fields: { version: { kind: "Deployment", name: "g1-pool-relay" } },
+    });
     expect(kube.calls).toHaveLength(afterRun);
-    const conditionsOnly = withStatus(deployment, { conditions: [{ type: "Progressing", status: "True", reason: "NewReplicaSetAvailable" }] }, "9001");
-    expect(await status(childEvent("Deployment", "update", conditionsOnly), context(kube))).toMatchObject({ decision: "Seen", fields: { statusUnchanged: true } });
+    const conditionsOnly = withStatus(
+      deployment,
+      { conditions: [{ type: "Progressing", status: "True", reason: "NewReplicaSetAvailable" }] },
+      "9001",
+    );
+    expect(await status(childEvent("Deployment", "update", conditionsOnly), context(kube))).toMatchObject({
+      decision: "Seen",
+      fields: { statusUnchanged: true },
+    });
     expect(kube.calls).toHaveLength(afterRun + 1);
     expect(dprReads(kube)).toBe(2);
-    await status(childEvent("Deployment", "update", withStatus(deployment, { readyReplicas: 2 }, "9002")), context(kube));
+    await status(
+      childEvent("Deployment", "update", withStatus(deployment, { readyReplicas: 2 }, "9002")),
+      context(kube),
+    );
     expect(dprReads(kube)).toBe(3);
     await status(childEvent("Deployment", "delete", deployment), context(kube));
     expect(dprReads(kube)).toBe(4);
@@ -172,7 +261,9 @@ describe("a child event whose object is, in all status reads, what the last run 
     // A run that writes nothing vouches for the status it read.
     expect((await status(applied(), context(kube))).decision).toBe("Unchanged");
     const reads = dprReads(kube);
-    expect((await status(childEvent("Deployment", "update", withStatus(deployment, {}, "9005")), context(kube))).decision).toBe("Seen");
+    expect(
+      (await status(childEvent("Deployment", "update", withStatus(deployment, {}, "9005")), context(kube))).decision,
+    ).toBe("Seen");
     expect(dprReads(kube)).toBe(reads + 1);
   });
 
@@ -180,12 +271,24 @@ describe("a child event whose object is, in all status reads, what the last run 
     const { kube, deployment } = world(1);
     await status(applied(), context(kube));
     const afterRun = kube.calls.length;
-    const read = (await kube.client.get({ apiVersion: "apps/v1", kind: "Deployment", namespace: "team-a", name: "g1-pool-relay" }))!;
+    const read = (await kube.client.get({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      namespace: "team-a",
+      name: "g1-pool-relay",
+    }))!;
     const older = String(Number(read.metadata.resourceVersion) - 1);
     const late = withStatus(deployment, { readyReplicas: 0, availableReplicas: 0 }, older);
-    expect(await status(childEvent("Deployment", "update", late), context(kube))).toMatchObject({ decision: "Stale", fields: { version: { kind: "Deployment", resourceVersion: older } } });
+    expect(await status(childEvent("Deployment", "update", late), context(kube))).toMatchObject({
+      decision: "Stale",
+      fields: { version: { kind: "Deployment", resourceVersion: older } },
+    });
     expect(kube.calls).toHaveLength(afterRun + 1);
-    const newer = withStatus(deployment, { readyReplicas: 0, availableReplicas: 0 }, String(Number(read.metadata.resourceVersion) + 1));
+    const newer = withStatus(
+      deployment,
+      { readyReplicas: 0, availableReplicas: 0 },
+      String(Number(read.metadata.resourceVersion) + 1),
+    );
     expect((await status(childEvent("Deployment", "update", newer), context(kube))).decision).not.toBe("Stale");
     expect(dprReads(kube)).toBe(2);
   });
@@ -198,7 +301,10 @@ describe("a child event whose object is, in all status reads, what the last run 
     expect(first.reply).toBeUndefined();
     const own = await status(childEvent("Deployment", "update", deployment), context(kube));
     expect(own.decision).not.toBe("Seen");
-    expect(own.reply).toMatchObject({ type: EventType.Reconcile, data: { namespace: "team-a", name: "g1", cause: "Drift" } });
+    expect(own.reply).toMatchObject({
+      type: EventType.Reconcile,
+      data: { namespace: "team-a", name: "g1", cause: "Drift" },
+    });
     // The next test starts with nothing recorded: a run that finds the DynamoPoolRelay gone forgets it.
     await kube.deleteExact({ apiVersion: dpr.apiVersion, kind: dpr.kind, namespace: "team-a", name: "g1" }, UID);
     expect((await status(applied(), context(kube))).decision).toBe("Gone");
@@ -279,11 +385,22 @@ describe("before apply wrote any status", () => {
 describe("a child event that shows apply's own write as the last change", () => {
   it("costs no request, as apply's report brings the run that reads it; the same child edited by someone after apply is read", async () => {
     const { kube } = world(1);
-    const configMap = (await kube.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "team-a", name: "g1-pool-relay" }))!;
+    const configMap = (await kube.client.get({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      namespace: "team-a",
+      name: "g1-pool-relay",
+    }))!;
     const before = kube.calls.length;
-    expect(await status(childEvent("ConfigMap", "update", configMap), context(kube))).toMatchObject({ decision: "AwaitsReport", fields: { version: { kind: "ConfigMap" } } });
+    expect(await status(childEvent("ConfigMap", "update", configMap), context(kube))).toMatchObject({
+      decision: "AwaitsReport",
+      fields: { version: { kind: "ConfigMap" } },
+    });
     expect(kube.calls).toHaveLength(before);
-    const managedFields = [...(configMap.metadata["managedFields"] as object[]), { manager: "kubectl-edit", operation: "Update", apiVersion: "v1", time: "2026-01-01T00:05:00Z" }];
+    const managedFields = [
+      ...(configMap.metadata["managedFields"] as object[]),
+      { manager: "kubectl-edit", operation: "Update", apiVersion: "v1", time: "2026-01-01T00:05:00Z" },
+    ];
     const edited = { ...configMap, metadata: { ...configMap.metadata, managedFields }, data: { "sources.json": "{}" } };
     expect((await status(childEvent("ConfigMap", "update", edited), context(kube))).decision).not.toBe("AwaitsReport");
     expect(dprReads(kube)).toBe(1);
@@ -291,30 +408,54 @@ describe("a child event that shows apply's own write as the last change", () => 
 
   it("is read when it is a delete", async () => {
     const { kube } = world(1);
-    const configMap = (await kube.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "team-a", name: "g1-pool-relay" }))!;
-    expect((await status(childEvent("ConfigMap", "delete", configMap), context(kube))).decision).not.toBe("AwaitsReport");
+    const configMap = (await kube.client.get({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      namespace: "team-a",
+      name: "g1-pool-relay",
+    }))!;
+    expect((await status(childEvent("ConfigMap", "delete", configMap), context(kube))).decision).not.toBe(
+      "AwaitsReport",
+    );
     expect(dprReads(kube)).toBe(1);
   });
 });
 
 /** An EndpointSlice of the Relay's Service with one endpoint per entry, ready as given. */
-const slice = (ready: (boolean | null)[], resourceVersion?: string) => ({
-  apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", addressType: "IPv4",
-  metadata: { name: "g1-pool-relay-x7k2q", namespace: "team-a", labels: { ...LABELS, "kubernetes.io/service-name": "g1-pool-relay" }, ...(resourceVersion ? { resourceVersion } : {}) },
-  endpoints: ready.length === 0 ? null : ready.map((r, i) => ({ addresses: [`10.0.0.${i + 1}`], conditions: { ready: r } })),
-}) as unknown as KubeObject;
+const slice = (ready: (boolean | null)[], resourceVersion?: string) =>
+  ({
+    apiVersion: "discovery.k8s.io/v1",
+    kind: "EndpointSlice",
+    addressType: "IPv4",
+    metadata: {
+      name: "g1-pool-relay-x7k2q",
+      namespace: "team-a",
+      labels: { ...LABELS, "kubernetes.io/service-name": "g1-pool-relay" },
+      ...(resourceVersion ? { resourceVersion } : {}),
+    },
+    endpoints:
+      ready.length === 0 ? null : ready.map((r, i) => ({ addresses: [`10.0.0.${i + 1}`], conditions: { ready: r } })),
+  }) as unknown as KubeObject;
 
 describe("an EndpointSlice added with no ready endpoint", () => {
-
   it("costs no request (status shows the ready endpoints' count, which it leaves as it was); one with a ready endpoint, and any update, is read", async () => {
     const { kube } = world(1);
-    expect(await status(childEvent("EndpointSlice", "add", slice([])), context(kube))).toMatchObject({ decision: "NoEndpointAdded", fields: { version: { kind: "EndpointSlice" } } });
-    expect(await status(childEvent("EndpointSlice", "add", slice([false, false])), context(kube))).toMatchObject({ decision: "NoEndpointAdded" });
+    expect(await status(childEvent("EndpointSlice", "add", slice([])), context(kube))).toMatchObject({
+      decision: "NoEndpointAdded",
+      fields: { version: { kind: "EndpointSlice" } },
+    });
+    expect(await status(childEvent("EndpointSlice", "add", slice([false, false])), context(kube))).toMatchObject({
+      decision: "NoEndpointAdded",
+    });
     expect(kube.calls).toHaveLength(0);
     // Readiness unknown (null) counts as ready, as the EndpointSlice API says.
-    expect((await status(childEvent("EndpointSlice", "add", slice([false, null])), context(kube))).decision).toBe("StatusWritten");
+    expect((await status(childEvent("EndpointSlice", "add", slice([false, null])), context(kube))).decision).toBe(
+      "StatusWritten",
+    );
     expect(dprReads(kube)).toBe(1);
-    expect((await status(childEvent("EndpointSlice", "update", slice([])), context(kube))).decision).not.toBe("NoEndpointAdded");
+    expect((await status(childEvent("EndpointSlice", "update", slice([])), context(kube))).decision).not.toBe(
+      "NoEndpointAdded",
+    );
     expect(dprReads(kube)).toBe(2);
   });
 });
@@ -326,11 +467,16 @@ describe("a change of a child status shows, under a status that vouches for the 
     await status(applied(), context(kube));
     kube.put(kube.ops("replaceStatus").at(-1)!.object);
     kube.calls.length = 0;
-    const moved = { ...deployment, metadata: { ...deployment.metadata, resourceVersion: rv }, status: { ...(deployment["status"] as object), readyReplicas: 2, availableReplicas: 2 } };
+    const moved = {
+      ...deployment,
+      metadata: { ...deployment.metadata, resourceVersion: rv },
+      status: { ...(deployment["status"] as object), readyReplicas: 2, availableReplicas: 2 },
+    };
     kube.put(moved);
     return { kube, moved };
   }
-  const readKinds = (kube: FakeKube) => kube.calls.flatMap((c) => (c.op === "get" ? [c.ref.kind] : c.op === "list" ? [c.kind] : []));
+  const readKinds = (kube: FakeKube) =>
+    kube.calls.flatMap((c) => (c.op === "get" ? [c.ref.kind] : c.op === "list" ? [c.kind] : []));
 
   it("reads the DynamoPoolRelay first, then only the Deployment and the EndpointSlices (not the DGD, whose decision the status records, nor the Service, which it shows), and shows the new counts", async () => {
     const { kube, moved } = await settled("9101");
@@ -338,58 +484,124 @@ describe("a change of a child status shows, under a status that vouches for the 
     expect(result).toMatchObject({ decision: "StatusWritten", fields: { childReads: "shown" } });
     expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "Deployment", "EndpointSlice"]);
     expect(kube.readBeforeDpr).toEqual([]);
-    expect(kube.ops("replaceStatus").map((c) => c.object["status"])).toEqual([expect.objectContaining({ readyReplicas: 2 })]);
+    expect(kube.ops("replaceStatus").map((c) => c.object["status"])).toEqual([
+      expect.objectContaining({ readyReplicas: 2 }),
+    ]);
   });
 
   it("reads only the DynamoPoolRelay for a Deployment change the stored status shows already (the same counts, a new revision annotation), and the children for one it does not", async () => {
     const { kube, moved } = await settled("9108");
     // As the stored status was computed from it (world(1): 1 of 2 ready), with a revision annotation added.
-    const annotated = { ...moved, metadata: { ...moved.metadata, resourceVersion: "9109", annotations: { ...(moved.metadata["annotations"] as object), "deployment.kubernetes.io/revision": "2" } }, status: { ...(moved["status"] as object), readyReplicas: 1, availableReplicas: 1 } };
-    expect(await status(childEvent("Deployment", "update", annotated), context(kube))).toMatchObject({ decision: "Unchanged", fields: { childReads: "none" } });
+    const annotated = {
+      ...moved,
+      metadata: {
+        ...moved.metadata,
+        resourceVersion: "9109",
+        annotations: { ...(moved.metadata["annotations"] as object), "deployment.kubernetes.io/revision": "2" },
+      },
+      status: { ...(moved["status"] as object), readyReplicas: 1, availableReplicas: 1 },
+    };
+    expect(await status(childEvent("Deployment", "update", annotated), context(kube))).toMatchObject({
+      decision: "Unchanged",
+      fields: { childReads: "none" },
+    });
     expect(readKinds(kube)).toEqual(["DynamoPoolRelay"]);
     expect(kube.ops("replaceStatus")).toEqual([]);
     // The newer counts (2 ready) are not what the status shows: read, and shown.
-    expect(await status(childEvent("Deployment", "update", moved), context(kube))).toMatchObject({ decision: "StatusWritten", fields: { childReads: "shown" } });
+    expect(await status(childEvent("Deployment", "update", moved), context(kube))).toMatchObject({
+      decision: "StatusWritten",
+      fields: { childReads: "shown" },
+    });
     expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "DynamoPoolRelay", "Deployment", "EndpointSlice"]);
   });
 
   it("reads the Deployment and the EndpointSlices for an EndpointSlice's change, not the Service, and shows the listener with the Service as the stored status shows it", async () => {
     const { kube } = await settled("9110");
-    const before = (await kube.client.get({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: "team-a", name: "g1" }))!["status"] as { readyReplicas: number; conditions: { type: string; reason: string }[] };
+    const before = (await kube.client.get({
+      apiVersion: "nvidia.com/v1alpha1",
+      kind: "DynamoPoolRelay",
+      namespace: "team-a",
+      name: "g1",
+    }))!["status"] as { readyReplicas: number; conditions: { type: string; reason: string }[] };
     expect(before.conditions.find((c) => c.type === "Ready")?.reason).toBe("ListenerUnavailable");
     kube.calls.length = 0;
     const ready = slice([true], "9111");
     kube.put(ready);
-    expect(await status(childEvent("EndpointSlice", "update", ready), context(kube))).toMatchObject({ decision: "StatusWritten", fields: { childReads: "shown", ready: "True", reason: "Ready" } });
+    expect(await status(childEvent("EndpointSlice", "update", ready), context(kube))).toMatchObject({
+      decision: "StatusWritten",
+      fields: { childReads: "shown", ready: "True", reason: "Ready" },
+    });
     expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "Deployment", "EndpointSlice"]);
-    const written = kube.ops("replaceStatus").at(-1)!.object["status"] as { readyReplicas: number; serviceEndpoint: string; conditions: { type: string; reason: string }[] };
+    const written = kube.ops("replaceStatus").at(-1)!.object["status"] as {
+      readyReplicas: number;
+      serviceEndpoint: string;
+      conditions: { type: string; reason: string }[];
+    };
     // The Deployment as read: 2 ready, where the stored status showed 1.
     expect(before.readyReplicas).toBe(1);
     expect(written).toMatchObject({ readyReplicas: 2, serviceEndpoint: expect.stringContaining("g1-pool-relay") });
-    expect(Object.fromEntries(written.conditions.map((c) => [c.type, c.reason]))).toMatchObject({ ListenerAvailable: "EndpointsReady", ServicePublished: "Published" });
+    expect(Object.fromEntries(written.conditions.map((c) => [c.type, c.reason]))).toMatchObject({
+      ListenerAvailable: "EndpointsReady",
+      ServicePublished: "Published",
+    });
   });
 
   it("reads the Service for its own change", async () => {
     const { kube } = await settled("9112");
-    const live = (await kube.client.get({ apiVersion: "v1", kind: "Service", namespace: "team-a", name: "g1-pool-relay" }))!;
+    const live = (await kube.client.get({
+      apiVersion: "v1",
+      kind: "Service",
+      namespace: "team-a",
+      name: "g1-pool-relay",
+    }))!;
     // Someone else's label: not apply's own write.
-    const service = { ...live, metadata: { ...live.metadata, resourceVersion: "9113", managedFields: [], labels: { ...(live.metadata["labels"] as object), team: "a" } } };
+    const service = {
+      ...live,
+      metadata: {
+        ...live.metadata,
+        resourceVersion: "9113",
+        managedFields: [],
+        labels: { ...(live.metadata["labels"] as object), team: "a" },
+      },
+    };
     kube.put(service);
     kube.calls.length = 0;
-    expect(await status(childEvent("Service", "update", service), context(kube))).toMatchObject({ fields: { childReads: "shown" } });
+    expect(await status(childEvent("Service", "update", service), context(kube))).toMatchObject({
+      fields: { childReads: "shown" },
+    });
     expect(readKinds(kube)).toEqual(["DynamoPoolRelay", "Deployment", "Service", "EndpointSlice"]);
   });
 
   it("still knows the Service a run read after a later run did not read it: its event again costs no request", async () => {
     const { kube, moved } = await settled("9115");
-    const live = (await kube.client.get({ apiVersion: "v1", kind: "Service", namespace: "team-a", name: "g1-pool-relay" }))!;
-    const service = { ...live, metadata: { ...live.metadata, resourceVersion: "9116", managedFields: [], labels: { ...(live.metadata["labels"] as object), team: "a" } } };
+    const live = (await kube.client.get({
+      apiVersion: "v1",
+      kind: "Service",
+      namespace: "team-a",
+      name: "g1-pool-relay",
+    }))!;
+    const service = {
+      ...live,
+      metadata: {
+        ...live.metadata,
+        resourceVersion: "9116",
+        managedFields: [],
+        labels: { ...(live.metadata["labels"] as object), team: "a" },
+      },
+    };
     kube.put(service);
     // It reads the moved Deployment too, and shows it.
-    expect(await status(childEvent("Service", "update", service), context(kube))).toMatchObject({ decision: "StatusWritten", fields: { childReads: "shown" } });
+    expect(await status(childEvent("Service", "update", service), context(kube))).toMatchObject({
+      decision: "StatusWritten",
+      fields: { childReads: "shown" },
+    });
     expect(readKinds(kube)).toContain("Service");
     kube.put(kube.ops("replaceStatus").at(-1)!.object);
-    const back = { ...moved, metadata: { ...moved.metadata, resourceVersion: "9117" }, status: { ...(moved["status"] as object), readyReplicas: 1, availableReplicas: 1 } };
+    const back = {
+      ...moved,
+      metadata: { ...moved.metadata, resourceVersion: "9117" },
+      status: { ...(moved["status"] as object), readyReplicas: 1, availableReplicas: 1 },
+    };
     kube.put(back);
     kube.calls.length = 0;
     expect((await status(childEvent("Deployment", "update", back), context(kube))).decision).toBe("StatusWritten");
@@ -401,45 +613,104 @@ describe("a change of a child status shows, under a status that vouches for the 
 
   it("reads the DGD and every child when the children are off the recorded decision (a withdrawal that deleted the Service before its status was written), and shows the withdrawal", async () => {
     const { kube } = await settled("9104");
-    const service = (await kube.client.get({ apiVersion: "v1", kind: "Service", namespace: "team-a", name: "g1-pool-relay" }))!;
-    await kube.client.deleteExact({ apiVersion: config.dgdApiVersion, kind: "DynamoGraphDeployment", namespace: "team-a", name: "g1" }, "dgd-uid");
-    await kube.client.deleteExact({ apiVersion: "v1", kind: "Service", namespace: "team-a", name: "g1-pool-relay" }, UID);
+    const service = (await kube.client.get({
+      apiVersion: "v1",
+      kind: "Service",
+      namespace: "team-a",
+      name: "g1-pool-relay",
+    }))!;
+    await kube.client.deleteExact(
+      { apiVersion: config.dgdApiVersion, kind: "DynamoGraphDeployment", namespace: "team-a", name: "g1" },
+      "dgd-uid",
+    );
+    await kube.client.deleteExact(
+      { apiVersion: "v1", kind: "Service", namespace: "team-a", name: "g1-pool-relay" },
+      UID,
+    );
     kube.calls.length = 0;
     const result = await status(childEvent("Service", "delete", service), context(kube));
-    expect(result).toMatchObject({ decision: "StatusWritten", fields: { childReads: "all", ready: "False", reason: "NotEligible" } });
+    expect(result).toMatchObject({
+      decision: "StatusWritten",
+      fields: { childReads: "all", ready: "False", reason: "NotEligible" },
+    });
     expect(result.reply).toBeUndefined();
     expect(readKinds(kube)).toContain("DynamoGraphDeployment");
-    const conditions = (kube.ops("replaceStatus").at(-1)!.object["status"] as { conditions: { type: string; reason: string }[] }).conditions;
-    expect(Object.fromEntries(conditions.map((c) => [c.type, c.reason]))).toMatchObject({ Ready: "NotEligible", ServicePublished: "Withdrawn" });
+    const conditions = (
+      kube.ops("replaceStatus").at(-1)!.object["status"] as { conditions: { type: string; reason: string }[] }
+    ).conditions;
+    expect(Object.fromEntries(conditions.map((c) => [c.type, c.reason]))).toMatchObject({
+      Ready: "NotEligible",
+      ServicePublished: "Withdrawn",
+    });
   });
 
   it("reads the DGD and every child when a report from apply shares the run with a Deployment change, and shows the rollout apply wrote but did not show", async () => {
     const { kube, moved } = await settled("9106");
     // Apply's rollout: the DGD moved to new workers, and apply wrote their sources document, but
     // lost its status write to a concurrent one; the ConfigMap's event waits for its report.
-    const rolled = { ...dgd, status: { components: { w: { componentKind: "Deployment", componentNames: ["g1-w-bbbb2222"] } } } };
+    const rolled = {
+      ...dgd,
+      status: { components: { w: { componentKind: "Deployment", componentNames: ["g1-w-bbbb2222"] } } },
+    };
     const decision = decide(dpr, rolled, config.defaults) as Extract<Decision, { action: "apply" }>;
-    const live = liveChildren({ dprUid: UID, clusterID: "dc-1", connectionRevision: decision.connectionRevision, sourcesText: decision.sources.text, appliedHash: appliedHashes(desiredChildren(decision)) });
+    const live = liveChildren({
+      dprUid: UID,
+      clusterID: "dc-1",
+      connectionRevision: decision.connectionRevision,
+      sourcesText: decision.sources.text,
+      appliedHash: appliedHashes(desiredChildren(decision)),
+    });
     kube.put(rolled as unknown as KubeObject);
-    kube.put({ ...(live.ConfigMap as unknown as KubeObject), metadata: { ...(live.ConfigMap as unknown as KubeObject).metadata, resourceVersion: "9107" } });
+    kube.put({
+      ...(live.ConfigMap as unknown as KubeObject),
+      metadata: { ...(live.ConfigMap as unknown as KubeObject).metadata, resourceVersion: "9107" },
+    });
     kube.calls.length = 0;
     const period = batchPeriod();
-    const results = await Promise.all([status(childEvent("Deployment", "update", moved), context(kube, period.sleep)), status(applied(), context(kube, period.sleep))]);
+    const results = await Promise.all([
+      status(childEvent("Deployment", "update", moved), context(kube, period.sleep)),
+      status(applied(), context(kube, period.sleep)),
+    ]);
     expect(results.map((r) => r.fields?.["coalesced"])).toEqual([undefined, true]);
     expect(results[0]).toMatchObject({ fields: { childReads: "all" } });
     expect(readKinds(kube)).toContain("DynamoGraphDeployment");
-    expect(kube.ops("replaceStatus").at(-1)!.object["status"]).toMatchObject({ workerNamespaces: decision.workerNamespaces, sourcesRevision: decision.sources.revision });
+    expect(kube.ops("replaceStatus").at(-1)!.object["status"]).toMatchObject({
+      workerNamespaces: decision.workerNamespaces,
+      sourcesRevision: decision.sources.revision,
+    });
   });
 
   it("reads every child on a ConfigMap's change", async () => {
     const { kube } = await settled("9102");
-    const configMap = (await kube.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "team-a", name: "g1-pool-relay" }))!;
+    const configMap = (await kube.client.get({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      namespace: "team-a",
+      name: "g1-pool-relay",
+    }))!;
     kube.calls.length = 0;
-    const edited = { ...configMap, metadata: { ...configMap.metadata, resourceVersion: "9103", managedFields: [] }, data: { "sources.json": "{}" } };
+    const edited = {
+      ...configMap,
+      metadata: { ...configMap.metadata, resourceVersion: "9103", managedFields: [] },
+      data: { "sources.json": "{}" },
+    };
     kube.put(edited);
-    expect(await status(childEvent("ConfigMap", "update", edited), context(kube))).toMatchObject({ fields: { childReads: "all" } });
+    expect(await status(childEvent("ConfigMap", "update", edited), context(kube))).toMatchObject({
+      fields: { childReads: "all" },
+    });
     expect(readKinds(kube)[0]).toBe("DynamoPoolRelay");
     expect(kube.readBeforeDpr).toEqual([]);
-    expect(new Set(readKinds(kube).slice(1))).toEqual(new Set(["DynamoGraphDeployment", "ServiceAccount", "Role", "RoleBinding", "ConfigMap", "Deployment", "Service", "EndpointSlice"]));
+    expect(new Set(readKinds(kube).slice(1))).toEqual(
+      new Set([
+        "DynamoGraphDeployment",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "ConfigMap",
+        "Deployment",
+        "Service",
+        "EndpointSlice",
+      ]),
+    );
   });
 });

@@ -17,7 +17,16 @@ import { SeenVersions, childVersions } from "../../shared/seen-versions.ts";
 import { planStatus, remembersReads, type StatusPlanInput } from "../../shared/status-plan.ts";
 import type { ObjectRef } from "../../shared/kube/client.ts";
 import type { ObservedDeployment } from "../../shared/status.ts";
-import { coalescing, eventFields, mustClassify, relayEndpointSlices, writeStatus, type Context, type Handler, type Result } from "../runtime/handler.ts";
+import {
+  coalescing,
+  eventFields,
+  mustClassify,
+  relayEndpointSlices,
+  writeStatus,
+  type Context,
+  type Handler,
+  type Result,
+} from "../runtime/handler.ts";
 
 export const SOURCE = "/dynamo-pool-relay/status";
 /** Concurrent events for one key race on the status write; the loser re-reads and recomputes at once. */
@@ -27,11 +36,26 @@ const SEEN_CAPACITY = 10_000;
 
 const seen = new SeenVersions(SEEN_CAPACITY);
 
-const dprRef = (key: DprKey): ObjectRef => ({ apiVersion: API_VERSION, kind: KIND, namespace: key.namespace, name: key.name });
+const dprRef = (key: DprKey): ObjectRef => ({
+  apiVersion: API_VERSION,
+  kind: KIND,
+  namespace: key.namespace,
+  name: key.name,
+});
 
-async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInput, offRecord = false): Promise<Result> {
+async function reconcileStatus(
+  event: CloudEvent,
+  ctx: Context,
+  input: StatusInput,
+  offRecord = false,
+): Promise<Result> {
   const { key } = input;
-  const ref = (apiVersion: string, kind: string, name = childName(key.name)) => ({ apiVersion, kind, namespace: key.namespace, name });
+  const ref = (apiVersion: string, kind: string, name = childName(key.name)) => ({
+    apiVersion,
+    kind,
+    namespace: key.namespace,
+    name,
+  });
 
   // 2. Read the DynamoPoolRelay first, so that a status written after this read, from newer
   // children, makes this run's write fail; then what the plan asks for.
@@ -44,9 +68,11 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   const { recorded } = reads;
   if (reads.answer) return { decision: reads.answer, fields: { key, childReads: "none" } };
   const wants = (kind: Read) => reads.reads.includes(kind);
-  const get = <T,>(kind: Read, apiVersion: string) => (wants(kind) ? ctx.kube.get<T>(ref(apiVersion, kind)) : undefined);
+  const get = <T>(kind: Read, apiVersion: string) => (wants(kind) ? ctx.kube.get<T>(ref(apiVersion, kind)) : undefined);
   const [dgd, deployment, service, endpointSlices, serviceAccount, role, roleBinding, configMap] = await Promise.all([
-    wants("DynamoGraphDeployment") ? ctx.kube.get(ref(ctx.config.dgdApiVersion, "DynamoGraphDeployment", key.name)) : undefined,
+    wants("DynamoGraphDeployment")
+      ? ctx.kube.get(ref(ctx.config.dgdApiVersion, "DynamoGraphDeployment", key.name))
+      : undefined,
     get<LiveObject & ObservedDeployment>("Deployment", "apps/v1"),
     get<LiveObject>("Service", "v1"),
     wants("EndpointSlice") ? relayEndpointSlices(ctx.kube, key) : [],
@@ -60,14 +86,41 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   const decision = recorded ?? decide(dpr, dgd, ctx.config.defaults);
   // A child not read is absent from the observed world: as the stored status, which vouched for it, has it.
   const unread = recorded ? {} : { serviceAccount, role, roleBinding, configMap };
-  const observed: StatusPlanInput["observed"] = { ...unread, deployment, ...(wants("Service") ? { service } : {}), endpointSlices };
-  const plan = planStatus({ dpr, decision, observed, changed: input.changed, ...(input.failure ? { failure: input.failure } : {}), now: ctx.now() });
+  const observed: StatusPlanInput["observed"] = {
+    ...unread,
+    deployment,
+    ...(wants("Service") ? { service } : {}),
+    endpointSlices,
+  };
+  const plan = planStatus({
+    dpr,
+    decision,
+    observed,
+    changed: input.changed,
+    ...(input.failure ? { failure: input.failure } : {}),
+    now: ctx.now(),
+  });
   // Children off the recorded decision may carry a newer one (a withdrawal that deleted the Service
   // before its status was written): only the DGD can tell, so read everything.
   if (recorded && !plan.reflects) return reconcileStatus(event, ctx, input, true);
   const ready = plan.status.conditions?.find((c) => c.type === "Ready");
-  const fields = { key, childReads: recorded ? "shown" : "all", reflects: plan.reflects, ready: ready?.status, reason: ready?.reason, observedGeneration: plan.status.observedGeneration };
-  const reply = plan.drift ? { reply: productEvent(EventType.Reconcile, { ...key, cause: "Drift" }, { source: SOURCE, cause: event.id, time: ctx.now() }) } : {};
+  const fields = {
+    key,
+    childReads: recorded ? "shown" : "all",
+    reflects: plan.reflects,
+    ready: ready?.status,
+    reason: ready?.reason,
+    observedGeneration: plan.status.observedGeneration,
+  };
+  const reply = plan.drift
+    ? {
+        reply: productEvent(
+          EventType.Reconcile,
+          { ...key, cause: "Drift" },
+          { source: SOURCE, cause: event.id, time: ctx.now() },
+        ),
+      }
+    : {};
 
   const read = [
     ...(wants("ConfigMap") ? [{ kind: "ConfigMap", objects: [configMap] }] : []),
@@ -79,7 +132,13 @@ async function reconcileStatus(event: CloudEvent, ctx: Context, input: StatusInp
   // 4. Write only a change.
   const written = plan.write ? await writeStatus(ctx, dpr, plan.status, Reporter.Status) : undefined;
   const statusAt = written ? written.resourceVersion : dpr.metadata.resourceVersion;
-  if (remembersReads(plan)) seen.record(keyString(key), childVersions(read), read.map((r) => r.kind), statusAt);
+  if (remembersReads(plan))
+    seen.record(
+      keyString(key),
+      childVersions(read),
+      read.map((r) => r.kind),
+      statusAt,
+    );
   if (!written) return { decision: "Unchanged", fields, ...reply };
   return { decision: "StatusWritten", fields: { ...fields, ...eventFields(written.events) }, ...reply };
 }
@@ -115,14 +174,23 @@ export const status: Handler = async (event, ctx) => {
     const known = judge();
     reads = planReads({ fn: "status", input, seen: known });
     if (reads.answer === "SeenIfUnwritten") {
-      const unwritten = seen.unwritten(key, (await ctx.kube.get<DynamoPoolRelay>(dprRef(input.key)))?.metadata.resourceVersion);
+      const unwritten = seen.unwritten(
+        key,
+        (await ctx.kube.get<DynamoPoolRelay>(dprRef(input.key)))?.metadata.resourceVersion,
+      );
       reads = planReads({ fn: "status", input, seen: known, unwritten });
-      if (reads.answer === "Seen") return { decision: "Seen", fields: { key: input.key, version: input.version, statusUnchanged: true } };
+      if (reads.answer === "Seen")
+        return { decision: "Seen", fields: { key: input.key, version: input.version, statusUnchanged: true } };
     }
   }
-  if (reads.answer) return { decision: reads.answer, fields: { key: input.key, ...(reads.answer === "ShownByApply" ? {} : { version: input.version }) } };
+  if (reads.answer)
+    return {
+      decision: reads.answer,
+      fields: { key: input.key, ...(reads.answer === "ShownByApply" ? {} : { version: input.version }) },
+    };
   // With a batch period set (STATUS_BATCH_MS), a child change lets the rest of its burst gather;
   // a report from apply (which comes after the writes whose events it would wait for) starts at once.
-  const batch = input.changed.length > 0 && ctx.config.statusBatchMs > 0 ? () => ctx.sleep(ctx.config.statusBatchMs) : undefined;
+  const batch =
+    input.changed.length > 0 && ctx.config.statusBatchMs > 0 ? () => ctx.sleep(ctx.config.statusBatchMs) : undefined;
   return runs(input.key, input, (merged) => withRetries(event, ctx, merged), batch);
 };

@@ -20,7 +20,15 @@ function jsonType(value: unknown): string {
   return typeof value;
 }
 
-const OPENAPI_TYPE: Record<string, string> = { int: "integer", number: "integer", string: "string", boolean: "boolean", array: "array", object: "object", record: "object" };
+const OPENAPI_TYPE: Record<string, string> = {
+  int: "integer",
+  number: "integer",
+  string: "string",
+  boolean: "boolean",
+  array: "array",
+  object: "object",
+  record: "object",
+};
 
 const quoted = (value: unknown) => JSON.stringify(value);
 
@@ -33,15 +41,19 @@ function fieldMessage(issue: Issue): string {
       if (input === undefined) return `${at}: Required value`;
       return `${at}: Invalid value: ${quoted(jsonType(input))}: ${at} in body must be of type ${OPENAPI_TYPE[issue.expected] ?? issue.expected}: ${quoted(jsonType(input))}`;
     case "too_small":
-      if (issue.origin === "string") return `${at}: Invalid value: ${quoted(input)}: ${at} in body should be at least ${issue.minimum} chars long`;
-      if (issue.origin === "array") return `${at}: Invalid value: ${(input as unknown[]).length}: ${at} in body should have at least ${issue.minimum} items`;
+      if (issue.origin === "string")
+        return `${at}: Invalid value: ${quoted(input)}: ${at} in body should be at least ${issue.minimum} chars long`;
+      if (issue.origin === "array")
+        return `${at}: Invalid value: ${(input as unknown[]).length}: ${at} in body should have at least ${issue.minimum} items`;
       return `${at}: Invalid value: ${quoted(input)}: ${at} in body should be greater than or equal to ${issue.minimum}`;
     case "too_big":
       if (issue.origin === "string") return `${at}: Too long: may not be more than ${issue.maximum} bytes`;
-      if (issue.origin === "array") return `${at}: Too many: ${(input as unknown[]).length}: must have at most ${issue.maximum} items`;
+      if (issue.origin === "array")
+        return `${at}: Too many: ${(input as unknown[]).length}: must have at most ${issue.maximum} items`;
       return `${at}: Invalid value: ${quoted(input)}: ${at} in body should be less than or equal to ${issue.maximum}`;
     case "invalid_format":
-      if (issue.format === "regex" && issue.pattern) return `${at}: Invalid value: ${quoted(input)}: ${at} in body should match '${issue.pattern.replace(/^\/(.*)\/[a-z]*$/, "$1")}'`;
+      if (issue.format === "regex" && issue.pattern)
+        return `${at}: Invalid value: ${quoted(input)}: ${at} in body should match '${issue.pattern.replace(/^\/(.*)\/[a-z]*$/, "$1")}'`;
       return `${at}: Invalid value: ${quoted(input)}: ${issue.message}`;
     case "invalid_value":
       return `${at}: Unsupported value: ${quoted(input)}: supported values: ${issue.values.map(quoted).join(", ")}`;
@@ -70,7 +82,8 @@ function firstStringFailure(issues: readonly Issue[]): Issue[] {
   return issues.filter((i) => stringRank(i) === undefined || best.get(dotPath(i.path)) === i);
 }
 
-const isCel = (issue: Issue) => issue.code === "custom" && (issue.params as { cel?: boolean } | undefined)?.cel === true;
+const isCel = (issue: Issue) =>
+  issue.code === "custom" && (issue.params as { cel?: boolean } | undefined)?.cel === true;
 
 /**
  * The API server's answer to creating the object. Parse with `{ reportInput: true }`: the

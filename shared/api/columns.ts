@@ -23,15 +23,49 @@ export const ResyncColumn = {
  * leaves the definitions out.
  */
 export const printerColumns = () => [
-  { name: ResyncColumn.Ready, type: "string", jsonPath: readyCondition("status"), description: "Whether the Relay listens behind its published Service" },
+  {
+    name: ResyncColumn.Ready,
+    type: "string",
+    jsonPath: readyCondition("status"),
+    description: "Whether the Relay listens behind its published Service",
+  },
   // A printer column is one JSONPath, so ready/desired (as kubectl get deploy shows READY) is a status field.
-  { name: "Replicas", type: "string", jsonPath: ".status.readyOfDesired", description: "Ready Relay pods / desired (spec.replicas)" },
+  {
+    name: "Replicas",
+    type: "string",
+    jsonPath: ".status.readyOfDesired",
+    description: "Ready Relay pods / desired (spec.replicas)",
+  },
   { name: "Endpoint", type: "string", jsonPath: ".status.serviceEndpoint", description: "gRPC address of the Relay" },
-  { name: ResyncColumn.Reason, type: "string", jsonPath: readyCondition("reason"), priority: 1, description: "Why the Relay is or is not Ready" },
-  { name: ResyncColumn.Generation, type: "integer", jsonPath: ".metadata.generation", priority: 1, description: "The spec's generation" },
-  { name: ResyncColumn.Observed, type: "integer", jsonPath: ".status.observedGeneration", priority: 1, description: "The generation the status reflects: behind Generation while a change is being reconciled" },
+  {
+    name: ResyncColumn.Reason,
+    type: "string",
+    jsonPath: readyCondition("reason"),
+    priority: 1,
+    description: "Why the Relay is or is not Ready",
+  },
+  {
+    name: ResyncColumn.Generation,
+    type: "integer",
+    jsonPath: ".metadata.generation",
+    priority: 1,
+    description: "The spec's generation",
+  },
+  {
+    name: ResyncColumn.Observed,
+    type: "integer",
+    jsonPath: ".status.observedGeneration",
+    priority: 1,
+    description: "The generation the status reflects: behind Generation while a change is being reconciled",
+  },
   // The resync lists every namespace's objects as a Table without the objects, so it has the
   // namespace only as a cell (kubectl's own NAMESPACE column with -A comes from the object).
-  { name: ResyncColumn.Namespace, type: "string", jsonPath: ".metadata.namespace", priority: 1, description: "Namespace of the DynamoPoolRelay" },
+  {
+    name: ResyncColumn.Namespace,
+    type: "string",
+    jsonPath: ".metadata.namespace",
+    priority: 1,
+    description: "Namespace of the DynamoPoolRelay",
+  },
   { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
 ];

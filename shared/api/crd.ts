@@ -1,5 +1,16 @@
 /** The DynamoPoolRelay CustomResourceDefinition, built from the zod schema. */
-import { CATEGORY, GROUP, KIND, LABEL_NAME, LABEL_PART_OF, PLURAL, PRODUCT, SHORT_NAME, SINGULAR, VERSION } from "../names.ts";
+import {
+  CATEGORY,
+  GROUP,
+  KIND,
+  LABEL_NAME,
+  LABEL_PART_OF,
+  PLURAL,
+  PRODUCT,
+  SHORT_NAME,
+  SINGULAR,
+  VERSION,
+} from "../names.ts";
 import { DynamoPoolRelaySpec, DynamoPoolRelayStatus, ROOT_VALIDATIONS } from "./dynamo-pool-relay.ts";
 import { printerColumns } from "./columns.ts";
 import { toOpenApi } from "./openapi.ts";
@@ -15,7 +26,14 @@ export function dynamoPoolRelayCrd() {
     },
     spec: {
       group: GROUP,
-      names: { kind: KIND, listKind: `${KIND}List`, plural: PLURAL, singular: SINGULAR, shortNames: [SHORT_NAME], categories: [CATEGORY] },
+      names: {
+        kind: KIND,
+        listKind: `${KIND}List`,
+        plural: PLURAL,
+        singular: SINGULAR,
+        shortNames: [SHORT_NAME],
+        categories: [CATEGORY],
+      },
       scope: "Namespaced",
       versions: [
         {
@@ -26,12 +44,17 @@ export function dynamoPoolRelayCrd() {
             status: {},
             // For `kubectl scale dpr` and HorizontalPodAutoscalers. spec.replicas is always there (it
             // defaults), as the scale subresource needs; the selector finds the pods for pod metrics.
-            scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.labelSelector" },
+            scale: {
+              specReplicasPath: ".spec.replicas",
+              statusReplicasPath: ".status.replicas",
+              labelSelectorPath: ".status.labelSelector",
+            },
           },
           additionalPrinterColumns: printerColumns(),
           schema: {
             openAPIV3Schema: {
-              description: "DynamoPoolRelay runs the PoolRelay for the DynamoGraphDeployment of the same name and publishes it as the Service <name>-pool-relay.",
+              description:
+                "DynamoPoolRelay runs the PoolRelay for the DynamoGraphDeployment of the same name and publishes it as the Service <name>-pool-relay.",
               type: "object",
               required: ["spec"],
               properties: {

@@ -37,7 +37,9 @@ describe("referenceTable", () => {
       tags: z.optional(z.array(z.string())),
       matrix: z.optional(z.array(z.array(z.int()))),
       labels: z.optional(z.record(z.string(), z.string())),
-      quantities: z.optional(z.record(z.string(), z.union([z.int(), z.string()]).check(z.meta({ "x-kubernetes-int-or-string": true })))),
+      quantities: z.optional(
+        z.record(z.string(), z.union([z.int(), z.string()]).check(z.meta({ "x-kubernetes-int-or-string": true }))),
+      ),
       size: z.optional(z.union([z.int(), z.string()]).check(z.meta({ "x-kubernetes-int-or-string": true }))),
       anything: z.optional(z.unknown()),
     });
@@ -59,8 +61,12 @@ describe("referenceTable", () => {
 
   it("lists the fields of a nested object under its dotted path, but not those of an object that keeps unknown fields", () => {
     const schema = z.object({
-      resources: z.object({ limits: z.object({ cpu: z.string().check(z.meta({ description: "CPU." })) }) }).check(z.meta({ description: "Resources." })),
-      affinity: z.optional(z.looseObject({ nodeAffinity: z.optional(z.string()) })).check(z.meta({ description: "Passed through." })),
+      resources: z
+        .object({ limits: z.object({ cpu: z.string().check(z.meta({ description: "CPU." })) }) })
+        .check(z.meta({ description: "Resources." })),
+      affinity: z
+        .optional(z.looseObject({ nodeAffinity: z.optional(z.string()) }))
+        .check(z.meta({ description: "Passed through." })),
     });
     expect(referenceTable("spec", schema).slice(6)).toEqual([
       "| `spec.resources` | object | required | Resources. |",

@@ -17,7 +17,10 @@ function rows(schema: Schema, prefix: string): string[] {
   const required = new Set((schema["required"] ?? []) as string[]);
   return Object.entries(props).flatMap(([key, s]) => {
     const path = `${prefix}.${key}`;
-    const notes = [required.has(key) ? "required" : "", s["default"] !== undefined ? `default ${JSON.stringify(s["default"])}` : ""]
+    const notes = [
+      required.has(key) ? "required" : "",
+      s["default"] !== undefined ? `default ${JSON.stringify(s["default"])}` : "",
+    ]
       .filter(Boolean)
       .join(", ");
     const line = `| \`${path}\` | ${typeOf(s)} | ${notes} | ${String(s["description"] ?? "").replaceAll("|", "\\|")} |`;
@@ -44,5 +47,7 @@ export function referenceTable(prefix: string, schema: z.core.$ZodType): string[
 }
 
 export function apiReference(): string {
-  return [...referenceTable("spec", DynamoPoolRelaySpec), ...referenceTable("status", DynamoPoolRelayStatus)].join("\n");
+  return [...referenceTable("spec", DynamoPoolRelaySpec), ...referenceTable("status", DynamoPoolRelayStatus)].join(
+    "\n",
+  );
 }

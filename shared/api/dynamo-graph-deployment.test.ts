@@ -2,8 +2,18 @@ import { describe, expect, it } from "vitest";
 import { components, isWorker, type Component, type DynamoGraphDeployment } from "./dynamo-graph-deployment.ts";
 
 const meta = { name: "g1", namespace: "team-a" };
-const beta = (spec: DynamoGraphDeployment["spec"]): DynamoGraphDeployment => ({ apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", metadata: meta, spec });
-const alpha = (spec: DynamoGraphDeployment["spec"]): DynamoGraphDeployment => ({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoGraphDeployment", metadata: meta, spec });
+const beta = (spec: DynamoGraphDeployment["spec"]): DynamoGraphDeployment => ({
+  apiVersion: "nvidia.com/v1beta1",
+  kind: "DynamoGraphDeployment",
+  metadata: meta,
+  spec,
+});
+const alpha = (spec: DynamoGraphDeployment["spec"]): DynamoGraphDeployment => ({
+  apiVersion: "nvidia.com/v1alpha1",
+  kind: "DynamoGraphDeployment",
+  metadata: meta,
+  spec,
+});
 
 const cases: { name: string; input: DynamoGraphDeployment; expected: Component[] }[] = [
   { name: "no spec: no components", input: { ...beta(undefined), spec: undefined }, expected: [] },
@@ -12,7 +22,12 @@ const cases: { name: string; input: DynamoGraphDeployment; expected: Component[]
     input: beta({
       components: [
         { name: "fe", type: "frontend" },
-        { name: "decode", type: "decode", globalDynamoNamespace: true, podTemplate: { metadata: { annotations: { a: "1" } } } },
+        {
+          name: "decode",
+          type: "decode",
+          globalDynamoNamespace: true,
+          podTemplate: { metadata: { annotations: { a: "1" } } },
+        },
         { name: "w", globalDynamoNamespace: false, podTemplate: {} },
       ],
     }),

@@ -12,9 +12,11 @@ const V1beta1Component = z.looseObject({
   name: z.string().check(z.minLength(1)),
   type: z.optional(z.string()),
   globalDynamoNamespace: z.optional(z.boolean()),
-  podTemplate: z.optional(z.looseObject({
-    metadata: z.optional(z.looseObject({ annotations: z.optional(Annotations) })),
-  })),
+  podTemplate: z.optional(
+    z.looseObject({
+      metadata: z.optional(z.looseObject({ annotations: z.optional(Annotations) })),
+    }),
+  ),
 });
 
 const V1alpha1Service = z.looseObject({
@@ -32,13 +34,17 @@ export const DynamoGraphDeployment = z.looseObject({
   apiVersion: z.enum(["nvidia.com/v1beta1", "nvidia.com/v1alpha1"]),
   kind: z.literal("DynamoGraphDeployment"),
   metadata: ObjectMeta,
-  spec: z.optional(z.looseObject({
-    components: z.optional(z.array(V1beta1Component)),
-    services: z.optional(z.record(z.string(), z.nullable(V1alpha1Service))),
-  })),
-  status: z.optional(z.looseObject({
-    components: z.optional(z.record(z.string(), ComponentStatus)),
-  })),
+  spec: z.optional(
+    z.looseObject({
+      components: z.optional(z.array(V1beta1Component)),
+      services: z.optional(z.record(z.string(), z.nullable(V1alpha1Service))),
+    }),
+  ),
+  status: z.optional(
+    z.looseObject({
+      components: z.optional(z.record(z.string(), ComponentStatus)),
+    }),
+  ),
 });
 export type DynamoGraphDeployment = z.infer<typeof DynamoGraphDeployment>;
 

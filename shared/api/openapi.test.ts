@@ -15,7 +15,12 @@ const cases = [
   {
     name: "an object that keeps unknown fields as x-kubernetes-preserve-unknown-fields",
     schema: z.looseObject({ a: z.optional(z.string()) }).check(z.meta({ description: "Passed through." })),
-    expected: { type: "object", description: "Passed through.", properties: { a: { type: "string" } }, "x-kubernetes-preserve-unknown-fields": true },
+    expected: {
+      type: "object",
+      description: "Passed through.",
+      properties: { a: { type: "string" } },
+      "x-kubernetes-preserve-unknown-fields": true,
+    },
   },
   {
     name: "a map of strings as additionalProperties with the value's schema",
@@ -29,13 +34,31 @@ const cases = [
   },
   {
     name: "an int-or-string as anyOf integer, string, whatever the union's own members",
-    schema: z.union([z.number(), z.string()]).check(z.meta({ description: "A quantity.", "x-kubernetes-int-or-string": true })),
-    expected: { description: "A quantity.", "x-kubernetes-int-or-string": true, anyOf: [{ type: "integer" }, { type: "string" }] },
+    schema: z
+      .union([z.number(), z.string()])
+      .check(z.meta({ description: "A quantity.", "x-kubernetes-int-or-string": true })),
+    expected: {
+      description: "A quantity.",
+      "x-kubernetes-int-or-string": true,
+      anyOf: [{ type: "integer" }, { type: "string" }],
+    },
   },
   { name: "an integer without the bounds of a safe JSON number", schema: z.int(), expected: { type: "integer" } },
-  { name: "an integer with its own lower bound and no upper one", schema: z.int().check(z.minimum(-5)), expected: { type: "integer", minimum: -5 } },
-  { name: "an integer with its own upper bound and no lower one", schema: z.int().check(z.maximum(10)), expected: { type: "integer", maximum: 10 } },
-  { name: "an integer with both its own bounds", schema: z.int().check(z.minimum(0), z.maximum(10)), expected: { type: "integer", minimum: 0, maximum: 10 } },
+  {
+    name: "an integer with its own lower bound and no upper one",
+    schema: z.int().check(z.minimum(-5)),
+    expected: { type: "integer", minimum: -5 },
+  },
+  {
+    name: "an integer with its own upper bound and no lower one",
+    schema: z.int().check(z.maximum(10)),
+    expected: { type: "integer", maximum: 10 },
+  },
+  {
+    name: "an integer with both its own bounds",
+    schema: z.int().check(z.minimum(0), z.maximum(10)),
+    expected: { type: "integer", minimum: 0, maximum: 10 },
+  },
   {
     name: "a nullable field defaulting to null",
     schema: z._default(z.nullable(z.string()), null),
@@ -47,7 +70,10 @@ const cases = [
     expected: {
       type: "object",
       properties: {
-        list: { type: "array", items: { type: "object", properties: {}, "x-kubernetes-preserve-unknown-fields": true } },
+        list: {
+          type: "array",
+          items: { type: "object", properties: {}, "x-kubernetes-preserve-unknown-fields": true },
+        },
         n: { type: "integer" },
         e: { type: "string", enum: ["B", "A"] },
       },

@@ -12,7 +12,6 @@ import { KubeClient, connect } from "./client.ts";
 import { ApiError } from "./errors.ts";
 import { TEST_CERT as CERT, TEST_KEY as KEY, rejectedWith } from "../../test/kube-support.ts";
 
-
 const servers: http.Server[] = [];
 afterEach(async () => {
   vi.unstubAllEnvs();
@@ -33,7 +32,12 @@ interface Api {
 
 /** A loopback API server, TLS with the test certificate when `tls`, answering every request with a NamespaceList. */
 async function apiServer(tls: boolean): Promise<Api> {
-  const api = { seen: [] as string[], auth: [] as (string | undefined)[], ports: [] as (number | undefined)[], resumed: [] as boolean[] };
+  const api = {
+    seen: [] as string[],
+    auth: [] as (string | undefined)[],
+    ports: [] as (number | undefined)[],
+    resumed: [] as boolean[],
+  };
   const handler: http.RequestListener = (req, res) => {
     api.seen.push(`${req.method} ${req.url}`);
     api.auth.push(req.headers.authorization);
@@ -124,7 +128,8 @@ describe("connect", () => {
   it("lets the others go once the first connection has the server's session ticket, before the server answers it", async () => {
     const resumed = new Map<string, boolean>();
     let held: http.ServerResponse | undefined;
-    const answer = (res: http.ServerResponse) => res.writeHead(200, { "content-type": "application/json" }).end('{"kind":"Namespace"}');
+    const answer = (res: http.ServerResponse) =>
+      res.writeHead(200, { "content-type": "application/json" }).end('{"kind":"Namespace"}');
     const server = https.createServer({ cert: CERT, key: KEY }, (req, res) => {
       resumed.set(req.url!, (req.socket as TLSSocket).isSessionReused());
       if (req.url === "/api/v1/namespaces/slow") held = res;
@@ -156,14 +161,21 @@ describe("connect", () => {
     const api = await apiServer(true);
     const kube = new KubeClient(await connect(kubeconfig({ server: api.url }), {}));
     await expect(kube.preconnect()).resolves.toBeUndefined();
-    expect((await failure(kube.request("GET", "/api/v1/namespaces"))).message).toBe("GET /api/v1/namespaces: self-signed certificate");
+    expect((await failure(kube.request("GET", "/api/v1/namespaces"))).message).toBe(
+      "GET /api/v1/namespaces: self-signed certificate",
+    );
   });
 
   it("refuses an https API server whose certificate the kubeconfig does not vouch for", async () => {
     const api = await apiServer(true);
-    const err = await failure(new KubeClient(await connect(kubeconfig({ server: api.url }), {})).request("GET", "/api/v1/namespaces"));
+    const err = await failure(
+      new KubeClient(await connect(kubeconfig({ server: api.url }), {})).request("GET", "/api/v1/namespaces"),
+    );
     expect(err).toBeInstanceOf(ApiError);
-    expect({ reason: (err as ApiError).reason, message: err.message }).toEqual({ reason: "NetworkError", message: "GET /api/v1/namespaces: self-signed certificate" });
+    expect({ reason: (err as ApiError).reason, message: err.message }).toEqual({
+      reason: "NetworkError",
+      message: "GET /api/v1/namespaces: self-signed certificate",
+    });
     expect(api.seen).toEqual([]);
   });
 
@@ -176,7 +188,9 @@ describe("connect", () => {
 
   it("goes anonymously to a plain http:// server when the context's user is not in the kubeconfig", async () => {
     const api = await apiServer(false);
-    const kube = new KubeClient(await connect(kubeconfig({ server: api.url, user: "{token: s3cret}", currentContext: "stranger" }), {}));
+    const kube = new KubeClient(
+      await connect(kubeconfig({ server: api.url, user: "{token: s3cret}", currentContext: "stranger" }), {}),
+    );
     await expect(kube.request("GET", "/api/v1/namespaces")).resolves.toEqual({ kind: "NamespaceList", items: [] });
     expect(api.seen).toEqual(["GET /api/v1/namespaces"]);
     expect(api.auth).toEqual([undefined]);
@@ -185,7 +199,12 @@ describe("connect", () => {
   it("tunnels to an https API server through HTTPS_PROXY", async () => {
     const api = await apiServer(true);
     const proxy = await proxyTo(api);
-    const kube = new KubeClient(await connect(kubeconfig({ server: `https://kube.invalid:${api.port}`, ca: true }), { HTTPS_PROXY: proxy.url, HTTP_PROXY: "http://127.0.0.1:9" }));
+    const kube = new KubeClient(
+      await connect(kubeconfig({ server: `https://kube.invalid:${api.port}`, ca: true }), {
+        HTTPS_PROXY: proxy.url,
+        HTTP_PROXY: "http://127.0.0.1:9",
+      }),
+    );
     await expect(kube.request("GET", "/api/v1/namespaces")).resolves.toEqual({ kind: "NamespaceList", items: [] });
     expect(proxy.seen).toEqual([`CONNECT kube.invalid:${api.port}`]);
     expect(api.seen).toEqual(["GET /api/v1/namespaces"]);
@@ -194,7 +213,9 @@ describe("connect", () => {
   it("keeps a proxy's tunnel open for the next request", async () => {
     const api = await apiServer(false);
     const proxy = await proxyTo(api);
-    const kube = new KubeClient(await connect(kubeconfig({ server: `http://kube.invalid:${api.port}` }), { HTTP_PROXY: proxy.url }));
+    const kube = new KubeClient(
+      await connect(kubeconfig({ server: `http://kube.invalid:${api.port}` }), { HTTP_PROXY: proxy.url }),
+    );
     await kube.request("GET", "/api/v1/namespaces");
     await kube.request("GET", "/api/v1/pods");
     expect(api.seen).toEqual(["GET /api/v1/namespaces", "GET /api/v1/pods"]);
@@ -222,7 +243,9 @@ describe("connect", () => {
 
     it("keeps the connection alive, with the product's agent rather than client-node's", async () => {
       const api = await apiServer(true);
-      const kube = new KubeClient(await connect(kubeconfig({ server: api.url, ca: true, user: "{username: a, password: b}" }), {}));
+      const kube = new KubeClient(
+        await connect(kubeconfig({ server: api.url, ca: true, user: "{username: a, password: b}" }), {}),
+      );
       await kube.request("GET", "/api/v1/namespaces");
       await kube.request("GET", "/api/v1/pods");
       expect(api.auth).toEqual([basic, basic]);
@@ -233,7 +256,12 @@ describe("connect", () => {
     it("tunnels to an https API server through HTTPS_PROXY", async () => {
       const api = await apiServer(true);
       const proxy = await proxyTo(api);
-      const kube = new KubeClient(await connect(kubeconfig({ server: `https://kube.invalid:${api.port}`, ca: true, user: "{username: a, password: b}" }), { HTTPS_PROXY: proxy.url }));
+      const kube = new KubeClient(
+        await connect(
+          kubeconfig({ server: `https://kube.invalid:${api.port}`, ca: true, user: "{username: a, password: b}" }),
+          { HTTPS_PROXY: proxy.url },
+        ),
+      );
       await expect(kube.request("GET", "/api/v1/namespaces")).resolves.toEqual({ kind: "NamespaceList", items: [] });
       expect(proxy.seen).toEqual([`CONNECT kube.invalid:${api.port}`]);
       expect(api.auth).toEqual([basic]);

@@ -28,12 +28,20 @@ afterEach(async () => {
   await Promise.all(closers.splice(0).map((c) => c()));
 });
 
-const namespace = (_req: unknown, res: http.ServerResponse) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ kind: "Namespace" }));
+const namespace = (_req: unknown, res: http.ServerResponse) =>
+  res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ kind: "Namespace" }));
 
 /** A loopback TLS API server: HTTP/2 (with HTTP/1.1 allowed) unless `http1Only`. */
-async function apiServer(respond: Respond = namespace, http1Only = false, settings: http2.Settings = {}): Promise<{ url: string; seen: Seen; goaway: () => Promise<void> }> {
+async function apiServer(
+  respond: Respond = namespace,
+  http1Only = false,
+  settings: http2.Settings = {},
+): Promise<{ url: string; seen: Seen; goaway: () => Promise<void> }> {
   const seen: Seen = { requests: [], auth: [], connections: 0 };
-  const handler = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
+  const handler = (
+    req: http.IncomingMessage | http2.Http2ServerRequest,
+    res: http.ServerResponse | http2.Http2ServerResponse,
+  ) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -43,7 +51,9 @@ async function apiServer(respond: Respond = namespace, http1Only = false, settin
     });
   };
   const tls = { cert: TEST_CERT, key: TEST_KEY };
-  const server = http1Only ? https.createServer(tls, handler) : http2.createSecureServer({ ...tls, allowHTTP1: true, settings }, handler);
+  const server = http1Only
+    ? https.createServer(tls, handler)
+    : http2.createSecureServer({ ...tls, allowHTTP1: true, settings }, handler);
   server.on("secureConnection", () => seen.connections++);
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (s: http2.ServerHttp2Session) => (sessions.add(s), s.on("close", () => sessions.delete(s))));
@@ -54,7 +64,8 @@ async function apiServer(respond: Respond = namespace, http1Only = false, settin
     return new Promise((r) => server.close(() => r()));
   });
   // Closes every session as a restarting API server does; settles once they are closed.
-  const goaway = () => Promise.all([...sessions].map((s) => new Promise<void>((r) => s.close(r)))).then(() => undefined);
+  const goaway = () =>
+    Promise.all([...sessions].map((s) => new Promise<void>((r) => s.close(r)))).then(() => undefined);
   return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, goaway };
 }
 
@@ -78,8 +89,22 @@ async function relay(target: string): Promise<{ url: string; freeze: () => void 
   return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, freeze };
 }
 
-const client = async (url: string, options = {}) => new KubeClient(await simpleConnection({ server: url, ca: Buffer.from(TEST_CERT), token: () => "s3cret" }, {}), options);
-const CHILDREN = ["serviceaccounts", "roles", "rolebindings", "configmaps", "deployments", "services", "endpointslices", "events", "pods"];
+const client = async (url: string, options = {}) =>
+  new KubeClient(
+    await simpleConnection({ server: url, ca: Buffer.from(TEST_CERT), token: () => "s3cret" }, {}),
+    options,
+  );
+const CHILDREN = [
+  "serviceaccounts",
+  "roles",
+  "rolebindings",
+  "configmaps",
+  "deployments",
+  "services",
+  "endpointslices",
+  "events",
+  "pods",
+];
 
 describe("HTTP/2 to the API server", () => {
   it("sends the reads a first event makes at once over one connection, each with the credentials", async () => {
@@ -88,7 +113,10 @@ describe("HTTP/2 to the API server", () => {
     await kube.preconnect();
     const answers = await Promise.all(CHILDREN.map((c) => kube.request("GET", `/api/v1/namespaces/a/${c}/x`)));
     expect(answers).toEqual(CHILDREN.map(() => ({ kind: "Namespace" })));
-    expect(api.seen.requests).toEqual(["HTTP/2.0 GET /version", ...CHILDREN.map((c) => `HTTP/2.0 GET /api/v1/namespaces/a/${c}/x`)]);
+    expect(api.seen.requests).toEqual([
+      "HTTP/2.0 GET /version",
+      ...CHILDREN.map((c) => `HTTP/2.0 GET /api/v1/namespaces/a/${c}/x`),
+    ]);
     expect(api.seen.auth).toEqual(CHILDREN.map(() => "Bearer s3cret").concat("Bearer s3cret"));
     expect(api.seen.connections).toBe(1);
   });
@@ -96,10 +124,14 @@ describe("HTTP/2 to the API server", () => {
   it("keeps to the server's limit of concurrent streams: the reads beyond it wait for a stream, none is refused", async () => {
     let open = 0;
     let most = 0;
-    const api = await apiServer((req, res) => {
-      most = Math.max(most, ++open);
-      setTimeout(() => (open--, namespace(req, res)), 20);
-    }, false, { maxConcurrentStreams: 2 });
+    const api = await apiServer(
+      (req, res) => {
+        most = Math.max(most, ++open);
+        setTimeout(() => (open--, namespace(req, res)), 20);
+      },
+      false,
+      { maxConcurrentStreams: 2 },
+    );
     const kube = await client(api.url);
     const answers = await Promise.all(CHILDREN.map((c) => kube.request("GET", `/api/v1/namespaces/a/${c}/x`)));
     expect(answers).toEqual(CHILDREN.map(() => ({ kind: "Namespace" })));
@@ -111,12 +143,30 @@ describe("HTTP/2 to the API server", () => {
     const bodies: string[] = [];
     const api = await apiServer((req, res, body) => {
       bodies.push(`${req.headers["content-type"]} ${body}`);
-      if (req.url?.startsWith("/missing")) return res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ kind: "Status", reason: "NotFound", message: "not found" }));
-      res.writeHead(409, { "content-type": "application/json" }).end(JSON.stringify({ kind: "Status", reason: "Conflict", message: "the object has been modified" }));
+      if (req.url?.startsWith("/missing"))
+        return res
+          .writeHead(404, { "content-type": "application/json" })
+          .end(JSON.stringify({ kind: "Status", reason: "NotFound", message: "not found" }));
+      res
+        .writeHead(409, { "content-type": "application/json" })
+        .end(JSON.stringify({ kind: "Status", reason: "Conflict", message: "the object has been modified" }));
     });
     const kube = await client(api.url);
-    const err = await rejectedWith(kube.request("PATCH", "/api/v1/namespaces/a/configmaps/x?fieldManager=m", { kind: "ConfigMap" }, "application/apply-patch+yaml"), ApiError);
-    expect([err.status, err.reason, err.message, err.transient]).toEqual([409, "Conflict", "PATCH /api/v1/namespaces/a/configmaps/x: 409 the object has been modified", true]);
+    const err = await rejectedWith(
+      kube.request(
+        "PATCH",
+        "/api/v1/namespaces/a/configmaps/x?fieldManager=m",
+        { kind: "ConfigMap" },
+        "application/apply-patch+yaml",
+      ),
+      ApiError,
+    );
+    expect([err.status, err.reason, err.message, err.transient]).toEqual([
+      409,
+      "Conflict",
+      "PATCH /api/v1/namespaces/a/configmaps/x: 409 the object has been modified",
+      true,
+    ]);
     const missing = await rejectedWith(kube.request("GET", "/missing"), ApiError);
     expect([missing.status, missing.reason, missing.transient]).toEqual([404, "NotFound", false]);
     expect(bodies[0]).toBe('application/apply-patch+yaml {"kind":"ConfigMap"}');
@@ -126,14 +176,21 @@ describe("HTTP/2 to the API server", () => {
     const bodies: string[] = [];
     const api = await apiServer((req, res, body) => (bodies.push(`${req.method} ${body}`), namespace(req, res)));
     const kube = await client(api.url);
-    await expect(kube.deleteExact({ apiVersion: "v1", kind: "Service", namespace: "a", name: "s" }, "uid-1")).resolves.toBe("deleted");
-    expect(bodies.map((b) => JSON.parse(b.slice("DELETE ".length)))).toEqual([expect.objectContaining({ preconditions: { uid: "uid-1" } })]);
+    await expect(
+      kube.deleteExact({ apiVersion: "v1", kind: "Service", namespace: "a", name: "s" }, "uid-1"),
+    ).resolves.toBe("deleted");
+    expect(bodies.map((b) => JSON.parse(b.slice("DELETE ".length)))).toEqual([
+      expect.objectContaining({ preconditions: { uid: "uid-1" } }),
+    ]);
   });
 
   it("waits out a 429's Retry-After and asks again on the same connection", async () => {
     let calls = 0;
     const api = await apiServer((_req, res) => {
-      if (calls++ === 0) return res.writeHead(429, { "retry-after": "0", "content-type": "application/json" }).end(JSON.stringify({ kind: "Status", reason: "TooManyRequests", message: "slow down" }));
+      if (calls++ === 0)
+        return res
+          .writeHead(429, { "retry-after": "0", "content-type": "application/json" })
+          .end(JSON.stringify({ kind: "Status", reason: "TooManyRequests", message: "slow down" }));
       namespace(_req, res);
     });
     const kube = await client(api.url);
@@ -184,56 +241,80 @@ describe("HTTP/2 to the API server", () => {
 
   it("fails an opening whose server agrees on h2 and then says nothing, after the handshake timeout, and tries again on the next request", async () => {
     const accepted: tls.TLSSocket[] = [];
-    const silent = tls.createServer({ cert: TEST_CERT, key: TEST_KEY, ALPNProtocols: ["h2"] }, (socket) => void accepted.push(socket));
+    const silent = tls.createServer(
+      { cert: TEST_CERT, key: TEST_KEY, ALPNProtocols: ["h2"] },
+      (socket) => void accepted.push(socket),
+    );
     await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
     closers.push(() => new Promise((r) => (accepted.forEach((s) => s.destroy()), silent.close(() => r()))));
-    const sessions = new H2Sessions(new URL(`https://127.0.0.1:${(silent.address() as AddressInfo).port}`), { ca: TEST_CERT }, 100);
+    const sessions = new H2Sessions(
+      new URL(`https://127.0.0.1:${(silent.address() as AddressInfo).port}`),
+      { ca: TEST_CERT },
+      100,
+    );
     await expect(sessions.session()).rejects.toThrow("no TLS handshake and HTTP/2 settings within 100 ms");
     await expect(sessions.session()).rejects.toThrow("within 100 ms");
     expect(accepted).toHaveLength(2);
   });
 
-  it("keeps a connection that answers a PING when one request goes unanswered for its whole timeout: the others on it go on", { timeout: 30_000 }, async () => {
-    const api = await apiServer((req, res) => {
-      if (req.url === "/api/v1/namespaces/slow") return; // never answered; the connection is alive
-      if (req.url === "/api/v1/namespaces/later") return void setTimeout(() => namespace(req, res), REQUEST_TIMEOUT_MS - 1000);
-      namespace(req, res);
-    });
-    const kube = await client(api.url);
-    // One request the server is slow on, and one in flight beside it that it answers in time.
-    const later = kube.request("GET", "/api/v1/namespaces/later");
-    const err = await rejectedWith(kube.request("GET", "/api/v1/namespaces/slow"), ApiError);
-    expect([err.reason, err.message, err.transient]).toEqual(["Timeout", `GET /api/v1/namespaces/slow: no complete answer within ${REQUEST_TIMEOUT_MS} ms`, true]);
-    await expect(later).resolves.toEqual({ kind: "Namespace" });
-    await new Promise((r) => setTimeout(r, 500)); // the PING's answer
-    await expect(kube.request("GET", "/api/v1/namespaces/a")).resolves.toEqual({ kind: "Namespace" });
-    expect(api.seen.connections).toBe(1);
-  });
+  it(
+    "keeps a connection that answers a PING when one request goes unanswered for its whole timeout: the others on it go on",
+    { timeout: 30_000 },
+    async () => {
+      const api = await apiServer((req, res) => {
+        if (req.url === "/api/v1/namespaces/slow") return; // never answered; the connection is alive
+        if (req.url === "/api/v1/namespaces/later")
+          return void setTimeout(() => namespace(req, res), REQUEST_TIMEOUT_MS - 1000);
+        namespace(req, res);
+      });
+      const kube = await client(api.url);
+      // One request the server is slow on, and one in flight beside it that it answers in time.
+      const later = kube.request("GET", "/api/v1/namespaces/later");
+      const err = await rejectedWith(kube.request("GET", "/api/v1/namespaces/slow"), ApiError);
+      expect([err.reason, err.message, err.transient]).toEqual([
+        "Timeout",
+        `GET /api/v1/namespaces/slow: no complete answer within ${REQUEST_TIMEOUT_MS} ms`,
+        true,
+      ]);
+      await expect(later).resolves.toEqual({ kind: "Namespace" });
+      await new Promise((r) => setTimeout(r, 500)); // the PING's answer
+      await expect(kube.request("GET", "/api/v1/namespaces/a")).resolves.toEqual({ kind: "Namespace" });
+      expect(api.seen.connections).toBe(1);
+    },
+  );
 
-  it("gives a write longer than a read: a PATCH the server answers after the read timeout succeeds", { timeout: 30_000 }, async () => {
-    const api = await apiServer((req, res) => void setTimeout(() => namespace(req, res), REQUEST_TIMEOUT_MS + 1000));
-    const kube = await client(api.url);
-    const read = rejectedWith(kube.request("GET", "/api/v1/namespaces/slow"), ApiError);
-    const write = kube.request("PATCH", "/api/v1/namespaces/slow", { metadata: {} }, "application/merge-patch+json");
-    expect((await read).reason).toBe("Timeout");
-    await expect(write).resolves.toEqual({ kind: "Namespace" });
-    expect(WRITE_TIMEOUT_MS).toBeGreaterThan(REQUEST_TIMEOUT_MS + 1000);
-  });
+  it(
+    "gives a write longer than a read: a PATCH the server answers after the read timeout succeeds",
+    { timeout: 30_000 },
+    async () => {
+      const api = await apiServer((req, res) => void setTimeout(() => namespace(req, res), REQUEST_TIMEOUT_MS + 1000));
+      const kube = await client(api.url);
+      const read = rejectedWith(kube.request("GET", "/api/v1/namespaces/slow"), ApiError);
+      const write = kube.request("PATCH", "/api/v1/namespaces/slow", { metadata: {} }, "application/merge-patch+json");
+      expect((await read).reason).toBe("Timeout");
+      await expect(write).resolves.toEqual({ kind: "Namespace" });
+      expect(WRITE_TIMEOUT_MS).toBeGreaterThan(REQUEST_TIMEOUT_MS + 1000);
+    },
+  );
 
-  it("closes a connection that leaves a request unanswered and then a PING too: the next request opens a new one", { timeout: 30_000 }, async () => {
-    const api = await apiServer((req, res) => {
-      // The link dies while this request waits: no answer, no PING's answer either.
-      if (req.url === "/api/v1/namespaces/dead") return void link.freeze();
-      namespace(req, res);
-    });
-    const link = await relay(api.url);
-    const kube = await client(link.url);
-    const err = await rejectedWith(kube.request("GET", "/api/v1/namespaces/dead"), ApiError);
-    expect([err.reason, err.transient]).toEqual(["Timeout", true]);
-    await new Promise((r) => setTimeout(r, PING_TIMEOUT_MS + 500));
-    await expect(kube.request("GET", "/api/v1/namespaces/a")).resolves.toEqual({ kind: "Namespace" });
-    expect(api.seen.connections).toBe(2);
-  });
+  it(
+    "closes a connection that leaves a request unanswered and then a PING too: the next request opens a new one",
+    { timeout: 30_000 },
+    async () => {
+      const api = await apiServer((req, res) => {
+        // The link dies while this request waits: no answer, no PING's answer either.
+        if (req.url === "/api/v1/namespaces/dead") return void link.freeze();
+        namespace(req, res);
+      });
+      const link = await relay(api.url);
+      const kube = await client(link.url);
+      const err = await rejectedWith(kube.request("GET", "/api/v1/namespaces/dead"), ApiError);
+      expect([err.reason, err.transient]).toEqual(["Timeout", true]);
+      await new Promise((r) => setTimeout(r, PING_TIMEOUT_MS + 500));
+      await expect(kube.request("GET", "/api/v1/namespaces/a")).resolves.toEqual({ kind: "Namespace" });
+      expect(api.seen.connections).toBe(2);
+    },
+  );
 
   it("speaks HTTP/1.1 to a server that offers only http/1.1, from then on", async () => {
     const api = await apiServer(namespace, true);

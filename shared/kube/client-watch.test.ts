@@ -36,9 +36,13 @@ async function apiServer(watchStatus = 200, watchBody = ""): Promise<Watch> {
   const server = http.createServer((req, res) => {
     seen.push(`${req.method} ${req.url}`);
     headers.push(req.headers);
-    if (!req.url!.includes("watch=true")) return void res.writeHead(200, { "content-type": "application/json" }).end('{"kind":"List","metadata":{"resourceVersion":"100"},"items":[]}');
+    if (!req.url!.includes("watch=true"))
+      return void res
+        .writeHead(200, { "content-type": "application/json" })
+        .end('{"kind":"List","metadata":{"resourceVersion":"100"},"items":[]}');
     res.on("close", closedNow);
-    if (watchStatus !== 200) return void res.writeHead(watchStatus, { "content-type": "application/json" }).end(watchBody);
+    if (watchStatus !== 200)
+      return void res.writeHead(watchStatus, { "content-type": "application/json" }).end(watchBody);
     res.writeHead(200, { "content-type": "application/json" });
     res.flushHeaders();
     answer(res);
@@ -51,8 +55,15 @@ async function apiServer(watchStatus = 200, watchBody = ""): Promise<Watch> {
   return Object.assign(w, { url: `http://127.0.0.1:${port}`, port });
 }
 
-const credentials = (server: string) => ({ server, httpsOptions: async () => ({ headers: { Authorization: "Bearer t0ken" } }) });
-const relay = (name: string, resourceVersion: string) => ({ kind: "DynamoPoolRelay", apiVersion: "nvidia.com/v1alpha1", metadata: { name, namespace: "ns", resourceVersion } });
+const credentials = (server: string) => ({
+  server,
+  httpsOptions: async () => ({ headers: { Authorization: "Bearer t0ken" } }),
+});
+const relay = (name: string, resourceVersion: string) => ({
+  kind: "DynamoPoolRelay",
+  apiVersion: "nvidia.com/v1alpha1",
+  metadata: { name, namespace: "ns", resourceVersion },
+});
 const line = (type: string, object: unknown) => `${JSON.stringify({ type, object })}\n`;
 const write = (res: http.ServerResponse, chunk: string) => new Promise<void>((r) => res.write(chunk, () => r()));
 
@@ -75,7 +86,14 @@ describe("listAndWatch", () => {
     const api = await apiServer();
     const kube = new KubeClient(credentials(api.url));
     let watching = 0;
-    const done = kube.listAndWatch(...DPR, "app=web", () => undefined, new AbortController().signal, undefined, () => watching++);
+    const done = kube.listAndWatch(
+      ...DPR,
+      "app=web",
+      () => undefined,
+      new AbortController().signal,
+      undefined,
+      () => watching++,
+    );
     const res = await api.stream();
     res.end();
     expect(await done).toBe("100");
@@ -91,10 +109,18 @@ describe("listAndWatch", () => {
 
   it("without a selector lists and watches the whole kind", async () => {
     const api = await apiServer();
-    const done = new KubeClient(credentials(api.url)).listAndWatch(...DPR, undefined, () => undefined, new AbortController().signal);
+    const done = new KubeClient(credentials(api.url)).listAndWatch(
+      ...DPR,
+      undefined,
+      () => undefined,
+      new AbortController().signal,
+    );
     (await api.stream()).end();
     expect(await done).toBe("100");
-    expect(api.seen).toEqual(["GET /apis/nvidia.com/v1alpha1/dynamopoolrelays", "GET /apis/nvidia.com/v1alpha1/dynamopoolrelays?watch=true&allowWatchBookmarks=true&resourceVersion=100"]);
+    expect(api.seen).toEqual([
+      "GET /apis/nvidia.com/v1alpha1/dynamopoolrelays",
+      "GET /apis/nvidia.com/v1alpha1/dynamopoolrelays?watch=true&allowWatchBookmarks=true&resourceVersion=100",
+    ]);
   });
 
   it("resumes a watch from the given resourceVersion without listing again", async () => {
@@ -103,14 +129,21 @@ describe("listAndWatch", () => {
     const done = kube.listAndWatch(...DPR, undefined, () => undefined, new AbortController().signal, "250");
     (await api.stream()).end();
     expect(await done).toBe("250");
-    expect(api.seen).toEqual(["GET /apis/nvidia.com/v1alpha1/dynamopoolrelays?watch=true&allowWatchBookmarks=true&resourceVersion=250"]);
+    expect(api.seen).toEqual([
+      "GET /apis/nvidia.com/v1alpha1/dynamopoolrelays?watch=true&allowWatchBookmarks=true&resourceVersion=250",
+    ]);
     expect(kube.stats).toEqual({ reads: 1, writes: 0 });
   });
 
   it("delivers added, modified and deleted objects with their kind, however the lines fall into chunks, and ends on the last version seen", async () => {
     const api = await apiServer();
     const rec = recorder();
-    const done = new KubeClient(credentials(api.url)).listAndWatch(...DPR, undefined, rec.onEvent, new AbortController().signal);
+    const done = new KubeClient(credentials(api.url)).listAndWatch(
+      ...DPR,
+      undefined,
+      rec.onEvent,
+      new AbortController().signal,
+    );
     const res = await api.stream();
     // A keep-alive blank line first, two events in one chunk, one event split over two chunks.
     const { kind: _k, apiVersion: _a, ...bare } = relay("c", "103");
@@ -120,7 +153,14 @@ describe("listAndWatch", () => {
     await write(res, split.slice(0, 20));
     await write(res, `${split.slice(20)}   \n`);
     await rec.count(3);
-    await write(res, line("BOOKMARK", { kind: "DynamoPoolRelay", apiVersion: "nvidia.com/v1alpha1", metadata: { resourceVersion: "140" } }));
+    await write(
+      res,
+      line("BOOKMARK", {
+        kind: "DynamoPoolRelay",
+        apiVersion: "nvidia.com/v1alpha1",
+        metadata: { resourceVersion: "140" },
+      }),
+    );
     res.end();
     expect(await done).toBe("140");
     expect(rec.events).toEqual([
@@ -133,7 +173,12 @@ describe("listAndWatch", () => {
   it("keeps the last resourceVersion when an event carries none", async () => {
     const api = await apiServer();
     const rec = recorder();
-    const done = new KubeClient(credentials(api.url)).listAndWatch(...DPR, undefined, rec.onEvent, new AbortController().signal);
+    const done = new KubeClient(credentials(api.url)).listAndWatch(
+      ...DPR,
+      undefined,
+      rec.onEvent,
+      new AbortController().signal,
+    );
     const res = await api.stream();
     await write(res, line("MODIFIED", relay("a", "120")));
     await write(res, line("BOOKMARK", {}));
@@ -145,12 +190,34 @@ describe("listAndWatch", () => {
   it("stops on an ERROR event with its code and message, and closes the watch", async () => {
     const api = await apiServer();
     const rec = recorder();
-    const done = new KubeClient(credentials(api.url)).listAndWatch(...DPR, undefined, rec.onEvent, new AbortController().signal);
+    const done = new KubeClient(credentials(api.url)).listAndWatch(
+      ...DPR,
+      undefined,
+      rec.onEvent,
+      new AbortController().signal,
+    );
     const res = await api.stream();
-    await write(res, line("ERROR", { kind: "Status", apiVersion: "v1", status: "Failure", reason: "Expired", code: 410, message: "too old resource version: 100 (200)" }) + line("ADDED", relay("late", "201")));
-    const err = await done.then(() => undefined, (e: unknown) => e);
+    await write(
+      res,
+      line("ERROR", {
+        kind: "Status",
+        apiVersion: "v1",
+        status: "Failure",
+        reason: "Expired",
+        code: 410,
+        message: "too old resource version: 100 (200)",
+      }) + line("ADDED", relay("late", "201")),
+    );
+    const err = await done.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ApiError);
-    expect({ status: (err as ApiError).status, reason: (err as ApiError).reason, message: (err as ApiError).message }).toEqual({
+    expect({
+      status: (err as ApiError).status,
+      reason: (err as ApiError).reason,
+      message: (err as ApiError).message,
+    }).toEqual({
       status: 410,
       reason: "WatchError",
       message: "watch /apis/nvidia.com/v1alpha1/dynamopoolrelays: too old resource version: 100 (200)",
@@ -161,19 +228,39 @@ describe("listAndWatch", () => {
 
   it("an ERROR event without a code is a 500", async () => {
     const api = await apiServer();
-    const done = new KubeClient(credentials(api.url)).listAndWatch(...DPR, undefined, () => undefined, new AbortController().signal);
+    const done = new KubeClient(credentials(api.url)).listAndWatch(
+      ...DPR,
+      undefined,
+      () => undefined,
+      new AbortController().signal,
+    );
     await write(await api.stream(), line("ERROR", { kind: "Status", message: "internal error" }));
-    const err = await done.then(() => undefined, (e: unknown) => e);
+    const err = await done.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).status).toBe(500);
   });
 
   it("fails with WatchFailed when the API server refuses the watch, and frees the connection", async () => {
-    const api = await apiServer(410, JSON.stringify({ kind: "Status", reason: "Gone", code: 410, message: "too old resource version" }));
+    const api = await apiServer(
+      410,
+      JSON.stringify({ kind: "Status", reason: "Gone", code: 410, message: "too old resource version" }),
+    );
     const kube = new KubeClient(credentials(api.url));
-    const err = await kube.listAndWatch(...DPR, undefined, () => undefined, new AbortController().signal, "5").then(() => undefined, (e: unknown) => e);
+    const err = await kube
+      .listAndWatch(...DPR, undefined, () => undefined, new AbortController().signal, "5")
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(ApiError);
-    expect({ status: (err as ApiError).status, reason: (err as ApiError).reason, message: (err as ApiError).message }).toEqual({
+    expect({
+      status: (err as ApiError).status,
+      reason: (err as ApiError).reason,
+      message: (err as ApiError).message,
+    }).toEqual({
       status: 410,
       reason: "WatchFailed",
       message: "watch /apis/nvidia.com/v1alpha1/dynamopoolrelays: 410",
@@ -211,7 +298,13 @@ describe("listAndWatch", () => {
 
   it("fails when the connection is reset mid-watch", async () => {
     const api = await apiServer();
-    const done = new KubeClient(credentials(api.url)).listAndWatch(...DPR, undefined, () => undefined, new AbortController().signal, "9");
+    const done = new KubeClient(credentials(api.url)).listAndWatch(
+      ...DPR,
+      undefined,
+      () => undefined,
+      new AbortController().signal,
+      "9",
+    );
     const res = await api.stream();
     await write(res, line("ADDED", relay("a", "10")).slice(0, 10));
     res.socket!.destroy();
@@ -222,7 +315,13 @@ describe("listAndWatch", () => {
     const api = await apiServer();
     servers.splice(0).forEach((s) => s.close());
     await new Promise((r) => setImmediate(r));
-    const done = new KubeClient(credentials(api.url)).listAndWatch(...DPR, undefined, () => undefined, new AbortController().signal, "9");
+    const done = new KubeClient(credentials(api.url)).listAndWatch(
+      ...DPR,
+      undefined,
+      () => undefined,
+      new AbortController().signal,
+      "9",
+    );
     await expect(done).rejects.toThrow(`connect ECONNREFUSED 127.0.0.1:${api.port}`);
   });
 });

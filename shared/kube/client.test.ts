@@ -29,7 +29,6 @@ async function serve(handler: http.RequestListener): Promise<{ url: string; port
   return { url: `http://127.0.0.1:${port}`, port, seen };
 }
 
-
 /** A clock that stands still and records the sleeps asked of it. */
 function stillClock(): Clock & { slept: number[] } {
   const slept: number[] = [];
@@ -81,7 +80,9 @@ describe("a request always settles", () => {
     while (api.seen.length === 0) await new Promise<void>((r) => setTimeout(r, 1));
     deadline.abort();
     expect((await failure(pending)).reason).toBe("DeadlineExceeded");
-    expect((await failure(kube.request("PATCH", "/api/v1/namespaces/a/services/b", {}))).reason).toBe("DeadlineExceeded");
+    expect((await failure(kube.request("PATCH", "/api/v1/namespaces/a/services/b", {}))).reason).toBe(
+      "DeadlineExceeded",
+    );
     expect(api.seen).toEqual(["GET /api/v1/namespaces/a/services/b"]);
     expect(kube.stats).toEqual({ reads: 1, writes: 0 });
     await connectionClosed;
@@ -92,7 +93,9 @@ describe("a request always settles", () => {
     const deadline = new AbortController();
     const slowCredentials = { server: api.url, httpsOptions: async () => (deadline.abort(), {}) };
     const kube = new KubeClient(slowCredentials, { signal: deadline.signal });
-    expect((await failure(kube.request("PATCH", "/api/v1/namespaces/a/configmaps/b", {}))).reason).toBe("DeadlineExceeded");
+    expect((await failure(kube.request("PATCH", "/api/v1/namespaces/a/configmaps/b", {}))).reason).toBe(
+      "DeadlineExceeded",
+    );
     expect(api.seen).toEqual([]);
     expect(kube.stats).toEqual({ reads: 0, writes: 0 });
   });
@@ -133,15 +136,36 @@ describe("a request's time limit", () => {
   /** Whether the promise has settled, after the I/O callbacks now due have run. */
   async function settledYet(p: Promise<unknown>): Promise<boolean> {
     let settled = false;
-    p.then(() => (settled = true), () => (settled = true));
+    p.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
     await new Promise<void>((r) => setImmediate(r));
     return settled;
   }
 
   const cases = [
-    { name: "without a deadline, 10 s: the request's own limit", deadline: undefined, ms: 10_000, reason: "Timeout", message: "GET /api/v1/namespaces: no complete answer within 10000 ms" },
-    { name: "with the deadline exactly 10 s away, the request's own limit", deadline: 10_000, ms: 10_000, reason: "Timeout", message: "GET /api/v1/namespaces: no complete answer within 10000 ms" },
-    { name: "with a nearer deadline, the deadline", deadline: 4_000, ms: 4_000, reason: "DeadlineExceeded", message: "GET /api/v1/namespaces: cut off, the invocation's deadline has passed" },
+    {
+      name: "without a deadline, 10 s: the request's own limit",
+      deadline: undefined,
+      ms: 10_000,
+      reason: "Timeout",
+      message: "GET /api/v1/namespaces: no complete answer within 10000 ms",
+    },
+    {
+      name: "with the deadline exactly 10 s away, the request's own limit",
+      deadline: 10_000,
+      ms: 10_000,
+      reason: "Timeout",
+      message: "GET /api/v1/namespaces: no complete answer within 10000 ms",
+    },
+    {
+      name: "with a nearer deadline, the deadline",
+      deadline: 4_000,
+      ms: 4_000,
+      reason: "DeadlineExceeded",
+      message: "GET /api/v1/namespaces: cut off, the invocation's deadline has passed",
+    },
   ];
   it.each(cases)("is, $name", async ({ deadline, ms, reason, message }) => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
@@ -163,7 +187,10 @@ describe("a request's time limit", () => {
     let answer!: () => void;
     const api = await serve((_req, res) => (answer = () => res.end('{"kind":"Namespace"}')));
     const invocation = new AbortController();
-    const pending = new KubeClient(plain(api.url), { signal: invocation.signal }).request("GET", "/api/v1/namespaces/a");
+    const pending = new KubeClient(plain(api.url), { signal: invocation.signal }).request(
+      "GET",
+      "/api/v1/namespaces/a",
+    );
     while (api.seen.length === 0) await new Promise<void>((r) => setImmediate(r));
     expect(vi.getTimerCount()).toBe(1);
     expect(getEventListeners(invocation.signal, "abort")).toHaveLength(1);
@@ -234,7 +261,9 @@ describe("429 Retry-After", () => {
   it("does not wait past the deadline: the error carries Retry-After for the caller's 503", async () => {
     const api = await throttleOnce("30");
     const clock = stillClock();
-    const err = await failure(new KubeClient(plain(api.url), { deadline: 20_000, clock }).request("GET", "/api/v1/namespaces/a"));
+    const err = await failure(
+      new KubeClient(plain(api.url), { deadline: 20_000, clock }).request("GET", "/api/v1/namespaces/a"),
+    );
     expect(err.status).toBe(429);
     expect(err.retryAfterSeconds).toBe(30);
     expect(clock.slept).toEqual([]);
@@ -244,14 +273,19 @@ describe("429 Retry-After", () => {
   it("does not wait out a Retry-After over 30 s, even without a deadline", async () => {
     const api = await throttleOnce("31");
     const clock = stillClock();
-    expect((await failure(new KubeClient(plain(api.url), { clock }).request("GET", "/api/v1/namespaces/a"))).retryAfterSeconds).toBe(31);
+    expect(
+      (await failure(new KubeClient(plain(api.url), { clock }).request("GET", "/api/v1/namespaces/a")))
+        .retryAfterSeconds,
+    ).toBe(31);
     expect(clock.slept).toEqual([]);
   });
 
   it("waits out a Retry-After of exactly 30 s when no deadline is near", async () => {
     const api = await throttleOnce("30");
     const clock = stillClock();
-    await expect(new KubeClient(plain(api.url), { clock }).request("GET", "/api/v1/namespaces/a")).resolves.toEqual({ kind: "Namespace" });
+    await expect(new KubeClient(plain(api.url), { clock }).request("GET", "/api/v1/namespaces/a")).resolves.toEqual({
+      kind: "Namespace",
+    });
     expect(clock.slept).toEqual([30_000]);
   });
 
@@ -260,13 +294,19 @@ describe("429 Retry-After", () => {
     { deadline: 2_500, slept: [] },
     { deadline: 3_000, slept: [] },
     { deadline: 3_001, slept: [2_000] },
-  ])("with the deadline $deadline ms away, a Retry-After of 2 s gives the sleeps $slept", async ({ deadline, slept }) => {
-    const api = await throttleOnce("2");
-    const clock = stillClock();
-    const got = await new KubeClient(plain(api.url), { deadline, clock }).request("GET", "/api/v1/namespaces/a").then((v) => v, (e: unknown) => (e as ApiError).status);
-    expect(got).toEqual(slept.length ? { kind: "Namespace" } : 429);
-    expect(clock.slept).toEqual(slept);
-  });
+  ])(
+    "with the deadline $deadline ms away, a Retry-After of 2 s gives the sleeps $slept",
+    async ({ deadline, slept }) => {
+      const api = await throttleOnce("2");
+      const clock = stillClock();
+      const got = await new KubeClient(plain(api.url), { deadline, clock }).request("GET", "/api/v1/namespaces/a").then(
+        (v) => v,
+        (e: unknown) => (e as ApiError).status,
+      );
+      expect(got).toEqual(slept.length ? { kind: "Namespace" } : 429);
+      expect(clock.slept).toEqual(slept);
+    },
+  );
 
   it("stops after three throttled attempts", async () => {
     const api = await serve((_req, res) => {
@@ -274,7 +314,9 @@ describe("429 Retry-After", () => {
       res.end();
     });
     const clock = stillClock();
-    const err = await failure(new KubeClient(plain(api.url), { deadline: 60_000, clock }).request("GET", "/api/v1/namespaces/a"));
+    const err = await failure(
+      new KubeClient(plain(api.url), { deadline: 60_000, clock }).request("GET", "/api/v1/namespaces/a"),
+    );
     expect(err.status).toBe(429);
     expect(clock.slept).toEqual([1000, 1000]);
     expect(api.seen).toHaveLength(3);
@@ -286,7 +328,9 @@ describe("connect reads a user's kubeconfig as kubectl does", () => {
     const dir = mkdtempSync(join(tmpdir(), "poolrelay-kc-"));
     const file = join(dir, "config");
     const proxy = proxyUrl ? `\n    proxy-url: ${proxyUrl}` : "";
-    writeFileSync(file, `apiVersion: v1
+    writeFileSync(
+      file,
+      `apiVersion: v1
 kind: Config
 clusters:
 - name: c
@@ -299,7 +343,8 @@ contexts:
 - name: x
   context: {cluster: c, user: u}
 current-context: x
-`);
+`,
+    );
     return file;
   };
 
@@ -338,10 +383,14 @@ current-context: x
   it("goes through HTTP_PROXY when the kubeconfig names none, and not for NO_PROXY hosts", async () => {
     const api = await serve((_req, res) => res.end('{"kind":"NamespaceList"}'));
     const proxy = await proxyTo(api);
-    const viaProxy = new KubeClient(await connect(kubeconfig(`http://kube.invalid:${api.port}`), { HTTP_PROXY: proxy.url }));
+    const viaProxy = new KubeClient(
+      await connect(kubeconfig(`http://kube.invalid:${api.port}`), { HTTP_PROXY: proxy.url }),
+    );
     await expect(viaProxy.request("GET", "/api/v1/namespaces")).resolves.toEqual({ kind: "NamespaceList" });
     expect(proxy.seen).toEqual([`CONNECT kube.invalid:${api.port}`]);
-    const direct = new KubeClient(await connect(kubeconfig(api.url), { HTTP_PROXY: proxy.url, NO_PROXY: "kube.invalid" }));
+    const direct = new KubeClient(
+      await connect(kubeconfig(api.url), { HTTP_PROXY: proxy.url, NO_PROXY: "kube.invalid" }),
+    );
     await expect(direct.request("GET", "/api/v1/pods")).resolves.toEqual({ kind: "NamespaceList" });
     expect(proxy.seen).toHaveLength(1);
     expect(api.seen).toContain("GET /api/v1/pods");

@@ -78,20 +78,29 @@ const MAX_RETRY_AFTER_MS = 30_000;
 /** A collection as a meta.k8s.io/v1 Table, as kubectl get asks for it. */
 export const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io";
 
-const agents = { "https:": new https.Agent({ keepAlive: true, maxSockets: 16 }), "http:": new http.Agent({ keepAlive: true, maxSockets: 16 }) };
+const agents = {
+  "https:": new https.Agent({ keepAlive: true, maxSockets: 16 }),
+  "http:": new http.Agent({ keepAlive: true, maxSockets: 16 }),
+};
 const firstExchange = new FirstExchange();
 
 /**
  * Loads credentials from a kubeconfig file, or from the default chain (KUBECONFIG, ~/.kube/config,
  * in-cluster; read from process.env, as client-node does). `env` holds the proxy settings.
  */
-export async function connect(kubeconfig?: string, env: Record<string, string | undefined> = process.env): Promise<Connection> {
+export async function connect(
+  kubeconfig?: string,
+  env: Record<string, string | undefined> = process.env,
+): Promise<Connection> {
   const simple = await simpleCredentials(kubeconfig, process.env);
   return simple ? simpleConnection(simple, env) : clientNodeConnection(kubeconfig, env);
 }
 
 /** A connection from credentials read without client-node (./credentials.ts). */
-export async function simpleConnection(c: SimpleCredentials, env: Record<string, string | undefined>): Promise<Connection> {
+export async function simpleConnection(
+  c: SimpleCredentials,
+  env: Record<string, string | undefined>,
+): Promise<Connection> {
   const agent = await envProxyAgent(new URL(c.server), env);
   const tls: HttpsRequestOptions = {
     ...(c.ca ? { ca: c.ca } : {}),
@@ -112,7 +121,10 @@ export async function simpleConnection(c: SimpleCredentials, env: Record<string,
 }
 
 /** A connection whose credentials client-node loads: exec plugins, auth providers, proxy-url and the rest. */
-export async function clientNodeConnection(kubeconfig: string | undefined, env: Record<string, string | undefined>): Promise<Connection> {
+export async function clientNodeConnection(
+  kubeconfig: string | undefined,
+  env: Record<string, string | undefined>,
+): Promise<Connection> {
   // The config module alone: the package index would also load every generated API client.
   const { KubeConfig } = await import("@kubernetes/client-node/dist/config.js");
   let kc = new KubeConfig();
@@ -160,7 +172,9 @@ interface Exchange {
 }
 
 /** How an exchange travels: HTTP/2 over an open session, or HTTP/1.1 over an agent's connections. */
-type Carrier = { h2: H2Sessions; session: ClientHttp2Session } | { lib: typeof http | typeof https; agent: Agent | boolean | undefined; onSession?: (() => void) | undefined };
+type Carrier =
+  | { h2: H2Sessions; session: ClientHttp2Session }
+  | { lib: typeof http | typeof https; agent: Agent | boolean | undefined; onSession?: (() => void) | undefined };
 
 export interface KubeClientOptions {
   /** Act as this user (e.g. `system:serviceaccount:ns:name`); the caller must be allowed to impersonate. */
@@ -201,26 +215,51 @@ export class KubeClient {
     return this.options.deadline === undefined ? Infinity : this.options.deadline - this.clock.now();
   }
 
-  async request(method: string, path: string, body?: unknown, contentType = "application/json", accept = "application/json"): Promise<unknown> {
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType = "application/json",
+    accept = "application/json",
+  ): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.send(method, path, body, contentType, accept);
       } catch (err) {
-        const wait = err instanceof ApiError && err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : undefined;
+        const wait =
+          err instanceof ApiError && err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : undefined;
         // Wait out throttling only when the retry can still finish in time; otherwise the caller answers 503 with Retry-After.
-        if (wait === undefined || attempt >= THROTTLE_ATTEMPTS || wait > MAX_RETRY_AFTER_MS || wait + REQUEST_TIMEOUT_MS / 10 >= this.remaining()) throw err;
+        if (
+          wait === undefined ||
+          attempt >= THROTTLE_ATTEMPTS ||
+          wait > MAX_RETRY_AFTER_MS ||
+          wait + REQUEST_TIMEOUT_MS / 10 >= this.remaining()
+        )
+          throw err;
         await this.clock.sleep(wait, this.options.signal);
       }
     }
   }
 
   /** The module for the URL's scheme, and the agent: the kubeconfig's proxy agent, an env proxy's, or keep-alive. */
-  private transport(url: URL, base: HttpsRequestOptions): { lib: typeof http | typeof https; agent: Agent | boolean | undefined } {
+  private transport(
+    url: URL,
+    base: HttpsRequestOptions,
+  ): { lib: typeof http | typeof https; agent: Agent | boolean | undefined } {
     const plain = url.protocol === "http:";
-    return { lib: plain ? http : https, agent: base.agent ?? this.connection.agent ?? agents[plain ? "http:" : "https:"] };
+    return {
+      lib: plain ? http : https,
+      agent: base.agent ?? this.connection.agent ?? agents[plain ? "http:" : "https:"],
+    };
   }
 
-  private async send(method: string, path: string, body: unknown, contentType: string, accept: string): Promise<unknown> {
+  private async send(
+    method: string,
+    path: string,
+    body: unknown,
+    contentType: string,
+    accept: string,
+  ): Promise<unknown> {
     const url = new URL(path, this.connection.server);
     const base = await this.connection.httpsOptions();
     const exchange = { base, method, url, body, contentType, accept };
@@ -228,7 +267,8 @@ export class KubeClient {
     const session = h2 && (await this.h2Session(h2, `${method} ${url.pathname}`));
     if (h2 && session) return this.exchange(exchange, { h2, session });
     const { lib, agent } = this.transport(url, base);
-    const gate = url.protocol === "https:" && typeof agent === "object" ? firstExchange.enter(agent, url.origin) : undefined;
+    const gate =
+      url.protocol === "https:" && typeof agent === "object" ? firstExchange.enter(agent, url.origin) : undefined;
     try {
       if (gate) await untilReadyOrAborted(gate.ready, this.options.signal);
       return await this.exchange(exchange, { lib, agent, onSession: gate?.done });
@@ -249,7 +289,10 @@ export class KubeClient {
       stop = () => (clearTimeout(timer), signal?.removeEventListener("abort", onAbort));
     });
     try {
-      return await Promise.race([h2.session().catch((err: unknown) => Promise.reject(networkError(what, (err as Error).message))), deadline]);
+      return await Promise.race([
+        h2.session().catch((err: unknown) => Promise.reject(networkError(what, (err as Error).message))),
+        deadline,
+      ]);
     } finally {
       stop();
     }
@@ -283,7 +326,12 @@ export class KubeClient {
     }
     if (answer.status >= 200 && answer.status < 300) return parsed;
     const st = (parsed ?? {}) as { reason?: string; message?: string };
-    throw new ApiError(answer.status, st.reason ?? "Unknown", `${what}: ${answer.status} ${st.message ?? answer.text}`, retryAfter(answer.status, answer.retryAfter));
+    throw new ApiError(
+      answer.status,
+      st.reason ?? "Unknown",
+      `${what}: ${answer.status} ${st.message ?? answer.text}`,
+      retryAfter(answer.status, answer.retryAfter),
+    );
   }
 
   async resource(apiVersion: string, kind: string): Promise<Resource> {
@@ -328,7 +376,12 @@ export class KubeClient {
     }
   }
 
-  async list<T = KubeObject>(apiVersion: string, kind: string, namespace: string | undefined, labelSelector?: string): Promise<T[]> {
+  async list<T = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    labelSelector?: string,
+  ): Promise<T[]> {
     const r = await this.resource(apiVersion, kind);
     const query = labelSelector ? `?labelSelector=${encodeURIComponent(labelSelector)}` : "";
     const list = (await this.request("GET", `${collectionPath(r, namespace)}${query}`)) as { items?: T[] };
@@ -339,7 +392,12 @@ export class KubeClient {
    * Every object of a kind in all namespaces, in pages of `limit`, with the resourceVersion of the
    * list (one consistent snapshot across the pages), which a watch resumes from.
    */
-  async listAll<T = KubeObject>(apiVersion: string, kind: string, labelSelector: string | undefined, limit = 500): Promise<{ items: T[]; resourceVersion: string }> {
+  async listAll<T = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    labelSelector: string | undefined,
+    limit = 500,
+  ): Promise<{ items: T[]; resourceVersion: string }> {
     const items: T[] = [];
     let resourceVersion = "";
     for await (const page of this.listPages<T>(apiVersion, kind, labelSelector, limit)) {
@@ -353,13 +411,25 @@ export class KubeClient {
    * The same list, a page at a time: one page is held at once, however many objects there are.
    * Every page carries the list's resourceVersion (the last page's is the one a watch resumes from).
    */
-  async *listPages<T = KubeObject>(apiVersion: string, kind: string, labelSelector: string | undefined, limit = 500): AsyncGenerator<{ items: T[]; resourceVersion: string }> {
+  async *listPages<T = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    labelSelector: string | undefined,
+    limit = 500,
+  ): AsyncGenerator<{ items: T[]; resourceVersion: string }> {
     const r = await this.resource(apiVersion, kind);
     let token: string | undefined;
     let resourceVersion = "";
     do {
-      const query = new URLSearchParams({ limit: String(limit), ...(labelSelector ? { labelSelector } : {}), ...(token ? { continue: token } : {}) });
-      const page = (await this.request("GET", `${collectionPath(r, undefined)}?${query}`)) as { items?: T[]; metadata?: { continue?: string; resourceVersion?: string } };
+      const query = new URLSearchParams({
+        limit: String(limit),
+        ...(labelSelector ? { labelSelector } : {}),
+        ...(token ? { continue: token } : {}),
+      });
+      const page = (await this.request("GET", `${collectionPath(r, undefined)}?${query}`)) as {
+        items?: T[];
+        metadata?: { continue?: string; resourceVersion?: string };
+      };
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       token = page.metadata?.continue || undefined;
       yield { items: page.items ?? [], resourceVersion };
@@ -376,8 +446,18 @@ export class KubeClient {
     const r = await this.resource(apiVersion, kind);
     let token: string | undefined;
     do {
-      const query = new URLSearchParams({ limit: String(limit), includeObject: "None", ...(token ? { continue: token } : {}) });
-      const page = (await this.request("GET", `${collectionPath(r, undefined)}?${query}`, undefined, undefined, TABLE)) as { metadata?: { continue?: string } };
+      const query = new URLSearchParams({
+        limit: String(limit),
+        includeObject: "None",
+        ...(token ? { continue: token } : {}),
+      });
+      const page = (await this.request(
+        "GET",
+        `${collectionPath(r, undefined)}?${query}`,
+        undefined,
+        undefined,
+        TABLE,
+      )) as { metadata?: { continue?: string } };
       yield page as Awaited<T>;
       token = page.metadata?.continue || undefined;
     } while (token);
@@ -400,7 +480,10 @@ export class KubeClient {
   ): Promise<string | undefined> {
     const r = await this.resource(apiVersion, kind);
     const base = collectionPath(r, scope.namespace);
-    const selectors = { ...(labelSelector ? { labelSelector } : {}), ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}) };
+    const selectors = {
+      ...(labelSelector ? { labelSelector } : {}),
+      ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}),
+    };
     let resourceVersion = resumeFrom;
     if (resourceVersion === undefined) {
       const query = new URLSearchParams(selectors);
@@ -415,49 +498,76 @@ export class KubeClient {
     this.stats.reads++;
     return new Promise((resolve, reject) => {
       const { lib, agent } = this.transport(url, opts);
-      const req = lib.request(url, { ...opts, agent, method: "GET", headers: { ...(opts.headers as Record<string, string>), Accept: "application/json" } }, (res) => {
-        if (res.statusCode !== 200) {
-          res.resume();
-          return reject(new ApiError(res.statusCode ?? 0, "WatchFailed", `watch ${url.pathname}: ${res.statusCode}`));
-        }
-        onWatching?.();
-        let buffer = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          buffer += chunk;
-          let nl;
-          while ((nl = buffer.indexOf("\n")) >= 0) {
-            const line = buffer.slice(0, nl);
-            buffer = buffer.slice(nl + 1);
-            if (!line.trim()) continue;
-            const event = JSON.parse(line) as { type: string; object: T & { code?: number; message?: string } };
-            if (event.type === "ERROR") {
-              req.destroy();
-              return reject(new ApiError(event.object.code ?? 500, "WatchError", `watch ${url.pathname}: ${event.object.message}`));
-            }
-            resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
-            if (event.type === "ADDED" || event.type === "MODIFIED" || event.type === "DELETED") {
-              onEvent(event.type, { ...event.object, apiVersion, kind });
-            }
+      const req = lib.request(
+        url,
+        {
+          ...opts,
+          agent,
+          method: "GET",
+          headers: { ...(opts.headers as Record<string, string>), Accept: "application/json" },
+        },
+        (res) => {
+          if (res.statusCode !== 200) {
+            res.resume();
+            return reject(new ApiError(res.statusCode ?? 0, "WatchFailed", `watch ${url.pathname}: ${res.statusCode}`));
           }
-        });
-        res.on("end", () => resolve(resourceVersion));
-        // A stream cut without an end (the connection reset) ends the watch too: resume from here.
-        res.on("close", () => resolve(resourceVersion));
-        res.on("error", reject);
-      });
-      signal.addEventListener("abort", () => {
-        req.destroy();
-        resolve(resourceVersion);
-      }, { once: true });
+          onWatching?.();
+          let buffer = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => {
+            buffer += chunk;
+            let nl;
+            while ((nl = buffer.indexOf("\n")) >= 0) {
+              const line = buffer.slice(0, nl);
+              buffer = buffer.slice(nl + 1);
+              if (!line.trim()) continue;
+              const event = JSON.parse(line) as { type: string; object: T & { code?: number; message?: string } };
+              if (event.type === "ERROR") {
+                req.destroy();
+                return reject(
+                  new ApiError(
+                    event.object.code ?? 500,
+                    "WatchError",
+                    `watch ${url.pathname}: ${event.object.message}`,
+                  ),
+                );
+              }
+              resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
+              if (event.type === "ADDED" || event.type === "MODIFIED" || event.type === "DELETED") {
+                onEvent(event.type, { ...event.object, apiVersion, kind });
+              }
+            }
+          });
+          res.on("end", () => resolve(resourceVersion));
+          // A stream cut without an end (the connection reset) ends the watch too: resume from here.
+          res.on("close", () => resolve(resourceVersion));
+          res.on("error", reject);
+        },
+      );
+      signal.addEventListener(
+        "abort",
+        () => {
+          req.destroy();
+          resolve(resourceVersion);
+        },
+        { once: true },
+      );
       req.on("error", (err) => (signal.aborted ? resolve(resourceVersion) : reject(err)));
       req.end();
     });
   }
 
   /** Server-side apply. `force` takes fields other managers own; use it only where that is the documented intent. */
-  async apply<T = KubeObject>(obj: KubeObject, fieldManager: string, options: { force?: boolean; dryRun?: boolean } = {}): Promise<T> {
-    const query = new URLSearchParams({ fieldManager, ...(options.force ? { force: "true" } : {}), ...(options.dryRun ? { dryRun: "All" } : {}) });
+  async apply<T = KubeObject>(
+    obj: KubeObject,
+    fieldManager: string,
+    options: { force?: boolean; dryRun?: boolean } = {},
+  ): Promise<T> {
+    const query = new URLSearchParams({
+      fieldManager,
+      ...(options.force ? { force: "true" } : {}),
+      ...(options.dryRun ? { dryRun: "All" } : {}),
+    });
     const path = await this.path({ ...obj, namespace: obj.metadata.namespace, name: obj.metadata.name });
     return (await this.request("PATCH", `${path}?${query}`, obj, "application/apply-patch+yaml")) as T;
   }
@@ -496,7 +606,16 @@ export class KubeClient {
 /** One exchange over HTTP/1.1: the whole answer, or an ApiError for a network failure, the timeout or the deadline. */
 function overH1(
   { lib, agent, onSession }: Extract<Carrier, { lib: unknown }>,
-  { base, method, url, headers, payload, timeoutMs: timeout, byDeadline, signal }: Outgoing & { base: HttpsRequestOptions },
+  {
+    base,
+    method,
+    url,
+    headers,
+    payload,
+    timeoutMs: timeout,
+    byDeadline,
+    signal,
+  }: Outgoing & { base: HttpsRequestOptions },
   what: string,
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
@@ -518,12 +637,28 @@ function overH1(
       res.on("close", () => {
         if (!res.complete) fail(networkError(what, "the connection closed before the response was complete"));
       });
-      res.on("end", () => settle(() => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers["retry-after"], text: Buffer.concat(chunks).toString("utf8") })));
+      res.on("end", () =>
+        settle(() =>
+          resolve({
+            status: res.statusCode ?? 0,
+            retryAfter: res.headers["retry-after"],
+            text: Buffer.concat(chunks).toString("utf8"),
+          }),
+        ),
+      );
     });
     // The agent caches the session on the same event, before this listener runs.
     if (onSession) req.once("socket", (socket) => socket.once("session", onSession));
     // The whole exchange, not only idle time: a slow-drip body must not outlive the deadline.
-    const timer = setTimeout(() => fail(byDeadline ? deadlineExceeded(what, "cut") : new ApiError(0, "Timeout", `${what}: no complete answer within ${timeout} ms`)), timeout);
+    const timer = setTimeout(
+      () =>
+        fail(
+          byDeadline
+            ? deadlineExceeded(what, "cut")
+            : new ApiError(0, "Timeout", `${what}: no complete answer within ${timeout} ms`),
+        ),
+      timeout,
+    );
     const onAbort = () => fail(deadlineExceeded(what, "cut"));
     // settle() removes it.
     signal?.addEventListener("abort", onAbort);
@@ -533,7 +668,11 @@ function overH1(
 }
 
 /** One exchange over HTTP/2, its failures as the HTTP/1.1 ones are reported. */
-async function overH2({ h2, session }: Extract<Carrier, { h2: unknown }>, out: Outgoing, what: string): Promise<Answer> {
+async function overH2(
+  { h2, session }: Extract<Carrier, { h2: unknown }>,
+  out: Outgoing,
+  what: string,
+): Promise<Answer> {
   try {
     return await h2Exchange(h2, session, out);
   } catch (err) {
@@ -546,7 +685,11 @@ async function overH2({ h2, session }: Extract<Carrier, { h2: unknown }>, out: O
 }
 
 function deadlineExceeded(what: string, when: "unsent" | "cut"): ApiError {
-  return new ApiError(0, "DeadlineExceeded", `${what}: ${when === "cut" ? "cut off" : "not sent"}, the invocation's deadline has passed`);
+  return new ApiError(
+    0,
+    "DeadlineExceeded",
+    `${what}: ${when === "cut" ? "cut off" : "not sent"}, the invocation's deadline has passed`,
+  );
 }
 
 function networkError(what: string, message: string): ApiError {

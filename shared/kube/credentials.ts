@@ -27,8 +27,21 @@ export interface SimpleCredentials {
 }
 
 /** The fields this loader understands; a cluster or user with any other set goes to client-node. */
-const CLUSTER_FIELDS = new Set(["server", "certificate-authority", "certificate-authority-data", "insecure-skip-tls-verify", "tls-server-name"]);
-const USER_FIELDS = new Set(["token", "tokenFile", "client-certificate", "client-certificate-data", "client-key", "client-key-data"]);
+const CLUSTER_FIELDS = new Set([
+  "server",
+  "certificate-authority",
+  "certificate-authority-data",
+  "insecure-skip-tls-verify",
+  "tls-server-name",
+]);
+const USER_FIELDS = new Set([
+  "token",
+  "tokenFile",
+  "client-certificate",
+  "client-certificate-data",
+  "client-key",
+  "client-key-data",
+]);
 
 type Fields = Record<string, unknown>;
 
@@ -91,7 +104,11 @@ async function fromKubeconfig(file: string): Promise<SimpleCredentials | undefin
   if (!onlyKnown(cluster, CLUSTER_FIELDS) || !onlyKnown(user, USER_FIELDS)) return undefined;
   const root = dirname(file);
   const bytes = (path: unknown, data: unknown) =>
-    typeof path === "string" && path ? readFileSync(isAbsolute(path) ? path : join(root, path)) : typeof data === "string" && data ? Buffer.from(data, "base64") : undefined;
+    typeof path === "string" && path
+      ? readFileSync(isAbsolute(path) ? path : join(root, path))
+      : typeof data === "string" && data
+        ? Buffer.from(data, "base64")
+        : undefined;
   const ca = bytes(cluster["certificate-authority"], cluster["certificate-authority-data"]);
   const cert = bytes(user["client-certificate"], user["client-certificate-data"]);
   const key = bytes(user["client-key"], user["client-key-data"]);
@@ -102,7 +119,9 @@ async function fromKubeconfig(file: string): Promise<SimpleCredentials | undefin
     ...(cert ? { cert } : {}),
     ...(key ? { key } : {}),
     ...(cluster["insecure-skip-tls-verify"] === true ? { skipTLSVerify: true as const } : {}),
-    ...(typeof cluster["tls-server-name"] === "string" && cluster["tls-server-name"] ? { servername: cluster["tls-server-name"] } : {}),
+    ...(typeof cluster["tls-server-name"] === "string" && cluster["tls-server-name"]
+      ? { servername: cluster["tls-server-name"] }
+      : {}),
     ...(token ? { token } : {}),
   };
 }

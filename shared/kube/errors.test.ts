@@ -39,7 +39,11 @@ describe("ApiError", () => {
 
 describe("isConflict", () => {
   it.each<{ name: string; err: unknown; conflict: boolean }>([
-    { name: "an ApiError with status 409", err: new ApiError(409, "Conflict", "the object has been modified"), conflict: true },
+    {
+      name: "an ApiError with status 409",
+      err: new ApiError(409, "Conflict", "the object has been modified"),
+      conflict: true,
+    },
     { name: "an ApiError with status 404", err: new ApiError(404, "NotFound", "not found"), conflict: false },
     { name: "an ApiError with status 500", err: new ApiError(500, "InternalError", "boom"), conflict: false },
     { name: "a plain object with status 409", err: { status: 409 }, conflict: false },

@@ -94,7 +94,9 @@ export class H2Sessions {
       });
       socket.once("error", reject);
       // Until the server's first SETTINGS: a server that accepts the connection and then says nothing fails it.
-      socket.setTimeout(this.handshakeTimeoutMs, () => socket.destroy(new Error(`no TLS handshake and HTTP/2 settings within ${this.handshakeTimeoutMs} ms`)));
+      socket.setTimeout(this.handshakeTimeoutMs, () =>
+        socket.destroy(new Error(`no TLS handshake and HTTP/2 settings within ${this.handshakeTimeoutMs} ms`)),
+      );
       socket.once("secureConnect", () => {
         socket.off("error", reject);
         if (socket.alpnProtocol !== "h2") {
@@ -168,7 +170,10 @@ export class H2Sessions {
 export function h2Exchange(sessions: H2Sessions, session: ClientHttp2Session, r: Outgoing): Promise<Answer> {
   const what = `${r.method} ${r.url.pathname}`;
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string | number> = { ":method": r.method, ":path": `${r.url.pathname}${r.url.search}` };
+    const headers: Record<string, string | number> = {
+      ":method": r.method,
+      ":path": `${r.url.pathname}${r.url.search}`,
+    };
     for (const [name, value] of Object.entries(r.headers)) headers[name.toLowerCase()] = value;
     let stream: ReturnType<ClientHttp2Session["request"]>;
     try {
@@ -190,7 +195,10 @@ export function h2Exchange(sessions: H2Sessions, session: ClientHttp2Session, r:
       settle(() => reject(new H2Failure(kind, message)));
       if (!stream.destroyed) stream.close(load("node:http2").constants.NGHTTP2_CANCEL);
     };
-    const timer = setTimeout(() => fail("timeout", `${what}: no complete answer within ${r.timeoutMs} ms`), r.timeoutMs);
+    const timer = setTimeout(
+      () => fail("timeout", `${what}: no complete answer within ${r.timeoutMs} ms`),
+      r.timeoutMs,
+    );
     const onAbort = () => fail("aborted", what);
     r.signal?.addEventListener("abort", onAbort);
     stream.on("response", (h) => (response = h));
@@ -200,11 +208,17 @@ export function h2Exchange(sessions: H2Sessions, session: ClientHttp2Session, r:
       settle(() => {
         if (!response) return reject(new H2Failure("network", `${what}: the stream ended without a response`));
         const retryAfter = response["retry-after"];
-        resolve({ status: Number(response[":status"] ?? 0), retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, text: Buffer.concat(chunks).toString("utf8") });
+        resolve({
+          status: Number(response[":status"] ?? 0),
+          retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+          text: Buffer.concat(chunks).toString("utf8"),
+        });
       }),
     );
     // A reset or a closed session ends the stream without 'end'.
-    stream.on("close", () => fail("network", `${what}: the stream closed before the response was complete (code ${stream.rstCode})`));
+    stream.on("close", () =>
+      fail("network", `${what}: the stream closed before the response was complete (code ${stream.rstCode})`),
+    );
     stream.end(r.payload);
   });
 }

@@ -5,7 +5,8 @@
  */
 import { BlockList, isIP } from "node:net";
 
-const pick = (env: Record<string, string | undefined>, name: string) => env[name] || env[name.toLowerCase()] || undefined;
+const pick = (env: Record<string, string | undefined>, name: string) =>
+  env[name] || env[name.toLowerCase()] || undefined;
 
 export function proxyFromEnv(target: URL, env: Record<string, string | undefined>): string | undefined {
   const proxy = pick(env, target.protocol === "https:" ? "HTTPS_PROXY" : "HTTP_PROXY");

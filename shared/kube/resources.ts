@@ -34,7 +34,9 @@ const KNOWN: Record<string, Omit<Resource, "version">> = {
 
 export function splitApiVersion(apiVersion: string): { group: string; version: string } {
   const slash = apiVersion.indexOf("/");
-  return slash < 0 ? { group: "", version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+  return slash < 0
+    ? { group: "", version: apiVersion }
+    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
 /** The known resource for a kind, when the apiVersion's group matches. */
@@ -46,7 +48,8 @@ export function knownResource(apiVersion: string, kind: string): Resource | unde
 
 /** A last guard under the callers' name checks: `.`, `..` or `/` would make another path than the one meant. */
 function segment(value: string): string {
-  if (value === "" || value === "." || value === ".." || value.includes("/")) throw new Error(`refusing to build an API path from the name ${JSON.stringify(value)}`);
+  if (value === "" || value === "." || value === ".." || value.includes("/"))
+    throw new Error(`refusing to build an API path from the name ${JSON.stringify(value)}`);
   return encodeURIComponent(value);
 }
 

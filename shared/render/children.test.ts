@@ -32,7 +32,16 @@ function child(kind: string, objects = children()): KubeObject {
   return found[0]!;
 }
 
-const OWNER = [{ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", name: "g1", uid: UID, controller: true, blockOwnerDeletion: true }];
+const OWNER = [
+  {
+    apiVersion: "nvidia.com/v1alpha1",
+    kind: "DynamoPoolRelay",
+    name: "g1",
+    uid: UID,
+    controller: true,
+    blockOwnerDeletion: true,
+  },
+];
 const META = { name: "g1-pool-relay", namespace: "team-a", labels: LABELS, ownerReferences: OWNER };
 
 describe("the Service", () => {
@@ -66,7 +75,11 @@ describe("the Relay's identity and permissions", () => {
       kind: "Role",
       metadata: META,
       rules: [
-        { apiGroups: ["nvidia.com"], resources: ["dynamoworkermetadatas"], verbs: ["get", "list", "watch", "create", "patch", "delete"] },
+        {
+          apiGroups: ["nvidia.com"],
+          resources: ["dynamoworkermetadatas"],
+          verbs: ["get", "list", "watch", "create", "patch", "delete"],
+        },
         { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["get", "list", "watch"] },
       ],
     });
@@ -89,12 +102,17 @@ describe("the sources ConfigMap", () => {
       apiVersion: "v1",
       kind: "ConfigMap",
       metadata: META,
-      data: { "sources.json": `{"version":1,"connectionRevision":"${REVISION}","sources":[{"namespace":"team-a-g1"}]}` },
+      data: {
+        "sources.json": `{"version":1,"connectionRevision":"${REVISION}","sources":[{"namespace":"team-a-g1"}]}`,
+      },
     });
   });
 
   it("lists the worker namespaces of a DGD mid-rollout, sorted", () => {
-    const data = child("ConfigMap", children({}, dgd({ componentNames: { decode: ["g1-decode-e5f6a7b8", "g1-decode-a1b2c3d4"] } })))["data"] as Record<string, string>;
+    const data = child(
+      "ConfigMap",
+      children({}, dgd({ componentNames: { decode: ["g1-decode-e5f6a7b8", "g1-decode-a1b2c3d4"] } })),
+    )["data"] as Record<string, string>;
     expect(data).toEqual({
       "sources.json": `{"version":1,"connectionRevision":"${REVISION}","sources":[{"namespace":"team-a-g1-a1b2c3d4"},{"namespace":"team-a-g1-e5f6a7b8"}]}`,
     });
@@ -112,7 +130,13 @@ describe("every child", () => {
       "Deployment inference/llama-pool-relay",
       "Service inference/llama-pool-relay",
     ]);
-    expect(child("RoleBinding", objects)["subjects"]).toEqual([{ kind: "ServiceAccount", name: "llama-pool-relay", namespace: "inference" }]);
-    expect(child("RoleBinding", objects)["roleRef"]).toEqual({ apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "llama-pool-relay" });
+    expect(child("RoleBinding", objects)["subjects"]).toEqual([
+      { kind: "ServiceAccount", name: "llama-pool-relay", namespace: "inference" },
+    ]);
+    expect(child("RoleBinding", objects)["roleRef"]).toEqual({
+      apiGroup: "rbac.authorization.k8s.io",
+      kind: "Role",
+      name: "llama-pool-relay",
+    });
   });
 });

@@ -27,8 +27,19 @@ function rawDpr(spec: Record<string, unknown> = {}, metadata: Record<string, unk
 }
 
 // The rendered object is plain JSON; `any` lets each case reach the field it is about.
-function deployment(spec: Record<string, unknown> = {}, settings: DecisionSettings = DEFAULT_OPERATOR_DEFAULTS, metadata: Record<string, unknown> = {}): any {
-  const decision = decide(rawDpr(spec, metadata), dgd({ name: (metadata["name"] as string | undefined) ?? "g1", namespace: (metadata["namespace"] as string | undefined) ?? "team-a" }), settings);
+function deployment(
+  spec: Record<string, unknown> = {},
+  settings: DecisionSettings = DEFAULT_OPERATOR_DEFAULTS,
+  metadata: Record<string, unknown> = {},
+): any {
+  const decision = decide(
+    rawDpr(spec, metadata),
+    dgd({
+      name: (metadata["name"] as string | undefined) ?? "g1",
+      namespace: (metadata["namespace"] as string | undefined) ?? "team-a",
+    }),
+    settings,
+  );
   if (decision.action !== "apply") throw new Error(`expected an apply decision, got ${JSON.stringify(decision)}`);
   return renderDeployment(decision);
 }
@@ -39,7 +50,6 @@ const container = (spec: Record<string, unknown> = {}) => {
   return containers[0];
 };
 
-
 describe("the Relay Deployment's identity", () => {
   it("is apps/v1 Deployment <dgd>-pool-relay in the DynamoPoolRelay's namespace, with the product labels, Knative's SinkBinding opt-out and a controller reference", () => {
     const d = deployment();
@@ -49,19 +59,35 @@ describe("the Relay Deployment's identity", () => {
       name: "g1-pool-relay",
       namespace: "team-a",
       labels: { ...LABELS, "bindings.knative.dev/exclude": "true" },
-      ownerReferences: [{ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", name: "g1", uid: UID, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        {
+          apiVersion: "nvidia.com/v1alpha1",
+          kind: "DynamoPoolRelay",
+          name: "g1",
+          uid: UID,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     });
   });
 
   it("goes in the namespace default, and names its runtime namespace after it, when the DynamoPoolRelay has none (an offline render)", () => {
     const d = deployment({}, DEFAULT_OPERATOR_DEFAULTS, { namespace: undefined });
     expect(d.metadata.namespace).toBe("default");
-    expect(d.spec.template.spec.containers[0].env).toContainEqual({ name: "DYN_NAMESPACE", value: "pool-relay-default-g1" });
+    expect(d.spec.template.spec.containers[0].env).toContainEqual({
+      name: "DYN_NAMESPACE",
+      value: "pool-relay-default-g1",
+    });
   });
 
   it("carries no ownerReference when the DynamoPoolRelay has no UID to point at (an offline render)", () => {
     const d = deployment({}, DEFAULT_OPERATOR_DEFAULTS, { uid: undefined });
-    expect(d.metadata).toEqual({ name: "g1-pool-relay", namespace: "team-a", labels: { ...LABELS, "bindings.knative.dev/exclude": "true" } });
+    expect(d.metadata).toEqual({
+      name: "g1-pool-relay",
+      namespace: "team-a",
+      labels: { ...LABELS, "bindings.knative.dev/exclude": "true" },
+    });
   });
 
   it("selects its pods by name and instance only (a Deployment's selector can never change), and labels them for Kubernetes discovery", () => {
@@ -114,7 +140,8 @@ describe("the Relay container", () => {
   });
 
   it("runs the operator's RELAY_COMMAND instead when one is configured, with the same arguments", () => {
-    const c = deployment({}, { ...DEFAULT_OPERATOR_DEFAULTS, relayCommand: ["dynamo-pool-relay", "--log-json"] }).spec.template.spec.containers[0];
+    const c = deployment({}, { ...DEFAULT_OPERATOR_DEFAULTS, relayCommand: ["dynamo-pool-relay", "--log-json"] }).spec
+      .template.spec.containers[0];
     expect(c.command).toEqual(["dynamo-pool-relay", "--log-json"]);
     expect(c.args).toEqual(["--bind", "0.0.0.0:5561", "--sources-file", "/etc/pool-relay/sources.json"]);
   });
@@ -129,8 +156,15 @@ describe("the Relay container", () => {
   it("probes the gRPC listener: startup and readiness ask for the KvEventRelay service, liveness for the server", () => {
     const c = container();
     // Startup allows 5 s x 60 = 5 minutes for a Relay to begin listening before liveness applies.
-    expect(c.startupProbe).toEqual({ grpc: { port: 5561, service: "dynamo.kvrelay.v1.KvEventRelay" }, periodSeconds: 5, failureThreshold: 60 });
-    expect(c.readinessProbe).toEqual({ grpc: { port: 5561, service: "dynamo.kvrelay.v1.KvEventRelay" }, periodSeconds: 10 });
+    expect(c.startupProbe).toEqual({
+      grpc: { port: 5561, service: "dynamo.kvrelay.v1.KvEventRelay" },
+      periodSeconds: 5,
+      failureThreshold: 60,
+    });
+    expect(c.readinessProbe).toEqual({
+      grpc: { port: 5561, service: "dynamo.kvrelay.v1.KvEventRelay" },
+      periodSeconds: 10,
+    });
     expect(c.livenessProbe).toEqual({ grpc: { port: 5561 }, periodSeconds: 20, failureThreshold: 3 });
   });
 
@@ -141,7 +175,10 @@ describe("the Relay container", () => {
 });
 
 describe("the Relay's environment", () => {
-  const fieldRef = (name: string, fieldPath: string) => ({ name, valueFrom: { fieldRef: { apiVersion: "v1", fieldPath } } });
+  const fieldRef = (name: string, fieldPath: string) => ({
+    name,
+    valueFrom: { fieldRef: { apiVersion: "v1", fieldPath } },
+  });
 
   it("is the cluster ID, the connection revision, Pod-mode Kubernetes discovery, its own runtime namespace, the system port and the Downward API, then spec.env in order", () => {
     const env = container({
@@ -169,23 +206,30 @@ describe("the Relay's environment", () => {
 
   it("carries the connection revision into the pod template, and nothing else that would roll the pods (no annotations)", () => {
     const d = deployment();
-    expect(d.spec.template.spec.containers[0].env).toContainEqual({ name: "DYN_RELAY_CONNECTION_REVISION", value: REVISION });
+    expect(d.spec.template.spec.containers[0].env).toContainEqual({
+      name: "DYN_RELAY_CONNECTION_REVISION",
+      value: REVISION,
+    });
     expect(d.spec.template.metadata).not.toHaveProperty("annotations");
   });
 
   it("names a runtime namespace outside the <namespace>-<dgd> prefix frontends look for workers under", () => {
-    const env = deployment({}, DEFAULT_OPERATOR_DEFAULTS, { name: "llama", namespace: "inference" }).spec.template.spec.containers[0].env;
+    const env = deployment({}, DEFAULT_OPERATOR_DEFAULTS, { name: "llama", namespace: "inference" }).spec.template.spec
+      .containers[0].env;
     expect(env).toContainEqual({ name: "DYN_NAMESPACE", value: "pool-relay-inference-llama" });
   });
 
-  it.each(["DYN_DC_ID", "DYN_NAMESPACE", "DYN_RELAY_BIND", "POD_UID"])("never renders a spec.env that sets %s, which the product sets: the spec is rejected", (name) => {
-    const decision = decide(rawDpr({ env: [{ name, value: "x" }] }), dgd(), DEFAULT_OPERATOR_DEFAULTS);
-    expect(decision).toEqual({
-      action: "reject",
-      reason: "InvalidSpec",
-      message: `DynamoPoolRelay team-a/g1 is invalid: spec.env[0]: the product sets ${name} itself; remove it from spec.env`,
-    });
-  });
+  it.each(["DYN_DC_ID", "DYN_NAMESPACE", "DYN_RELAY_BIND", "POD_UID"])(
+    "never renders a spec.env that sets %s, which the product sets: the spec is rejected",
+    (name) => {
+      const decision = decide(rawDpr({ env: [{ name, value: "x" }] }), dgd(), DEFAULT_OPERATOR_DEFAULTS);
+      expect(decision).toEqual({
+        action: "reject",
+        reason: "InvalidSpec",
+        message: `DynamoPoolRelay team-a/g1 is invalid: spec.env[0]: the product sets ${name} itself; remove it from spec.env`,
+      });
+    },
+  );
 });
 
 describe("resources", () => {
@@ -195,13 +239,20 @@ describe("resources", () => {
 
   it("takes spec.resources whole, not merged with the defaults", () => {
     expect(container({ resources: { requests: { cpu: "2" } } }).resources).toEqual({ requests: { cpu: "2" } });
-    expect(container({ resources: { limits: { cpu: "4", memory: "8Gi" } } }).resources).toEqual({ limits: { cpu: "4", memory: "8Gi" } });
+    expect(container({ resources: { limits: { cpu: "4", memory: "8Gi" } } }).resources).toEqual({
+      limits: { cpu: "4", memory: "8Gi" },
+    });
   });
 });
 
 describe("security", () => {
   it("runs the pod under the restricted profile: non-root uid and gid 1000, RuntimeDefault seccomp", () => {
-    expect(podSpec().securityContext).toEqual({ runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: "RuntimeDefault" } });
+    expect(podSpec().securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 1000,
+      runAsGroup: 1000,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
   });
 
   it("runs the container without privilege escalation and with every capability dropped", () => {
@@ -214,7 +265,10 @@ describe("placement and pulling", () => {
     expect(podSpec().affinity).toEqual({
       podAntiAffinity: {
         preferredDuringSchedulingIgnoredDuringExecution: [
-          { weight: 100, podAffinityTerm: { topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels: SELECTOR } } },
+          {
+            weight: 100,
+            podAffinityTerm: { topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels: SELECTOR } },
+          },
         ],
       },
     });
@@ -222,10 +276,18 @@ describe("placement and pulling", () => {
 
   it("takes spec.affinity instead of the default, whole: nothing of the default anti-affinity is merged in", () => {
     const nodeAffinity = {
-      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: "pool", operator: "In", values: ["cpu"] }] }] },
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [{ matchExpressions: [{ key: "pool", operator: "In", values: ["cpu"] }] }],
+      },
     };
     expect(podSpec({ affinity: { nodeAffinity } }).affinity).toEqual({ nodeAffinity });
-    const strict = { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: "topology.kubernetes.io/zone", labelSelector: { matchLabels: { app: "relay" } } }] } };
+    const strict = {
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [
+          { topologyKey: "topology.kubernetes.io/zone", labelSelector: { matchLabels: { app: "relay" } } },
+        ],
+      },
+    };
     expect(podSpec({ affinity: strict }).affinity).toEqual(strict);
   });
 
@@ -235,11 +297,15 @@ describe("placement and pulling", () => {
     expect(spec.nodeSelector).toEqual({ pool: "cpu" });
     expect(spec.tolerations).toEqual(tolerations);
     expect(spec.priorityClassName).toBe("relay-critical");
-    for (const field of ["nodeSelector", "tolerations", "priorityClassName"]) expect(podSpec()).not.toHaveProperty(field);
+    for (const field of ["nodeSelector", "tolerations", "priorityClassName"])
+      expect(podSpec()).not.toHaveProperty(field);
   });
 
   it("uses spec.imagePullSecrets by name, in order, and sets none when none are given", () => {
-    expect(podSpec({ imagePullSecrets: [{ name: "ngc" }, { name: "mirror" }] }).imagePullSecrets).toEqual([{ name: "ngc" }, { name: "mirror" }]);
+    expect(podSpec({ imagePullSecrets: [{ name: "ngc" }, { name: "mirror" }] }).imagePullSecrets).toEqual([
+      { name: "ngc" },
+      { name: "mirror" },
+    ]);
     expect(podSpec()).not.toHaveProperty("imagePullSecrets");
   });
 });

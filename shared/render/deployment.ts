@@ -53,7 +53,13 @@ function spreadAcrossNodes(dgdName: string) {
   return {
     podAntiAffinity: {
       preferredDuringSchedulingIgnoredDuringExecution: [
-        { weight: 100, podAffinityTerm: { topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels: selectorLabels(dgdName) } } },
+        {
+          weight: 100,
+          podAffinityTerm: {
+            topologyKey: "kubernetes.io/hostname",
+            labelSelector: { matchLabels: selectorLabels(dgdName) },
+          },
+        },
       ],
     },
   };
@@ -90,7 +96,12 @@ export function renderDeployment(decision: Extract<Decision, { action: "apply" }
           serviceAccountName: childName(dpr.metadata.name),
           enableServiceLinks: false,
           terminationGracePeriodSeconds: 60,
-          securityContext: { runAsNonRoot: true, runAsUser: UID, runAsGroup: UID, seccompProfile: { type: "RuntimeDefault" } },
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: UID,
+            runAsGroup: UID,
+            seccompProfile: { type: "RuntimeDefault" },
+          },
           ...(spec.imagePullSecrets ? { imagePullSecrets: spec.imagePullSecrets.map((s) => ({ name: s.name })) } : {}),
           ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
           ...(spec.tolerations ? { tolerations: spec.tolerations } : {}),
@@ -108,7 +119,11 @@ export function renderDeployment(decision: Extract<Decision, { action: "apply" }
                 { name: "grpc", containerPort: GRPC_PORT, protocol: "TCP" },
                 { name: "system", containerPort: SYSTEM_PORT, protocol: "TCP" },
               ],
-              startupProbe: { grpc: { port: GRPC_PORT, service: GRPC_SERVICE }, periodSeconds: 5, failureThreshold: 60 },
+              startupProbe: {
+                grpc: { port: GRPC_PORT, service: GRPC_SERVICE },
+                periodSeconds: 5,
+                failureThreshold: 60,
+              },
               readinessProbe: { grpc: { port: GRPC_PORT, service: GRPC_SERVICE }, periodSeconds: 10 },
               livenessProbe: { grpc: { port: GRPC_PORT }, periodSeconds: 20, failureThreshold: 3 },
               resources: spec.resources ?? DEFAULT_RESOURCES,

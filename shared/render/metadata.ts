@@ -23,7 +23,14 @@ export interface ChildMeta {
 
 export function ownerReference(dpr: DynamoPoolRelay): OwnerReference | undefined {
   if (!dpr.metadata.uid) return undefined;
-  return { apiVersion: API_VERSION, kind: KIND, name: dpr.metadata.name, uid: dpr.metadata.uid, controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    name: dpr.metadata.name,
+    uid: dpr.metadata.uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 /** Offline renders have no UID to point at, so they carry no ownerReference rather than a wrong one. */

@@ -30,7 +30,11 @@ export function seeded(seed: number): () => number {
 }
 
 /** Draws at most one of `order` (in that order, each at its rate): one random number a draw. */
-export function drawOne<T extends string>(random: () => number, order: readonly T[], rates: Partial<Record<T, number>>): T | undefined {
+export function drawOne<T extends string>(
+  random: () => number,
+  order: readonly T[],
+  rates: Partial<Record<T, number>>,
+): T | undefined {
   const r = random();
   let edge = 0;
   for (const fault of order) {

@@ -4,7 +4,15 @@
  * subscriber or sink, through-proxies.ts), at a URI naming the real destination; it forwards each
  * delivery there as a pod would send it, and injects the faults DeliveryFaults draws.
  */
-import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  Agent,
+  createServer,
+  request,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ObjectRef } from "../../shared/kube/client.ts";
 import { DeliveryFaults } from "./delivery-faults.ts";
@@ -18,7 +26,15 @@ export interface Destination {
 /** A destination's key: `namespace/name` of the Broker or Knative Service, also its URI's path. */
 export const targetOf = (ref: ObjectRef): string => `${ref.namespace}/${ref.name}`;
 
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
 
 /** End-to-end headers only: hop-by-hop ones stay on their hop. */
 function forwardHeaders(headers: IncomingHttpHeaders): IncomingHttpHeaders {
@@ -68,15 +84,21 @@ export class DeliveryProxy {
   private async deliver(req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<void> {
     const target = new URL(req.url ?? "/", "http://proxy").pathname.slice(1);
     const ref = this.refs.get(target);
-    if (!ref) return void res.writeHead(404, { "content-type": "text/plain" }).end(`delivery proxy: no destination ${target}\n`);
+    if (!ref)
+      return void res
+        .writeHead(404, { "content-type": "text/plain" })
+        .end(`delivery proxy: no destination ${target}\n`);
     let to: Destination;
     try {
       to = await this.destination(target, ref);
     } catch (err) {
-      return void res.writeHead(502, { "content-type": "text/plain" }).end(`delivery proxy: ${target}: ${(err as Error).message}\n`);
+      return void res
+        .writeHead(502, { "content-type": "text/plain" })
+        .end(`delivery proxy: ${target}: ${(err as Error).message}\n`);
     }
     const fault = this.faults.draw(target);
-    if (fault === "unavailable") return void res.writeHead(503, { "content-type": "text/plain" }).end("delivery proxy: injected unavailability\n");
+    if (fault === "unavailable")
+      return void res.writeHead(503, { "content-type": "text/plain" }).end("delivery proxy: injected unavailability\n");
     const send = (onAnswer: (answer: IncomingMessage) => void) => {
       const headers = { ...forwardHeaders(req.headers), host: to.host, "content-length": String(body.length) };
       const out = request(to.url, { method: req.method, headers, agent: this.agent }, onAnswer);
@@ -91,7 +113,11 @@ export class DeliveryProxy {
     });
     // The sender gave up (its delivery timed out): so does the request it caused.
     res.on("close", () => res.writableFinished || out.destroy());
-    out.on("error", (err) => (res.headersSent ? res.destroy() : res.writeHead(502, { "content-type": "text/plain" }).end(`delivery proxy: ${target}: ${err.message}\n`)));
+    out.on("error", (err) =>
+      res.headersSent
+        ? res.destroy()
+        : res.writeHead(502, { "content-type": "text/plain" }).end(`delivery proxy: ${target}: ${err.message}\n`),
+    );
     if (fault === "lateDuplicate") {
       const t = setTimeout(() => {
         this.timers.delete(t);

@@ -16,7 +16,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { drawOne, seeded } from "./delivery-faults.ts";
 
-export type Fault = "latency" | "throttle" | "error500" | "error503" | "resetBefore" | "resetMidBody" | "lostAnswer" | "hang";
+export type Fault =
+  "latency" | "throttle" | "error500" | "error503" | "resetBefore" | "resetMidBody" | "lostAnswer" | "hang";
 
 /** The chance of each fault per request; `lostAnswer` applies to writes only. */
 export type FaultRates = Partial<Record<Fault, number>>;
@@ -41,7 +42,16 @@ export interface ForwardedRequest {
   fault: Fault | undefined;
 }
 
-const ORDER: Fault[] = ["hang", "resetBefore", "throttle", "error500", "error503", "resetMidBody", "lostAnswer", "latency"];
+const ORDER: Fault[] = [
+  "hang",
+  "resetBefore",
+  "throttle",
+  "error500",
+  "error503",
+  "resetMidBody",
+  "lostAnswer",
+  "latency",
+];
 
 /** Draws at most one fault for a request, in a fixed order, each at its rate (a lost answer for writes only). */
 export function drawFault(random: () => number, rates: FaultRates, write: boolean): Fault | undefined {
@@ -51,7 +61,16 @@ export function drawFault(random: () => number, rates: FaultRates, write: boolea
 export class FaultProxy {
   readonly forwarded: ForwardedRequest[] = [];
   readonly counts: Record<Fault | "outage" | "requests", number> = {
-    requests: 0, outage: 0, latency: 0, throttle: 0, error500: 0, error503: 0, resetBefore: 0, resetMidBody: 0, lostAnswer: 0, hang: 0,
+    requests: 0,
+    outage: 0,
+    latency: 0,
+    throttle: 0,
+    error500: 0,
+    error503: 0,
+    resetBefore: 0,
+    resetMidBody: 0,
+    lostAnswer: 0,
+    hang: 0,
   };
   rates: FaultRates = {};
   outage: Outage;
@@ -68,7 +87,9 @@ export class FaultProxy {
     this.random = seeded(o.seed);
     this.upstream = new URL(o.upstream);
     this.agent = new https.Agent({ keepAlive: true, ca: o.ca, maxSockets: 64 });
-    this.server = http2.createSecureServer({ cert: o.cert, key: o.key, allowHTTP1: true }, (req, res) => this.handle(req as Request, res as unknown as ServerResponse));
+    this.server = http2.createSecureServer({ cert: o.cert, key: o.key, allowHTTP1: true }, (req, res) =>
+      this.handle(req as Request, res as unknown as ServerResponse),
+    );
     this.server.on("connection", (s: Socket) => {
       this.sockets.add(s);
       s.on("close", () => this.sockets.delete(s));
@@ -101,7 +122,8 @@ export class FaultProxy {
       this.counts.outage++;
       // A session is destroyed on the next turn, not inside the stream's handler: Node 22 aborts
       // when other streams' DATA is still being read (nodejs/node#64850), as when apply sends a wave.
-      if (this.outage === "reset") return void ("stream" in req ? setImmediate(() => req.stream.session?.destroy()) : req.socket.destroy());
+      if (this.outage === "reset")
+        return void ("stream" in req ? setImmediate(() => req.stream.session?.destroy()) : req.socket.destroy());
       return status(res, 503, "ServiceUnavailable", "injected outage");
     }
     const fault = drawFault(this.random, this.rates, write);
@@ -131,27 +153,36 @@ export class FaultProxy {
     const record: ForwardedRequest = { method: req.method ?? "GET", path, status: undefined, fault };
     this.forwarded.push(record);
     // HTTP/2's pseudo-headers (:method, :path, :authority, :scheme) are not HTTP/1.1 headers.
-    const headers = { ...Object.fromEntries(Object.entries(req.headers).filter(([name]) => !name.startsWith(":"))), host: this.upstream.host };
-    const up = https.request({ host: this.upstream.hostname, port: this.upstream.port, method: req.method, path, headers, agent: this.agent }, (upRes) => {
-      record.status = upRes.statusCode;
-      const chunks: Buffer[] = [];
-      upRes.on("data", (c: Buffer) => chunks.push(c));
-      upRes.on("end", () => {
-        const body = Buffer.concat(chunks);
-        // The API server has done the work; the client never learns it.
-        if (fault === "lostAnswer") return reset(req);
-        const outHeaders: Record<string, string | string[] | undefined> = { ...upRes.headers, "content-length": String(body.length) };
-        // Connection-specific: HTTP/1.1's own, refused in HTTP/2.
-        for (const name of ["transfer-encoding", "connection", "keep-alive"]) delete outHeaders[name];
-        res.writeHead(upRes.statusCode ?? 502, outHeaders);
-        if (fault === "resetMidBody") {
-          res.write(body.subarray(0, Math.floor(body.length / 2)));
-          return void setImmediate(() => reset(req));
-        }
-        res.end(body);
-      });
-      upRes.on("error", () => reset(req));
-    });
+    const headers = {
+      ...Object.fromEntries(Object.entries(req.headers).filter(([name]) => !name.startsWith(":"))),
+      host: this.upstream.host,
+    };
+    const up = https.request(
+      { host: this.upstream.hostname, port: this.upstream.port, method: req.method, path, headers, agent: this.agent },
+      (upRes) => {
+        record.status = upRes.statusCode;
+        const chunks: Buffer[] = [];
+        upRes.on("data", (c: Buffer) => chunks.push(c));
+        upRes.on("end", () => {
+          const body = Buffer.concat(chunks);
+          // The API server has done the work; the client never learns it.
+          if (fault === "lostAnswer") return reset(req);
+          const outHeaders: Record<string, string | string[] | undefined> = {
+            ...upRes.headers,
+            "content-length": String(body.length),
+          };
+          // Connection-specific: HTTP/1.1's own, refused in HTTP/2.
+          for (const name of ["transfer-encoding", "connection", "keep-alive"]) delete outHeaders[name];
+          res.writeHead(upRes.statusCode ?? 502, outHeaders);
+          if (fault === "resetMidBody") {
+            res.write(body.subarray(0, Math.floor(body.length / 2)));
+            return void setImmediate(() => reset(req));
+          }
+          res.end(body);
+        });
+        upRes.on("error", () => reset(req));
+      },
+    );
     up.on("error", (err) => status(res, 502, "BadGateway", `fault proxy: ${err.message}`));
     req.pipe(up);
   }
@@ -166,7 +197,13 @@ function reset(req: Request): void {
   else req.socket.destroy();
 }
 
-function status(res: ServerResponse, code: number, reason: string, message: string, headers: Record<string, string> = {}): void {
+function status(
+  res: ServerResponse,
+  code: number,
+  reason: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent) return void res.destroy();
   res.writeHead(code, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", reason, message, code }));

@@ -48,11 +48,19 @@ export async function setup(project: TestProject) {
       // listens too, so its self-signed certificate names this address.
       const host = new URL(cp.server).hostname;
       const cert = readFileSync(join(cp.dir, "certs", "apiserver.crt"));
-      proxy = new FaultProxy({ upstream: cp.server, ca: cert, cert, key: readFileSync(join(cp.dir, "certs", "apiserver.key")), seed: SEED });
+      proxy = new FaultProxy({
+        upstream: cp.server,
+        ca: cert,
+        cert,
+        key: readFileSync(join(cp.dir, "certs", "apiserver.key")),
+        seed: SEED,
+      });
       const apiServer = new URL(await proxy.listen(host));
       const d = (deliveries = new DeliveryProxy((ref) => destinationFromHost(cp.client, ref)));
       await d.listen(host);
-      console.log(`[faults] the functions reach the API server through ${apiServer.origin}, deliveries pass the delivery-fault proxy (seed ${SEED})`);
+      console.log(
+        `[faults] the functions reach the API server through ${apiServer.origin}, deliveries pass the delivery-fault proxy (seed ${SEED})`,
+      );
       return throughProxies(objects, { apiServer, delivery: (ref) => d.uri(ref) });
     });
   } catch (err) {
@@ -75,7 +83,12 @@ export async function setup(project: TestProject) {
         return res.writeHead(204).end();
       }
       if (req.method === "GET" && req.url === "/stats") {
-        const stats = { seed: SEED, counts: proxy!.counts, forwarded: proxy!.forwarded, deliveryFaults: deliveries!.faults.counts };
+        const stats = {
+          seed: SEED,
+          counts: proxy!.counts,
+          forwarded: proxy!.forwarded,
+          deliveryFaults: deliveries!.faults.counts,
+        };
         return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(stats));
       }
       res.writeHead(404).end();

@@ -37,9 +37,18 @@ export function throughProxies(objects: KubeObject[], proxies: Proxies): KubeObj
       return { uri: proxies.delivery({ ...ref, namespace: ref.namespace ?? o.metadata.namespace }) };
     };
     if (o.apiVersion === "serving.knative.dev/v1" && o.kind === "Service") {
-      const api = [{ name: "KUBERNETES_SERVICE_HOST", value: proxies.apiServer.hostname }, { name: "KUBERNETES_SERVICE_PORT", value: proxies.apiServer.port }];
-      const containers = spec!.template!.spec.containers.map((c) => ({ ...c, env: [...(c.env ?? []).filter((e) => !api.some((a) => a.name === e.name)), ...api] }));
-      return { ...o, spec: { ...spec, template: { ...spec!.template, spec: { ...spec!.template!.spec, containers } } } };
+      const api = [
+        { name: "KUBERNETES_SERVICE_HOST", value: proxies.apiServer.hostname },
+        { name: "KUBERNETES_SERVICE_PORT", value: proxies.apiServer.port },
+      ];
+      const containers = spec!.template!.spec.containers.map((c) => ({
+        ...c,
+        env: [...(c.env ?? []).filter((e) => !api.some((a) => a.name === e.name)), ...api],
+      }));
+      return {
+        ...o,
+        spec: { ...spec, template: { ...spec!.template, spec: { ...spec!.template!.spec, containers } } },
+      };
     }
     if (o.kind === "Trigger") return { ...o, spec: { ...spec, subscriber: to(spec?.subscriber?.ref) } };
     if (SINKS.has(o.kind)) return { ...o, spec: { ...spec, sink: to(spec?.sink?.ref) } };

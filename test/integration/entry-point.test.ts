@@ -20,7 +20,12 @@ async function serveOnce(main: string, target: string, source: string): Promise<
 }
 
 /** The same, with what the process printed until the answer. */
-async function served(main: string, target: string, source: string, env: Record<string, string> = {}): Promise<{ status: number; output: string }> {
+async function served(
+  main: string,
+  target: string,
+  source: string,
+  env: Record<string, string> = {},
+): Promise<{ status: number; output: string }> {
   const child = spawn(process.execPath, [main, `--target=${target}`, `--source=${source}`, "--port=0"], {
     env: { ...process.env, NODE_ENV: "development", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -37,7 +42,11 @@ async function served(main: string, target: string, source: string, env: Record<
       child.stderr.on("data", take);
       child.once("exit", (code) => reject(new Error(`main exited with ${code}: ${out}`)));
     });
-    const event = productEvent(EventType.Reconcile, { namespace: "team-a", name: "g1", cause: "Drift" }, { source: "/test", cause: "c", time: "2026-03-01T00:00:00Z" });
+    const event = productEvent(
+      EventType.Reconcile,
+      { namespace: "team-a", name: "g1", cause: "Drift" },
+      { source: "/test", cause: "c", time: "2026-03-01T00:00:00Z" },
+    );
     const res = await fetch(`http://127.0.0.1:${port}/`, { method: "POST", ...toBinary(event) });
     await res.arrayBuffer();
     return { status: res.status, output: out };
@@ -55,7 +64,8 @@ describe("the built entry point", () => {
   it("serves a product bundle from a copy of dist/functions with no node_modules above it, as in the image", async () => {
     const app = join(mkdtempSync(join(tmpdir(), "poolrelay-image-")), "functions");
     cpSync(join(root, "dist/functions"), app, { recursive: true });
-    for (let dir = app; dir !== dirname(dir); dir = dirname(dir)) expect(existsSync(join(dir, "node_modules"))).toBe(false);
+    for (let dir = app; dir !== dirname(dir); dir = dirname(dir))
+      expect(existsSync(join(dir, "node_modules"))).toBe(false);
     expect(await serveOnce(join(app, "main.mjs"), "dead-letter", join(app, "dead-letter/index.mjs"))).toBe(204);
   });
 
@@ -78,6 +88,12 @@ describe("the built entry point", () => {
   });
 
   it("serves a source that registered with the installed framework package", async () => {
-    expect(await serveOnce(join(root, "dist/functions/main.mjs"), "preconnecting", join(root, "test/fixtures/preconnecting-bundle.mjs"))).toBe(204);
+    expect(
+      await serveOnce(
+        join(root, "dist/functions/main.mjs"),
+        "preconnecting",
+        join(root, "test/fixtures/preconnecting-bundle.mjs"),
+      ),
+    ).toBe(204);
   });
 });

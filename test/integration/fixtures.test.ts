@@ -22,7 +22,11 @@ const pingSource = () => productManifests(ensureBinaries().kubectl).find((o) => 
 beforeAll(async () => {
   admin = await adminClient();
   tap = await tapBroker("test-fixtures-tap");
-  await admin.apply({ ...pingSource(), spec: { ...(pingSource()["spec"] as object), schedule: "* * * * *" } }, "dynamo-pool-relay/test-install", { force: true });
+  await admin.apply(
+    { ...pingSource(), spec: { ...(pingSource()["spec"] as object), schedule: "* * * * *" } },
+    "dynamo-pool-relay/test-install",
+    { force: true },
+  );
 });
 afterAll(async () => {
   await admin.apply(pingSource(), "dynamo-pool-relay/test-install", { force: true });
@@ -51,25 +55,78 @@ describe("recorded deliveries", () => {
     // A DynamoPoolRelay's add goes to apply itself: eligibility replies to a DGD change the status
     // does not show yet, which a rollout after the first status always is.
     await rollout(ns, ["bbbb2222"]);
-    const first = await admin.list<KubeObject>("discovery.k8s.io/v1", "EndpointSlice", ns, "kubernetes.io/service-name=g1-pool-relay");
+    const first = await admin.list<KubeObject>(
+      "discovery.k8s.io/v1",
+      "EndpointSlice",
+      ns,
+      "kubernetes.io/service-name=g1-pool-relay",
+    );
     expect(first.length).toBeGreaterThan(0);
-    for (const slice of first) await admin.deleteExact({ apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", namespace: ns, name: slice.metadata.name }, slice.metadata.uid!);
+    for (const slice of first)
+      await admin.deleteExact(
+        { apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", namespace: ns, name: slice.metadata.name },
+        slice.metadata.uid!,
+      );
     const deleted = new Set(first.map((s) => s.metadata.name));
     const wanted: Record<string, { about: string; match: (d: Delivery) => boolean }> = {
-      "apiserversource-dgd-add": { about: "ApiServerSource (Resource mode): a DynamoGraphDeployment was added", match: (d) => h(d, "ce-type") === "dev.knative.apiserver.resource.add" && h(d, "ce-kind") === "DynamoGraphDeployment" && h(d, "ce-namespace") === ns },
-      "apiserversource-dgd-update": { about: "ApiServerSource (Resource mode): a DynamoGraphDeployment's status changed", match: (d) => h(d, "ce-type") === "dev.knative.apiserver.resource.update" && h(d, "ce-kind") === "DynamoGraphDeployment" && h(d, "ce-namespace") === ns },
-      "source-dpr-add": { about: "the product's event source (a ContainerSource): a DynamoPoolRelay was added", match: (d) => h(d, "ce-type") === "dev.knative.apiserver.resource.add" && h(d, "ce-kind") === "DynamoPoolRelay" && h(d, "ce-namespace") === ns },
-      "source-endpointslice-add": { about: "the product's event source (a ContainerSource): the Relay Service's EndpointSlice was added", match: (d) => h(d, "ce-type") === "dev.knative.apiserver.resource.add" && h(d, "ce-kind") === "EndpointSlice" && h(d, "ce-namespace") === ns && !deleted.has(String(h(d, "ce-name"))) && h(d, "ce-covers") === undefined },
-      "broker-reconcile": { about: "eligibility's reply, routed by the Broker to apply", match: (d) => h(d, "ce-type") === "com.nvidia.dynamo.poolrelay.reconcile.v1" && h(d, "ce-subject") === `${ns}/g1` && h(d, "ce-source") === "/dynamo-pool-relay/eligibility" },
-      "pingsource-tick": { about: "PingSource poolrelay-resync: a resync tick", match: (d) => h(d, "ce-type") === "dev.knative.sources.ping" },
+      "apiserversource-dgd-add": {
+        about: "ApiServerSource (Resource mode): a DynamoGraphDeployment was added",
+        match: (d) =>
+          h(d, "ce-type") === "dev.knative.apiserver.resource.add" &&
+          h(d, "ce-kind") === "DynamoGraphDeployment" &&
+          h(d, "ce-namespace") === ns,
+      },
+      "apiserversource-dgd-update": {
+        about: "ApiServerSource (Resource mode): a DynamoGraphDeployment's status changed",
+        match: (d) =>
+          h(d, "ce-type") === "dev.knative.apiserver.resource.update" &&
+          h(d, "ce-kind") === "DynamoGraphDeployment" &&
+          h(d, "ce-namespace") === ns,
+      },
+      "source-dpr-add": {
+        about: "the product's event source (a ContainerSource): a DynamoPoolRelay was added",
+        match: (d) =>
+          h(d, "ce-type") === "dev.knative.apiserver.resource.add" &&
+          h(d, "ce-kind") === "DynamoPoolRelay" &&
+          h(d, "ce-namespace") === ns,
+      },
+      "source-endpointslice-add": {
+        about: "the product's event source (a ContainerSource): the Relay Service's EndpointSlice was added",
+        match: (d) =>
+          h(d, "ce-type") === "dev.knative.apiserver.resource.add" &&
+          h(d, "ce-kind") === "EndpointSlice" &&
+          h(d, "ce-namespace") === ns &&
+          !deleted.has(String(h(d, "ce-name"))) &&
+          h(d, "ce-covers") === undefined,
+      },
+      "broker-reconcile": {
+        about: "eligibility's reply, routed by the Broker to apply",
+        match: (d) =>
+          h(d, "ce-type") === "com.nvidia.dynamo.poolrelay.reconcile.v1" &&
+          h(d, "ce-subject") === `${ns}/g1` &&
+          h(d, "ce-source") === "/dynamo-pool-relay/eligibility",
+      },
+      "pingsource-tick": {
+        about: "PingSource poolrelay-resync: a resync tick",
+        match: (d) => h(d, "ce-type") === "dev.knative.sources.ping",
+      },
     };
-    const missing = () => Object.entries(wanted).filter(([, w]) => !tap.deliveries.some(w.match)).map(([name]) => name);
-    await eventually("a delivery of every kind was recorded", async () => missing().length === 0, 100_000).catch((err: Error) => {
-      throw new Error(`${err.message}; none yet of ${missing().join(", ")}`);
-    });
+    const missing = () =>
+      Object.entries(wanted)
+        .filter(([, w]) => !tap.deliveries.some(w.match))
+        .map(([name]) => name);
+    await eventually("a delivery of every kind was recorded", async () => missing().length === 0, 100_000).catch(
+      (err: Error) => {
+        throw new Error(`${err.message}; none yet of ${missing().join(", ")}`);
+      },
+    );
     const live = Object.fromEntries(Object.entries(wanted).map(([name, w]) => [name, tap.deliveries.find(w.match)!]));
     for (const [name, delivery] of Object.entries(live)) {
-      const recorded: RecordedDelivery = { about: wanted[name]!.about, headers: eventHeaders(delivery.headers), body: delivery.body };
+      const recorded: RecordedDelivery = {
+        about: wanted[name]!.about,
+        headers: eventHeaders(delivery.headers),
+        body: delivery.body,
+      };
       const file = new URL(`${name}.json`, FIXTURES);
       if (process.env["UPDATE_FIXTURES"] === "1") writeFileSync(file, `${JSON.stringify(recorded, null, 2)}\n`);
       const fixture = JSON.parse(readFileSync(file, "utf8")) as RecordedDelivery;

@@ -27,7 +27,11 @@ export async function freshNamespace(prefix: string): Promise<string> {
  * adapter calls transient: 5xx, 429, 409, a connection failure); any other error, such as a 403
  * or a bug in the probe, fails the test at once with its own message instead of a time-out.
  */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -40,7 +44,9 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}${last ? ` (last error: ${(last as Error).message})` : ""}`);
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting until ${what}${last ? ` (last error: ${(last as Error).message})` : ""}`,
+  );
 }
 
 /**
@@ -53,7 +59,13 @@ export function dprObject(namespace: string, name: string, spec: Record<string, 
     apiVersion: "nvidia.com/v1alpha1",
     kind: "DynamoPoolRelay",
     metadata: { name, namespace },
-    spec: { image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.0", clusterID: "test-cluster", nodeSelector: FAKE_NODE_PLACEMENT.nodeSelector, ...spec, tolerations },
+    spec: {
+      image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.0",
+      clusterID: "test-cluster",
+      nodeSelector: FAKE_NODE_PLACEMENT.nodeSelector,
+      ...spec,
+      tolerations,
+    },
   };
 }
 
@@ -62,6 +74,12 @@ export function dgdObject(namespace: string, name: string, annotations: Record<s
     apiVersion: "nvidia.com/v1beta1",
     kind: "DynamoGraphDeployment",
     metadata: { name, namespace, annotations },
-    spec: { backendFramework: "vllm", components: [{ name: "Frontend", type: "frontend" }, { name: "decode", type: "decode", replicas: 1 }] },
+    spec: {
+      backendFramework: "vllm",
+      components: [
+        { name: "Frontend", type: "frontend" },
+        { name: "decode", type: "decode", replicas: 1 },
+      ],
+    },
   };
 }

@@ -23,7 +23,11 @@ describe("process hygiene", () => {
     // stop() sends SIGTERM to every group, the watchdog's too, then waits: exiting right away must still leave nothing.
     const { pids, dirs } = await startOwner("void cp.stop(); setTimeout(() => process.exit(130), 50);");
     expect(pids.length).toBe(2);
-    await eventually("every control-plane process is gone", async () => pids.every((p) => !alive(p) || zombie(p)), 15_000);
+    await eventually(
+      "every control-plane process is gone",
+      async () => pids.every((p) => !alive(p) || zombie(p)),
+      15_000,
+    );
     await eventually("the control plane's folders are removed", async () => dirs.every((d) => !existsSync(d)), 15_000);
   });
 
@@ -32,7 +36,11 @@ describe("process hygiene", () => {
     expect(pids.length).toBe(2);
     expect(pids.every(alive)).toBe(true);
     owner.kill("SIGKILL");
-    await eventually("every control-plane process is gone", async () => pids.every((p) => !alive(p) || zombie(p)), 15_000);
+    await eventually(
+      "every control-plane process is gone",
+      async () => pids.every((p) => !alive(p) || zombie(p)),
+      15_000,
+    );
     // Its etcd data (in RAM-backed /dev/shm) and its folder with the admin token go too.
     await eventually("the control plane's folders are removed", async () => dirs.every((d) => !existsSync(d)), 15_000);
   });

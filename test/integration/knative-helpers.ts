@@ -26,7 +26,10 @@ export function brokerIngress(): string {
  * more duplicate, which the tests' handlers must take anyway.
  */
 export async function send(event: CloudEvent, mode: "binary" | "structured" = "binary"): Promise<void> {
-  const { headers, body } = mode === "binary" ? toBinary(event) : { headers: { "content-type": "application/cloudevents+json" }, body: JSON.stringify(toStructured(event)) };
+  const { headers, body } =
+    mode === "binary"
+      ? toBinary(event)
+      : { headers: { "content-type": "application/cloudevents+json" }, body: JSON.stringify(toStructured(event)) };
   for (let attempt = 1; ; attempt++) {
     const res = await fetch(brokerIngress(), { method: "POST", headers, body });
     if (res.status === 202) return;
@@ -43,7 +46,8 @@ export async function send(event: CloudEvent, mode: "binary" | "structured" = "b
  * `eventually`). New lines only ever come at the end.
  */
 export function invocations(fn: "eligibility" | "apply" | "status" | "dead-letter"): Invocation[] {
-  return readFileSync(inject("functionsLog"), "utf8").split("\n")
+  return readFileSync(inject("functionsLog"), "utf8")
+    .split("\n")
     .filter((l) => l.startsWith("{"))
     .map((l) => JSON.parse(l) as Invocation)
     .filter((i) => i.function === fn);
@@ -55,8 +59,17 @@ export function invocations(fn: "eligibility" | "apply" | "status" | "dead-lette
  * itself, then writes its Event), so the line can come a moment after the status.
  */
 export async function appliedFor(ns: string, causes: readonly string[]): Promise<void> {
-  await eventually(`apply logs a run in ${ns} that wrote for a request of cause ${causes.join(" or ")}`, async () =>
-    invocations("apply").some((i) => i.key?.namespace === ns && i.decision === "Applied" && causes.includes((i.key as { cause?: string }).cause ?? "")), 10_000);
+  await eventually(
+    `apply logs a run in ${ns} that wrote for a request of cause ${causes.join(" or ")}`,
+    async () =>
+      invocations("apply").some(
+        (i) =>
+          i.key?.namespace === ns &&
+          i.decision === "Applied" &&
+          causes.includes((i.key as { cause?: string }).cause ?? ""),
+      ),
+    10_000,
+  );
 }
 
 /** A report apply showed itself, which status's Trigger leaves out (knative/triggers.yaml): it goes to no function. */
@@ -86,8 +99,13 @@ export function chain(eventId: string, permanent: "fail" | "allow" = "fail"): In
     if (handled.length === 0) return undefined;
     // A redelivered event (at-least-once) counts once per function, as its last answer; of
     // duplicates answered at once, one ran and replied, the others shared its run (coalesced).
-    for (const i of [...Map.groupBy(handled, (x) => x.function).values()].map((answers) => answers.findLast((a) => a.reply) ?? answers.at(-1)!)) {
-      if (i.status >= 400 && permanent === "fail") throw new Error(`${i.function} answered ${i.status} (permanent) to ${i.event.type} ${id}: ${i.error ?? i.decision}`);
+    for (const i of [...Map.groupBy(handled, (x) => x.function).values()].map(
+      (answers) => answers.findLast((a) => a.reply) ?? answers.at(-1)!,
+    )) {
+      if (i.status >= 400 && permanent === "fail")
+        throw new Error(
+          `${i.function} answered ${i.status} (permanent) to ${i.event.type} ${id}: ${i.error ?? i.decision}`,
+        );
       out.push(i);
       if (i.reply && !shownByApply(i.reply) && !pending.includes(i.reply.id)) pending.push(i.reply.id);
     }
@@ -113,7 +131,12 @@ export async function tapBroker(name: string): Promise<TestTap> {
   const trigger = tapTrigger(name, PRODUCT_NAMESPACE, BROKER, tap.sink);
   await admin.apply(trigger, TEST_MANAGER, { force: true });
   await eventually(`Trigger ${name} is Ready`, async () => {
-    const t = await admin.get<{ status?: { conditions?: { type: string; status: string }[] } }>({ apiVersion: "eventing.knative.dev/v1", kind: "Trigger", namespace: PRODUCT_NAMESPACE, name });
+    const t = await admin.get<{ status?: { conditions?: { type: string; status: string }[] } }>({
+      apiVersion: "eventing.knative.dev/v1",
+      kind: "Trigger",
+      namespace: PRODUCT_NAMESPACE,
+      name,
+    });
     return t?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
   });
   return {
@@ -127,7 +150,6 @@ export async function tapBroker(name: string): Promise<TestTap> {
   };
 }
 
-
 /**
  * The ApiServerSource's adapter has rolled over for a new namespace and runs alone. The controller
  * writes the namespaces into the adapter's Deployment, so a new namespace replaces the adapter;
@@ -137,7 +159,9 @@ export async function tapBroker(name: string): Promise<TestTap> {
  */
 export async function sourcesSettled(namespace: string): Promise<void> {
   const admin = await adminClient();
-  await eventually(`the ApiServerSource adapter watches ${namespace} and runs alone`, () => sourceWatchesAlone(admin, namespace));
+  await eventually(`the ApiServerSource adapter watches ${namespace} and runs alone`, () =>
+    sourceWatchesAlone(admin, namespace),
+  );
 }
 
 /**

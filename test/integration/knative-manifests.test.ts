@@ -24,7 +24,9 @@ function run(...args: string[]) {
 
 /** knative-check over a YAML stream, with the ConfigMaps Knative's webhooks read. */
 function knativeCheck(yaml: string) {
-  const configs = ["eventing/core/configmaps", "serving/core/configmaps"].map((d) => `--config=${join(knative.config, d)}`);
+  const configs = ["eventing/core/configmaps", "serving/core/configmaps"].map(
+    (d) => `--config=${join(knative.config, d)}`,
+  );
   const r = spawnSync(join(knative.bin, "knative-check"), configs, { input: yaml, encoding: "utf8" });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -39,15 +41,45 @@ describe("knative/", () => {
     const r = run("kustomize", "knative/");
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    const kinds = parseAllDocuments(r.stdout).map((d) => d.toJS()).map((o) => `${o.kind}/${o.metadata.name}`).sort();
+    const kinds = parseAllDocuments(r.stdout)
+      .map((d) => d.toJS())
+      .map((o) => `${o.kind}/${o.metadata.name}`)
+      .sort();
     expect(kinds).toEqual([
-      "ApiServerSource/poolrelay-watch", "Broker/dynamo-pool-relay", "ClusterRole/poolrelay-apiserversource", "ClusterRole/poolrelay-apply",
-      "ClusterRole/poolrelay-eligibility", "ClusterRole/poolrelay-source", "ClusterRole/poolrelay-status", "ClusterRoleBinding/poolrelay-apiserversource",
-      "ClusterRoleBinding/poolrelay-apply", "ClusterRoleBinding/poolrelay-eligibility", "ClusterRoleBinding/poolrelay-source", "ClusterRoleBinding/poolrelay-status",
-      expect.stringMatching(/^ConfigMap\/poolrelay-settings-[a-z0-9]{10}$/), "CustomResourceDefinition/dynamopoolrelays.nvidia.com", "Deployment/poolrelay-source", "Namespace/dynamo-system",
-      "PingSource/poolrelay-resync", "PodDisruptionBudget/poolrelay-source", "Role/poolrelay-source-lease", "RoleBinding/poolrelay-source-lease", "Service/poolrelay-apply", "Service/poolrelay-dead-letter", "Service/poolrelay-eligibility",
-      "Service/poolrelay-status", "ServiceAccount/poolrelay-apiserversource", "ServiceAccount/poolrelay-apply", "ServiceAccount/poolrelay-eligibility",
-      "ServiceAccount/poolrelay-source", "ServiceAccount/poolrelay-status", "SinkBinding/poolrelay-dead-letter-sink", "SinkBinding/poolrelay-eligibility-sink", "SinkBinding/poolrelay-source-sink", "Trigger/poolrelay-apply", "Trigger/poolrelay-eligibility",
+      "ApiServerSource/poolrelay-watch",
+      "Broker/dynamo-pool-relay",
+      "ClusterRole/poolrelay-apiserversource",
+      "ClusterRole/poolrelay-apply",
+      "ClusterRole/poolrelay-eligibility",
+      "ClusterRole/poolrelay-source",
+      "ClusterRole/poolrelay-status",
+      "ClusterRoleBinding/poolrelay-apiserversource",
+      "ClusterRoleBinding/poolrelay-apply",
+      "ClusterRoleBinding/poolrelay-eligibility",
+      "ClusterRoleBinding/poolrelay-source",
+      "ClusterRoleBinding/poolrelay-status",
+      expect.stringMatching(/^ConfigMap\/poolrelay-settings-[a-z0-9]{10}$/),
+      "CustomResourceDefinition/dynamopoolrelays.nvidia.com",
+      "Deployment/poolrelay-source",
+      "Namespace/dynamo-system",
+      "PingSource/poolrelay-resync",
+      "PodDisruptionBudget/poolrelay-source",
+      "Role/poolrelay-source-lease",
+      "RoleBinding/poolrelay-source-lease",
+      "Service/poolrelay-apply",
+      "Service/poolrelay-dead-letter",
+      "Service/poolrelay-eligibility",
+      "Service/poolrelay-status",
+      "ServiceAccount/poolrelay-apiserversource",
+      "ServiceAccount/poolrelay-apply",
+      "ServiceAccount/poolrelay-eligibility",
+      "ServiceAccount/poolrelay-source",
+      "ServiceAccount/poolrelay-status",
+      "SinkBinding/poolrelay-dead-letter-sink",
+      "SinkBinding/poolrelay-eligibility-sink",
+      "SinkBinding/poolrelay-source-sink",
+      "Trigger/poolrelay-apply",
+      "Trigger/poolrelay-eligibility",
       "Trigger/poolrelay-status",
     ]);
   });
@@ -56,10 +88,16 @@ describe("knative/", () => {
     const objects = parseAllDocuments(run("kustomize", "knative/").stdout).map((d) => d.toJS());
     const settings = objects.find((o) => o.kind === "ConfigMap");
     expect(settings.metadata.name).toMatch(/^poolrelay-settings-[a-z0-9]{10}$/);
-    expect(settings.data).toMatchObject({ DGD_API_VERSION: "nvidia.com/v1beta1", RELAY_COMMAND: '["python3","-m","dynamo.kv_dc_relay"]' });
-    const programs = objects.filter((o) => (o.kind === "Service" && o.apiVersion === "serving.knative.dev/v1") || o.kind === "Deployment");
+    expect(settings.data).toMatchObject({
+      DGD_API_VERSION: "nvidia.com/v1beta1",
+      RELAY_COMMAND: '["python3","-m","dynamo.kv_dc_relay"]',
+    });
+    const programs = objects.filter(
+      (o) => (o.kind === "Service" && o.apiVersion === "serving.knative.dev/v1") || o.kind === "Deployment",
+    );
     expect(programs).toHaveLength(5);
-    for (const p of programs) expect(p.spec.template.spec.containers[0].envFrom).toEqual([{ configMapRef: { name: settings.metadata.name } }]);
+    for (const p of programs)
+      expect(p.spec.template.spec.containers[0].envFrom).toEqual([{ configMapRef: { name: settings.metadata.name } }]);
     const watch = objects.find((o) => o.kind === "ApiServerSource");
     expect(watch.spec.resources).toContainEqual({ apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment" });
   });
@@ -87,7 +125,8 @@ describe("knative/", () => {
     {
       name: "a Broker the webhook would have defaulted",
       yaml: "apiVersion: eventing.knative.dev/v1\nkind: Broker\nmetadata: {name: b, namespace: dynamo-system}\n",
-      error: /the webhook would default \.metadata\.annotations to \{"eventing\.knative\.dev\/broker\.class":"MTChannelBasedBroker"\}/,
+      error:
+        /the webhook would default \.metadata\.annotations to \{"eventing\.knative\.dev\/broker\.class":"MTChannelBasedBroker"\}/,
     },
     {
       name: "a field eventing does not know (its webhook decodes strictly)",
@@ -108,24 +147,59 @@ describe("knative/", () => {
 
   it("gets the resync's sink from the real SinkBinding reconciler: K_SINK, the Broker's address, in the eligibility Service", async () => {
     const admin = await adminClient();
-    const written = parseAllDocuments(readFileSync(join(root, "knative/services.yaml"), "utf8")).map((d) => d.toJS()).find((o) => o?.metadata?.name === "poolrelay-eligibility");
+    const written = parseAllDocuments(readFileSync(join(root, "knative/services.yaml"), "utf8"))
+      .map((d) => d.toJS())
+      .find((o) => o?.metadata?.name === "poolrelay-eligibility");
     expect(written.spec.template.spec.containers[0].env.map((e: { name: string }) => e.name)).not.toContain("K_SINK");
-    const broker = await admin.get<{ status: { address: { url: string } } }>({ apiVersion: "eventing.knative.dev/v1", kind: "Broker", namespace: "dynamo-system", name: "dynamo-pool-relay" });
-    expect(broker?.status.address.url).toBe("http://broker-ingress.knative-eventing.svc.cluster.local/dynamo-system/dynamo-pool-relay");
-    const live = await admin.get<{ spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } } }>({ apiVersion: "serving.knative.dev/v1", kind: "Service", namespace: "dynamo-system", name: "poolrelay-eligibility" });
-    expect(live?.spec.template.spec.containers[0]!.env).toContainEqual({ name: "K_SINK", value: broker!.status.address.url });
+    const broker = await admin.get<{ status: { address: { url: string } } }>({
+      apiVersion: "eventing.knative.dev/v1",
+      kind: "Broker",
+      namespace: "dynamo-system",
+      name: "dynamo-pool-relay",
+    });
+    expect(broker?.status.address.url).toBe(
+      "http://broker-ingress.knative-eventing.svc.cluster.local/dynamo-system/dynamo-pool-relay",
+    );
+    const live = await admin.get<{
+      spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } };
+    }>({
+      apiVersion: "serving.knative.dev/v1",
+      kind: "Service",
+      namespace: "dynamo-system",
+      name: "poolrelay-eligibility",
+    });
+    expect(live?.spec.template.spec.containers[0]!.env).toContainEqual({
+      name: "K_SINK",
+      value: broker!.status.address.url,
+    });
     // The event source's Deployment, the same way.
-    const source = await admin.get<typeof live>({ apiVersion: "apps/v1", kind: "Deployment", namespace: "dynamo-system", name: "poolrelay-source" });
-    expect(source?.spec.template.spec.containers[0]!.env).toContainEqual({ name: "K_SINK", value: broker!.status.address.url });
+    const source = await admin.get<typeof live>({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      namespace: "dynamo-system",
+      name: "poolrelay-source",
+    });
+    expect(source?.spec.template.spec.containers[0]!.env).toContainEqual({
+      name: "K_SINK",
+      value: broker!.status.address.url,
+    });
   });
 
   it("relies on the BETA flag delivery-timeout: a cluster that turned it off rejects the Triggers", () => {
     const off = mkdtempSync(join(tmpdir(), "poolrelay-features-"));
-    const features = readFileSync(join(knative.config, "eventing/core/configmaps/features.yaml"), "utf8").replace(/^(\s+)delivery-timeout: "?enabled"?$/m, '$1delivery-timeout: "disabled"');
+    const features = readFileSync(join(knative.config, "eventing/core/configmaps/features.yaml"), "utf8").replace(
+      /^(\s+)delivery-timeout: "?enabled"?$/m,
+      '$1delivery-timeout: "disabled"',
+    );
     expect(features).toMatch(/delivery-timeout: "disabled"/);
     writeFileSync(join(off, "features.yaml"), features);
-    const configs = ["eventing/core/configmaps", "serving/core/configmaps"].map((d) => `--config=${join(knative.config, d)}`);
-    const r = spawnSync(join(knative.bin, "knative-check"), [...configs, `--config=${off}`], { input: run("kustomize", "knative/").stdout, encoding: "utf8" });
+    const configs = ["eventing/core/configmaps", "serving/core/configmaps"].map(
+      (d) => `--config=${join(knative.config, d)}`,
+    );
+    const r = spawnSync(join(knative.bin, "knative-check"), [...configs, `--config=${off}`], {
+      input: run("kustomize", "knative/").stdout,
+      encoding: "utf8",
+    });
     expect(r.stdout.match(/^ERROR .*Trigger.*timeout/gm)).toHaveLength(3);
     expect(r.status).toBe(1);
   });
@@ -133,14 +207,22 @@ describe("knative/", () => {
   it("passes server-side validation of every object (kubectl apply -k --dry-run=server)", () => {
     const r = run("apply", "-k", "knative/", "--dry-run=server");
     // kubectl warns about objects the test installed with server-side apply, not with kubectl apply.
-    expect(r.stderr.split("\n").filter((l) => l && !/missing the kubectl\.kubernetes\.io\/last-applied-configuration annotation/.test(l))).toEqual([]);
+    expect(
+      r.stderr
+        .split("\n")
+        .filter((l) => l && !/missing the kubectl\.kubernetes\.io\/last-applied-configuration annotation/.test(l)),
+    ).toEqual([]);
     expect(r.code).toBe(0);
     expect(r.stdout.trim().split("\n")).toHaveLength(35);
   });
 
   it("is rejected by the same validation when a manifest is wrong (the check can fail)", () => {
-    const bad = "apiVersion: sources.knative.dev/v1\nkind: PingSource\nmetadata: {name: bad, namespace: dynamo-system}\nspec: {schedule: 5}\n";
-    const r = spawnSync(kubectl, [`--kubeconfig=${inject("kubeconfig")}`, "apply", "--dry-run=server", "-f", "-"], { input: bad, encoding: "utf8" });
+    const bad =
+      "apiVersion: sources.knative.dev/v1\nkind: PingSource\nmetadata: {name: bad, namespace: dynamo-system}\nspec: {schedule: 5}\n";
+    const r = spawnSync(kubectl, [`--kubeconfig=${inject("kubeconfig")}`, "apply", "--dry-run=server", "-f", "-"], {
+      input: bad,
+      encoding: "utf8",
+    });
     expect(r.status).not.toBe(0);
     expect(r.stderr).toMatch(/spec\.schedule/);
   });

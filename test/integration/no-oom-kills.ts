@@ -7,15 +7,27 @@ import { adminClient } from "./helpers.ts";
 
 interface Pod {
   metadata: { namespace: string; name: string };
-  status?: { containerStatuses?: { name: string; lastState?: { terminated?: { reason?: string } }; state?: { terminated?: { reason?: string } } }[] };
+  status?: {
+    containerStatuses?: {
+      name: string;
+      lastState?: { terminated?: { reason?: string } };
+      state?: { terminated?: { reason?: string } };
+    }[];
+  };
 }
 
 afterAll(async () => {
   const admin = await adminClient();
-  const pods = (await Promise.all([PRODUCT_NAMESPACE, "knative-eventing", "knative-serving"].map((ns) => admin.list<Pod>("v1", "Pod", ns)))).flat();
+  const pods = (
+    await Promise.all(
+      [PRODUCT_NAMESPACE, "knative-eventing", "knative-serving"].map((ns) => admin.list<Pod>("v1", "Pod", ns)),
+    )
+  ).flat();
   expect(pods.length).toBeGreaterThan(0);
-  const killed = pods.flatMap((p) => (p.status?.containerStatuses ?? [])
-    .filter((c) => c.lastState?.terminated?.reason === "OOMKilled" || c.state?.terminated?.reason === "OOMKilled")
-    .map((c) => `${p.metadata.namespace}/${p.metadata.name} ${c.name}`));
+  const killed = pods.flatMap((p) =>
+    (p.status?.containerStatuses ?? [])
+      .filter((c) => c.lastState?.terminated?.reason === "OOMKilled" || c.state?.terminated?.reason === "OOMKilled")
+      .map((c) => `${p.metadata.namespace}/${p.metadata.name} ${c.name}`),
+  );
   expect(killed, "containers killed over their memory limit (OOMKilled)").toEqual([]);
 });

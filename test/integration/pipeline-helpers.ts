@@ -8,8 +8,18 @@ import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually } from "./h
 
 export const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 
-export const dgdRef = (ns: string, name: string) => ({ apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment", namespace: ns, name });
-export const dprRef = (ns: string, name: string) => ({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: ns, name });
+export const dgdRef = (ns: string, name: string) => ({
+  apiVersion: "nvidia.com/v1beta1",
+  kind: "DynamoGraphDeployment",
+  namespace: ns,
+  name,
+});
+export const dprRef = (ns: string, name: string) => ({
+  apiVersion: "nvidia.com/v1alpha1",
+  kind: "DynamoPoolRelay",
+  namespace: ns,
+  name,
+});
 
 export type Dpr = KubeObject & { metadata: { generation: number; uid: string }; status?: Record<string, any> };
 
@@ -17,7 +27,10 @@ export async function getDpr(admin: KubeClient, ns: string, name: string): Promi
   return (await admin.get<Dpr>(dprRef(ns, name)))!;
 }
 
-export function condition(dpr: { status?: Record<string, any> }, type: string): { status: string; reason: string; message: string; observedGeneration?: number } | undefined {
+export function condition(
+  dpr: { status?: Record<string, any> },
+  type: string,
+): { status: string; reason: string; message: string; observedGeneration?: number } | undefined {
   return dpr.status?.["conditions"]?.find((c: { type: string }) => c.type === type);
 }
 
@@ -33,21 +46,37 @@ export const CHILD_REFS = [
 
 export async function children(admin: KubeClient, ns: string, name = "g1"): Promise<Record<string, any>> {
   const out: Record<string, any> = {};
-  for (const [apiVersion, kind] of CHILD_REFS) out[kind] = await admin.get({ apiVersion, kind, namespace: ns, name: `${name}-pool-relay` });
+  for (const [apiVersion, kind] of CHILD_REFS)
+    out[kind] = await admin.get({ apiVersion, kind, namespace: ns, name: `${name}-pool-relay` });
   return out;
 }
 
 /** Waits until the status reflects the current generation and satisfies `check`. */
-export async function settledDpr(ns: string, name: string, what: string, check: (d: Dpr) => boolean = () => true, timeoutMs = 60_000): Promise<Dpr> {
+export async function settledDpr(
+  ns: string,
+  name: string,
+  what: string,
+  check: (d: Dpr) => boolean = () => true,
+  timeoutMs = 60_000,
+): Promise<Dpr> {
   const admin = await adminClient();
-  return eventually(`${ns}/${name} ${what}`, async () => {
-    const d = await getDpr(admin, ns, name);
-    return d.status?.["observedGeneration"] === d.metadata.generation && check(d) ? d : undefined;
-  }, timeoutMs);
+  return eventually(
+    `${ns}/${name} ${what}`,
+    async () => {
+      const d = await getDpr(admin, ns, name);
+      return d.status?.["observedGeneration"] === d.metadata.generation && check(d) ? d : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** A DGD and its DynamoPoolRelay, created as a user would; resolves once the product has published. */
-export async function published(ns: string, name = "g1", dgdAnnotations: Record<string, string> = {}, spec: Record<string, unknown> = {}): Promise<Dpr> {
+export async function published(
+  ns: string,
+  name = "g1",
+  dgdAnnotations: Record<string, string> = {},
+  spec: Record<string, unknown> = {},
+): Promise<Dpr> {
   const admin = await adminClient();
   await admin.apply(dgdObject(ns, name, dgdAnnotations), TEST_MANAGER);
   await admin.apply(dprObject(ns, name, spec), TEST_MANAGER);
@@ -58,7 +87,12 @@ export async function published(ns: string, name = "g1", dgdAnnotations: Record<
 export async function rollout(ns: string, hashes: string[], name = "g1"): Promise<void> {
   const admin = await adminClient();
   const dgd = (await admin.get<KubeObject>(dgdRef(ns, name)))!;
-  await admin.replaceStatus({ ...dgd, status: { components: { decode: { componentKind: "Deployment", componentNames: hashes.map((x) => `${name}-decode-${x}`) } } } });
+  await admin.replaceStatus({
+    ...dgd,
+    status: {
+      components: { decode: { componentKind: "Deployment", componentNames: hashes.map((x) => `${name}-decode-${x}`) } },
+    },
+  });
 }
 
 export function pingEvent(time = now()): CloudEvent {

@@ -20,8 +20,15 @@ describe("publish", () => {
     const objs = await children(admin, ns);
     for (const [, kind] of CHILD_REFS) {
       expect(objs[kind], kind).toBeDefined();
-      expect(objs[kind].metadata.ownerReferences[0]).toMatchObject({ kind: "DynamoPoolRelay", name: "g1", uid: dpr.metadata.uid, controller: true });
-      expect(objs[kind].metadata.managedFields.map((m: { manager: string }) => m.manager)).toContain("dynamo-pool-relay/apply");
+      expect(objs[kind].metadata.ownerReferences[0]).toMatchObject({
+        kind: "DynamoPoolRelay",
+        name: "g1",
+        uid: dpr.metadata.uid,
+        controller: true,
+      });
+      expect(objs[kind].metadata.managedFields.map((m: { manager: string }) => m.manager)).toContain(
+        "dynamo-pool-relay/apply",
+      );
     }
     expect(dpr.status?.["observedGeneration"]).toBe(1);
     expect(dpr.status?.["serviceEndpoint"]).toBe(`g1-pool-relay.${ns}.svc:5561`);
@@ -29,9 +36,15 @@ describe("publish", () => {
     expect(condition(dpr, "Eligible")).toMatchObject({ status: "True", reason: "Eligible" });
     expect(condition(dpr, "ServicePublished")).toMatchObject({ status: "True", reason: "Published" });
     // The revision the Relay reports as applied is the SHA-256 of the file it reads: the ConfigMap's bytes.
-    expect(dpr.status?.["sourcesRevision"]).toBe(createHash("sha256").update(objs["ConfigMap"].data["sources.json"], "utf8").digest("hex"));
+    expect(dpr.status?.["sourcesRevision"]).toBe(
+      createHash("sha256").update(objs["ConfigMap"].data["sources.json"], "utf8").digest("hex"),
+    );
     const doc = JSON.parse(objs["ConfigMap"].data["sources.json"]);
-    expect(doc).toEqual({ version: 1, connectionRevision: dpr.status?.["connectionRevision"], sources: [{ namespace: `${ns}-g1` }] });
+    expect(doc).toEqual({
+      version: 1,
+      connectionRevision: dpr.status?.["connectionRevision"],
+      sources: [{ namespace: `${ns}-g1` }],
+    });
     const env = objs["Deployment"].spec.template.spec.containers[0].env;
     expect(env).toContainEqual({ name: "DYN_RELAY_CONNECTION_REVISION", value: dpr.status?.["connectionRevision"] });
   });
@@ -40,20 +53,33 @@ describe("publish", () => {
     const ns = await freshNamespace("ready");
     await published(ns);
     // The Deployment's status and the EndpointSlice change apart; each change is an event for status.
-    const dpr = await settledDpr(ns, "g1", "is Ready with 2 ready replicas and 2 ready endpoints", (d) =>
-      condition(d, "Ready")?.status === "True" && d.status?.["readyReplicas"] === 2 && condition(d, "ListenerAvailable")?.message.startsWith("2 ") === true);
-    expect(condition(dpr, "ListenerAvailable")).toMatchObject({ status: "True", reason: "EndpointsReady", message: "2 ready Relay endpoints behind the Service" });
+    const dpr = await settledDpr(
+      ns,
+      "g1",
+      "is Ready with 2 ready replicas and 2 ready endpoints",
+      (d) =>
+        condition(d, "Ready")?.status === "True" &&
+        d.status?.["readyReplicas"] === 2 &&
+        condition(d, "ListenerAvailable")?.message.startsWith("2 ") === true,
+    );
+    expect(condition(dpr, "ListenerAvailable")).toMatchObject({
+      status: "True",
+      reason: "EndpointsReady",
+      message: "2 ready Relay endpoints behind the Service",
+    });
     expect(dpr.status?.["replicas"]).toBe(2);
     // The EndpointSlice's own events reach status too (any child event makes it re-read all of them).
     await eventually("status handled an event of this namespace's EndpointSlice", async () =>
-      invocations("status").some((i) => i.event.subject?.includes(`/namespaces/${ns}/endpointslices/`)));
+      invocations("status").some((i) => i.event.subject?.includes(`/namespaces/${ns}/endpointslices/`)),
+    );
   });
 
   it("picks up a DynamoPoolRelay created after its DGD from the DynamoPoolRelay's own event", async () => {
     const ns = await freshNamespace("dpr-event");
     await admin.apply(dgdObject(ns, "g1"), TEST_MANAGER);
     await eventually("the DGD event was handled (no DynamoPoolRelay yet)", async () =>
-      invocations("eligibility").some((i) => i.key?.namespace === ns && i.decision === "NoDynamoPoolRelay"));
+      invocations("eligibility").some((i) => i.key?.namespace === ns && i.decision === "NoDynamoPoolRelay"),
+    );
     await admin.apply(dprObject(ns, "g1"), TEST_MANAGER);
     await settledDpr(ns, "g1", "is published", (d) => condition(d, "ServicePublished")?.status === "True");
     await appliedFor(ns, ["DPRChanged"]);
@@ -64,7 +90,9 @@ describe("publish", () => {
     await published(ns);
     expect(Object.values(await children(admin, ns)).every((o) => o !== undefined)).toBe(true);
     await admin.request("DELETE", `/apis/nvidia.com/v1alpha1/namespaces/${ns}/dynamopoolrelays/g1`);
-    await eventually("every child is gone", async () => Object.values(await children(admin, ns)).every((o) => o === undefined));
+    await eventually("every child is gone", async () =>
+      Object.values(await children(admin, ns)).every((o) => o === undefined),
+    );
   });
 });
 
@@ -74,13 +102,23 @@ describe("rollouts", () => {
     const statusBefore = (await published(ns)).status!;
     const before = await children(admin, ns);
     await rollout(ns, ["aaaa1111", "bbbb2222"]);
-    const dpr = await settledDpr(ns, "g1", "lists both worker generations", (d) => d.status?.["workerNamespaces"]?.length === 2);
+    const dpr = await settledDpr(
+      ns,
+      "g1",
+      "lists both worker generations",
+      (d) => d.status?.["workerNamespaces"]?.length === 2,
+    );
     const after = await children(admin, ns);
-    expect(JSON.parse(after["ConfigMap"].data["sources.json"]).sources).toEqual([{ namespace: `${ns}-g1-aaaa1111` }, { namespace: `${ns}-g1-bbbb2222` }]);
+    expect(JSON.parse(after["ConfigMap"].data["sources.json"]).sources).toEqual([
+      { namespace: `${ns}-g1-aaaa1111` },
+      { namespace: `${ns}-g1-bbbb2222` },
+    ]);
     expect(after["Deployment"].metadata.generation).toBe(before["Deployment"].metadata.generation);
     expect(after["Deployment"].spec.template).toEqual(before["Deployment"].spec.template);
     expect(dpr.status!["sourcesRevision"]).not.toBe(statusBefore["sourcesRevision"]);
-    expect(dpr.status!["sourcesRevision"]).toBe(createHash("sha256").update(after["ConfigMap"].data["sources.json"], "utf8").digest("hex"));
+    expect(dpr.status!["sourcesRevision"]).toBe(
+      createHash("sha256").update(after["ConfigMap"].data["sources.json"], "utf8").digest("hex"),
+    );
     expect(dpr.status!["workerNamespaces"]).toEqual([`${ns}-g1-aaaa1111`, `${ns}-g1-bbbb2222`]);
     expect(dpr.status!["connectionRevision"]).toBe(statusBefore["connectionRevision"]);
   });
@@ -89,20 +127,28 @@ describe("rollouts", () => {
     { name: "cluster ID", spec: { clusterID: "other-cluster" } },
     { name: "image", spec: { image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.3.0" } },
     { name: "env", spec: { env: [{ name: "DYN_RELAY_EXPECTED_UNIQUE_BLOCKS", value: "2097152" }] } },
-  ])("rolls the pods with a new connection revision in both places when the $name changes (a DynamoPoolRelay edit, no DGD event)", async ({ spec }) => {
-    const ns = await freshNamespace("connection");
-    const before = (await published(ns)).status!;
-    await admin.apply(dprObject(ns, "g1", spec), TEST_MANAGER);
-    const dpr = await settledDpr(ns, "g1", "observed generation 2", (d) => d.metadata.generation === 2);
-    const revision = dpr.status?.["connectionRevision"];
-    expect(revision).not.toBe(before["connectionRevision"]);
-    const objs = await children(admin, ns);
-    expect(JSON.parse(objs["ConfigMap"].data["sources.json"]).connectionRevision).toBe(revision);
-    expect(objs["Deployment"].spec.template.spec.containers[0].env).toContainEqual({ name: "DYN_RELAY_CONNECTION_REVISION", value: revision });
-    expect(objs["Deployment"].metadata.generation).toBe(2);
-    await eventually("a second ReplicaSet rolls the pods", async () =>
-      (await admin.list("apps/v1", "ReplicaSet", ns, "app.kubernetes.io/instance=g1")).length === 2);
-  });
+  ])(
+    "rolls the pods with a new connection revision in both places when the $name changes (a DynamoPoolRelay edit, no DGD event)",
+    async ({ spec }) => {
+      const ns = await freshNamespace("connection");
+      const before = (await published(ns)).status!;
+      await admin.apply(dprObject(ns, "g1", spec), TEST_MANAGER);
+      const dpr = await settledDpr(ns, "g1", "observed generation 2", (d) => d.metadata.generation === 2);
+      const revision = dpr.status?.["connectionRevision"];
+      expect(revision).not.toBe(before["connectionRevision"]);
+      const objs = await children(admin, ns);
+      expect(JSON.parse(objs["ConfigMap"].data["sources.json"]).connectionRevision).toBe(revision);
+      expect(objs["Deployment"].spec.template.spec.containers[0].env).toContainEqual({
+        name: "DYN_RELAY_CONNECTION_REVISION",
+        value: revision,
+      });
+      expect(objs["Deployment"].metadata.generation).toBe(2);
+      await eventually(
+        "a second ReplicaSet rolls the pods",
+        async () => (await admin.list("apps/v1", "ReplicaSet", ns, "app.kubernetes.io/instance=g1")).length === 2,
+      );
+    },
+  );
 });
 
 describe("withdrawal", () => {
@@ -111,7 +157,12 @@ describe("withdrawal", () => {
     await published(ns);
     expect((await children(admin, ns))["Service"]).toBeDefined();
     await admin.request("DELETE", `/apis/nvidia.com/v1beta1/namespaces/${ns}/dynamographdeployments/g1`);
-    let dpr = await settledDpr(ns, "g1", "is withdrawn", (d) => condition(d, "ServicePublished")?.reason === "Withdrawn");
+    let dpr = await settledDpr(
+      ns,
+      "g1",
+      "is withdrawn",
+      (d) => condition(d, "ServicePublished")?.reason === "Withdrawn",
+    );
     // Withdrawn is reported only once the Service is gone.
     expect((await children(admin, ns))["Service"]).toBeUndefined();
     expect(condition(dpr, "Eligible")).toMatchObject({ status: "False", reason: "DGDNotFound" });
@@ -128,14 +179,27 @@ describe("withdrawal", () => {
   });
 
   it.each<{ name: string; annotations: Record<string, string>; reason: string }>([
-    { name: "etcd discovery", annotations: { "nvidia.com/dynamo-discovery-backend": "etcd" }, reason: "DiscoveryBackendNotKubernetes" },
-    { name: "container mode", annotations: { "nvidia.com/dynamo-kube-discovery-mode": "container" }, reason: "DiscoveryModeNotPod" },
+    {
+      name: "etcd discovery",
+      annotations: { "nvidia.com/dynamo-discovery-backend": "etcd" },
+      reason: "DiscoveryBackendNotKubernetes",
+    },
+    {
+      name: "container mode",
+      annotations: { "nvidia.com/dynamo-kube-discovery-mode": "container" },
+      reason: "DiscoveryModeNotPod",
+    },
   ])("withdraws the Service when the DGD switches to $name", async ({ annotations, reason }) => {
     const ns = await freshNamespace("switch");
     await published(ns);
     expect((await children(admin, ns))["Service"]).toBeDefined();
     await admin.apply(dgdObject(ns, "g1", annotations), TEST_MANAGER);
-    const dpr = await settledDpr(ns, "g1", `is withdrawn, not eligible (${reason})`, (d) => condition(d, "Eligible")?.reason === reason && condition(d, "ServicePublished")?.reason === "Withdrawn");
+    const dpr = await settledDpr(
+      ns,
+      "g1",
+      `is withdrawn, not eligible (${reason})`,
+      (d) => condition(d, "Eligible")?.reason === reason && condition(d, "ServicePublished")?.reason === "Withdrawn",
+    );
     expect((await children(admin, ns))["Service"]).toBeUndefined();
     expect((await children(admin, ns))["Deployment"]).toBeDefined();
     expect(condition(dpr, "Eligible")).toMatchObject({ status: "False", reason });
@@ -147,20 +211,38 @@ describe("someone else's edits to fields the product sets", () => {
     const ns = await freshNamespace("revert");
     await published(ns);
     const before = await children(admin, ns);
-    const path = (resource: string, group = "/api/v1") => `${group}/namespaces/${ns}/${resource}/g1-pool-relay?fieldManager=someone-editing`;
+    const path = (resource: string, group = "/api/v1") =>
+      `${group}/namespaces/${ns}/${resource}/g1-pool-relay?fieldManager=someone-editing`;
     const merge = "application/merge-patch+json";
     // Presence first: the edits land. The Role first: Roles send no events (the ApiServerSource
     // does not watch them), so it is the reconcile the later edits cause that must put it back.
-    const role = (await admin.request("PATCH", path("roles", "/apis/rbac.authorization.k8s.io/v1"), { rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get"] }] }, merge)) as { rules: unknown[] };
+    const role = (await admin.request(
+      "PATCH",
+      path("roles", "/apis/rbac.authorization.k8s.io/v1"),
+      { rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get"] }] },
+      merge,
+    )) as { rules: unknown[] };
     expect(role.rules).toEqual([{ apiGroups: [""], resources: ["secrets"], verbs: ["get"] }]);
-    const dep = (await admin.request("PATCH", path("deployments", "/apis/apps/v1"), { spec: { replicas: 5 } }, merge)) as { spec: { replicas: number } };
+    const dep = (await admin.request(
+      "PATCH",
+      path("deployments", "/apis/apps/v1"),
+      { spec: { replicas: 5 } },
+      merge,
+    )) as { spec: { replicas: number } };
     expect(dep.spec.replicas).toBe(5);
-    const cm = (await admin.request("PATCH", path("configmaps"), { data: { "sources.json": "{\"edited\":true}" } }, merge)) as { data: Record<string, string> };
-    expect(cm.data["sources.json"]).toBe("{\"edited\":true}");
+    const cm = (await admin.request(
+      "PATCH",
+      path("configmaps"),
+      { data: { "sources.json": '{"edited":true}' } },
+      merge,
+    )) as { data: Record<string, string> };
+    expect(cm.data["sources.json"]).toBe('{"edited":true}');
 
     const after = await eventually("the Role, the Deployment and the ConfigMap are back", async () => {
       const now = await children(admin, ns);
-      const back = now["ConfigMap"].data["sources.json"] === before["ConfigMap"].data["sources.json"] && now["Deployment"].spec.replicas === 2 &&
+      const back =
+        now["ConfigMap"].data["sources.json"] === before["ConfigMap"].data["sources.json"] &&
+        now["Deployment"].spec.replicas === 2 &&
         JSON.stringify(now["Role"].rules) === JSON.stringify(before["Role"].rules);
       return back ? now : undefined;
     });
@@ -176,12 +258,22 @@ describe("a foreign Service named <dgd>-pool-relay", () => {
   it("is never touched, also not on withdrawal, and is reported in status", async () => {
     const ns = await freshNamespace("foreign");
     const foreign = await admin.apply<KubeObject>(
-      { apiVersion: "v1", kind: "Service", metadata: { name: "g1-pool-relay", namespace: ns }, spec: { ports: [{ port: 80 }], selector: { app: "someone-else" } } },
+      {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: "g1-pool-relay", namespace: ns },
+        spec: { ports: [{ port: 80 }], selector: { app: "someone-else" } },
+      },
       "someone-else",
     );
     await admin.apply(dgdObject(ns, "g1"), TEST_MANAGER);
     await admin.apply(dprObject(ns, "g1"), TEST_MANAGER);
-    const dpr = await settledDpr(ns, "g1", "reports the foreign Service", (d) => condition(d, "ServicePublished")?.reason === "ServiceNotOwned");
+    const dpr = await settledDpr(
+      ns,
+      "g1",
+      "reports the foreign Service",
+      (d) => condition(d, "ServicePublished")?.reason === "ServiceNotOwned",
+    );
     const service = (await children(admin, ns))["Service"];
     expect(service.metadata.resourceVersion).toBe(foreign.metadata.resourceVersion);
     expect(service.metadata.ownerReferences).toBeUndefined();
@@ -211,7 +303,12 @@ describe("a spec the API server refuses", () => {
 
     // Fixed spec: the edit's own event publishes it, and the failure is gone.
     await admin.apply(dprObject(ns, "g1", { tolerations: [{ key: "gpu", operator: "Exists" }] }), TEST_MANAGER);
-    const fixed = await settledDpr(ns, "g1", "is published at generation 2", (d) => d.metadata.generation === 2 && condition(d, "ServicePublished")?.status === "True");
+    const fixed = await settledDpr(
+      ns,
+      "g1",
+      "is published at generation 2",
+      (d) => d.metadata.generation === 2 && condition(d, "ServicePublished")?.status === "True",
+    );
     expect(condition(fixed, "Ready")?.reason).not.toBe("ApplyFailed");
   });
 });
@@ -220,9 +317,21 @@ describe("the DGD through the ApiServerSource", () => {
   it("reaches eligibility as the real adapter sends it: Resource mode, the API server as source, the guessed-plural subject", async () => {
     const ns = await freshNamespace("adapter");
     await published(ns);
-    const dgdEvent = invocations("eligibility").find((i) => i.key?.namespace === ns && i.event.type === "dev.knative.apiserver.resource.add" && i.event.subject?.includes("/dynamographdeployments/"));
+    const dgdEvent = invocations("eligibility").find(
+      (i) =>
+        i.key?.namespace === ns &&
+        i.event.type === "dev.knative.apiserver.resource.add" &&
+        i.event.subject?.includes("/dynamographdeployments/"),
+    );
     // The API server as the adapter's pod reaches it: the `kubernetes` Service.
-    const kubernetes = await (await adminClient()).get<{ spec: { clusterIP: string } }>({ apiVersion: "v1", kind: "Service", namespace: "default", name: "kubernetes" });
+    const kubernetes = await (
+      await adminClient()
+    ).get<{ spec: { clusterIP: string } }>({
+      apiVersion: "v1",
+      kind: "Service",
+      namespace: "default",
+      name: "kubernetes",
+    });
     expect(dgdEvent?.event.source).toBe(`https://${kubernetes!.spec.clusterIP}:443`);
     expect(dgdEvent?.event.subject).toBe(`/apis/nvidia.com/v1beta1/namespaces/${ns}/dynamographdeployments/g1`);
   });

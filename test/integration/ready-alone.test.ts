@@ -18,8 +18,19 @@ const childrenOf = (ns: string, name: string) => childrenAlone(ns, name, { "read
 
 /** A Pod of the Deployment's template, as if made by hand. */
 function barePod(deployment: KubeObject): KubeObject {
-  const { template } = (deployment as unknown as { spec: { template: { metadata: { labels: Record<string, string> }; spec: unknown } } }).spec;
-  return { apiVersion: "v1", kind: "Pod", metadata: { name: `${deployment.metadata.name}-bare`, namespace: deployment.metadata.namespace, labels: template.metadata.labels }, spec: template.spec } as KubeObject;
+  const { template } = (
+    deployment as unknown as { spec: { template: { metadata: { labels: Record<string, string> }; spec: unknown } } }
+  ).spec;
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: `${deployment.metadata.name}-bare`,
+      namespace: deployment.metadata.namespace,
+      labels: template.metadata.labels,
+    },
+    spec: template.spec,
+  } as KubeObject;
 }
 
 describe("readyAlone", () => {
@@ -32,7 +43,12 @@ describe("readyAlone", () => {
     const ready = await alone.ready;
     expect([...ready.keys()].sort()).toEqual([childName("g1"), childName("g2")]);
     // What it called Ready is there to be read.
-    const deployment = await admin.get<{ status?: { readyReplicas?: number } }>({ apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: childName("g1") });
+    const deployment = await admin.get<{ status?: { readyReplicas?: number } }>({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      namespace: ns,
+      name: childName("g1"),
+    });
     expect(deployment?.status?.readyReplicas).toBeGreaterThan(0);
   });
 
@@ -41,19 +57,42 @@ describe("readyAlone", () => {
     const alone = readyAlone(admin, `ready-alone=${ns}`, 3, 20_000);
     await alone.watching;
     let answered = false;
-    void alone.ready.then(() => (answered = true), () => (answered = true));
+    void alone.ready.then(
+      () => (answered = true),
+      () => (answered = true),
+    );
     for (const child of childrenOf(ns, "g1")) await admin.apply(child, TEST_MANAGER);
-    for (const child of childrenOf(ns, "g2").filter((c) => c.kind !== "Service")) await admin.apply(child, TEST_MANAGER);
+    for (const child of childrenOf(ns, "g2").filter((c) => c.kind !== "Service"))
+      await admin.apply(child, TEST_MANAGER);
     // g3's Service selects a Relay pod that no Deployment made: an endpoint, but nothing rolled out.
-    for (const child of childrenOf(ns, "g3")) await admin.apply(child.kind === "Deployment" ? barePod(child) : child, TEST_MANAGER);
-    await eventually("g2's Relay pods Ready", async () => {
-      const deployment = await admin.get<{ status?: { readyReplicas?: number } }>({ apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: childName("g2") });
-      return (deployment?.status?.readyReplicas ?? 0) > 0;
-    }, 15_000);
-    await eventually("g3's bare pod a ready endpoint", async () => {
-      const slices = await admin.list<ObservedEndpointSlice>("discovery.k8s.io/v1", "EndpointSlice", ns, `kubernetes.io/service-name=${childName("g3")}`);
-      return readyEndpoints(slices) > 0;
-    }, 15_000);
+    for (const child of childrenOf(ns, "g3"))
+      await admin.apply(child.kind === "Deployment" ? barePod(child) : child, TEST_MANAGER);
+    await eventually(
+      "g2's Relay pods Ready",
+      async () => {
+        const deployment = await admin.get<{ status?: { readyReplicas?: number } }>({
+          apiVersion: "apps/v1",
+          kind: "Deployment",
+          namespace: ns,
+          name: childName("g2"),
+        });
+        return (deployment?.status?.readyReplicas ?? 0) > 0;
+      },
+      15_000,
+    );
+    await eventually(
+      "g3's bare pod a ready endpoint",
+      async () => {
+        const slices = await admin.list<ObservedEndpointSlice>(
+          "discovery.k8s.io/v1",
+          "EndpointSlice",
+          ns,
+          `kubernetes.io/service-name=${childName("g3")}`,
+        );
+        return readyEndpoints(slices) > 0;
+      },
+      15_000,
+    );
     // Both turned Ready while the watch still ran, so leaving them out is readyAlone's own doing.
     expect(answered).toBe(false);
     expect([...(await alone.ready).keys()]).toEqual([childName("g1")]);

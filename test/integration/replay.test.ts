@@ -32,13 +32,18 @@ afterAll(async () => {
  * IPs): of the ConfigMap's version the status names, only that it is the live one.
  */
 async function state(ns: string) {
-  const get = (apiVersion: string, kind: string, name = "g1-pool-relay") => admin.get<Record<string, any>>({ apiVersion, kind, namespace: ns, name });
+  const get = (apiVersion: string, kind: string, name = "g1-pool-relay") =>
+    admin.get<Record<string, any>>({ apiVersion, kind, namespace: ns, name });
   const dpr = (await get("nvidia.com/v1alpha1", "DynamoPoolRelay", "g1"))!;
   const configMap = await get("v1", "ConfigMap");
   const { conditions, sourcesResourceVersion, ...status } = dpr["status"] ?? {};
   return {
-    status: { ...status, conditions: (conditions ?? []).map(({ lastTransitionTime: _t, ...c }: Record<string, unknown>) => c) },
-    sourcesAtLiveVersion: sourcesResourceVersion !== undefined && sourcesResourceVersion === configMap?.["metadata"].resourceVersion,
+    status: {
+      ...status,
+      conditions: (conditions ?? []).map(({ lastTransitionTime: _t, ...c }: Record<string, unknown>) => c),
+    },
+    sourcesAtLiveVersion:
+      sourcesResourceVersion !== undefined && sourcesResourceVersion === configMap?.["metadata"].resourceVersion,
     sources: configMap?.["data"],
     template: (await get("apps/v1", "Deployment"))?.["spec"].template,
     service: (await get("v1", "Service"))?.["spec"].ports,
@@ -70,7 +75,11 @@ async function unrouted(ns: string, fn: () => Promise<void>): Promise<void> {
   const triggers = productTriggers();
   for (const t of triggers) {
     const spec = t["spec"] as { filters: unknown[] };
-    await admin.apply({ ...t, spec: { ...spec, filters: [...spec.filters, NEVER] } }, "dynamo-pool-relay/test-install", { force: true });
+    await admin.apply(
+      { ...t, spec: { ...spec, filters: [...spec.filters, NEVER] } },
+      "dynamo-pool-relay/test-install",
+      { force: true },
+    );
   }
   // Deliveries already under way (retries included) finish: then nothing reaches the functions.
   await eventually("no function works on this namespace any more", async () => {
@@ -90,10 +99,17 @@ async function recreateUnseen(ns: string): Promise<void> {
   await unrouted(ns, async () => {
     await admin.request("DELETE", `/apis/nvidia.com/v1alpha1/namespaces/${ns}/dynamopoolrelays/g1`);
     await admin.request("DELETE", `/apis/nvidia.com/v1beta1/namespaces/${ns}/dynamographdeployments/g1`);
-    await eventually("the children are garbage-collected", async () => Object.values(await children(admin, ns)).every((o) => o === undefined));
+    await eventually("the children are garbage-collected", async () =>
+      Object.values(await children(admin, ns)).every((o) => o === undefined),
+    );
     await admin.apply(dprObject(ns, "g1"), TEST_MANAGER);
     const dgd = await admin.apply<KubeObject>(dgdObject(ns, "g1"), TEST_MANAGER);
-    await admin.replaceStatus({ ...dgd, status: { components: { decode: { componentKind: "Deployment", componentNames: HASHES.map((h) => `g1-decode-${h}`) } } } });
+    await admin.replaceStatus({
+      ...dgd,
+      status: {
+        components: { decode: { componentKind: "Deployment", componentNames: HASHES.map((h) => `g1-decode-${h}`) } },
+      },
+    });
     // Let the sources' events about them reach the Broker while nothing routes them.
     await new Promise((r) => setTimeout(r, 2000));
   });
@@ -132,26 +148,39 @@ describe("record and replay", () => {
     expect(events.length).toBe(tap.events.filter(about).length);
     // A DynamoPoolRelay created before its DGD is first withdrawn (no DGD yet), then published.
     const types = [...new Set(events.map((e) => e.type))];
-    expect(types).toEqual(expect.arrayContaining([
-      "dev.knative.apiserver.resource.add", "dev.knative.apiserver.resource.update",
-      "com.nvidia.dynamo.poolrelay.reconcile.v1", "com.nvidia.dynamo.poolrelay.applied.v1",
-    ]));
+    expect(types).toEqual(
+      expect.arrayContaining([
+        "dev.knative.apiserver.resource.add",
+        "dev.knative.apiserver.resource.update",
+        "com.nvidia.dynamo.poolrelay.reconcile.v1",
+        "com.nvidia.dynamo.poolrelay.applied.v1",
+      ]),
+    );
 
     // 2. Replays into the same objects, created anew where no event of theirs was routed.
-    for (const [order, mode] of [[events, "binary"], [shuffled(events), "structured"]] as const) {
+    for (const [order, mode] of [
+      [events, "binary"],
+      [shuffled(events), "structured"],
+    ] as const) {
       await recreateUnseen(ns);
       const fns = ["eligibility", "apply"] as const;
       const before = fns.map((fn) => invocations(fn).length);
       const handledSince = () => fns.flatMap((fn, i) => invocations(fn).slice(before[i]));
       const result = await replay(order, { to: brokerIngress(), mode, rate: 0 }, () => {});
       expect(result).toEqual({ sent: events.length, failed: 0 });
-      await eventually(`the ${mode} replay reproduces the original state`, async () => JSON.stringify(await state(ns)) === JSON.stringify(original) || undefined);
+      await eventually(
+        `the ${mode} replay reproduces the original state`,
+        async () => JSON.stringify(await state(ns)) === JSON.stringify(original) || undefined,
+      );
       expect(await state(ns)).toEqual(original);
       // The replayed events did it (the source's own requeue of the unobserved pair would come
       // later); the functions' lines reach the log a moment after their writes (the log agent's lag).
       const replayed = new Set(events.map((e) => e.id));
-      await eventually(`the functions log their runs on the ${mode} replay's events`, async () =>
-        handledSince().some((i) => replayed.has(i.event.id)), 10_000);
+      await eventually(
+        `the functions log their runs on the ${mode} replay's events`,
+        async () => handledSince().some((i) => replayed.has(i.event.id)),
+        10_000,
+      );
     }
   });
 });

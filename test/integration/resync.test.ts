@@ -11,7 +11,8 @@ import { condition, getDpr, pingEvent, published, settledDpr } from "./pipeline-
 
 const PING = "poolrelay-resync";
 let admin: KubeClient;
-const pingSource = () => productManifests(ensureBinaries().kubectl).find((o) => o.kind === "PingSource" && o.metadata.name === PING)!;
+const pingSource = () =>
+  productManifests(ensureBinaries().kubectl).find((o) => o.kind === "PingSource" && o.metadata.name === PING)!;
 
 beforeAll(async () => {
   admin = await adminClient();
@@ -31,16 +32,30 @@ describe("the resync", () => {
     // As if the Deployment's last update had never reached status: Ready still waits on the rollout.
     const shown = await getDpr(admin, ns, "g1");
     const conditions = (shown.status!["conditions"] as { type: string }[]).map((c) =>
-      c.type === "Ready" ? { ...c, status: "False", reason: "RolloutPending", message: "no Relay replica of the current Deployment generation is available yet" } : c);
+      c.type === "Ready"
+        ? {
+            ...c,
+            status: "False",
+            reason: "RolloutPending",
+            message: "no Relay replica of the current Deployment generation is available yet",
+          }
+        : c,
+    );
     const ticksBefore = invocations("eligibility").length;
     await admin.replaceStatus({ ...shown, status: { ...shown.status, conditions } });
-    expect(condition(await getDpr(admin, ns, "g1"), "Ready")).toMatchObject({ status: "False", reason: "RolloutPending" });
+    expect(condition(await getDpr(admin, ns, "g1"), "Ready")).toMatchObject({
+      status: "False",
+      reason: "RolloutPending",
+    });
     await send(pingEvent());
 
     await settledDpr(ns, "g1", "is Ready again", (d) => condition(d, "Ready")?.status === "True", 120_000);
     // The tick logs its line when its emits are done, which can be after the reconcile they asked for.
     await eventually("the tick found the pair settling", async () =>
-      invocations("eligibility").slice(ticksBefore).some((i) => i.decision === "Resync" && Number(i["settling"]) >= 1));
+      invocations("eligibility")
+        .slice(ticksBefore)
+        .some((i) => i.decision === "Resync" && Number(i["settling"]) >= 1),
+    );
     // Apply finds the children current and the status not showing them, so it shows it and reports.
     await appliedFor(ns, ["Resync"]);
   });

@@ -14,21 +14,40 @@ const DEPLOYMENT = `/apis/apps/v1/namespaces/${PRODUCT_NAMESPACE}/deployments/po
 
 interface Pod {
   metadata: { name: string; uid: string; deletionTimestamp?: string };
-  status?: { conditions?: { type: string; status: string }[]; containerStatuses?: { name: string; containerID?: string; restartCount: number; state?: { running?: object } }[] };
+  status?: {
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { name: string; containerID?: string; restartCount: number; state?: { running?: object } }[];
+  };
 }
 
 /** The source's running containers, by pod. */
 export async function sourceContainers(admin: KubeClient): Promise<RunningContainer[]> {
-  const pods = (await admin.list<Pod>("v1", "Pod", PRODUCT_NAMESPACE, SOURCE_SELECTOR)).filter((p) => !p.metadata.deletionTimestamp);
+  const pods = (await admin.list<Pod>("v1", "Pod", PRODUCT_NAMESPACE, SOURCE_SELECTOR)).filter(
+    (p) => !p.metadata.deletionTimestamp,
+  );
   return pods.flatMap((p) => {
     const status = p.status?.containerStatuses?.find((c) => c.name === "source");
-    return status?.state?.running && status.containerID ? [{ pod: p.metadata.name, uid: p.metadata.uid, id: status.containerID.replace(/^\w+:\/\//, ""), restartCount: status.restartCount }] : [];
+    return status?.state?.running && status.containerID
+      ? [
+          {
+            pod: p.metadata.name,
+            uid: p.metadata.uid,
+            id: status.containerID.replace(/^\w+:\/\//, ""),
+            restartCount: status.restartCount,
+          },
+        ]
+      : [];
   });
 }
 
 /** The Lease's holder: its identity, and the pod it runs in (the identity is `<pod>_<process>`). */
 export async function sourceLeader(admin: KubeClient): Promise<{ identity: string; pod: string } | undefined> {
-  const lease = await admin.get<{ spec?: { holderIdentity?: string } }>({ apiVersion: "coordination.k8s.io/v1", kind: "Lease", namespace: PRODUCT_NAMESPACE, name: SOURCE_LEASE });
+  const lease = await admin.get<{ spec?: { holderIdentity?: string } }>({
+    apiVersion: "coordination.k8s.io/v1",
+    kind: "Lease",
+    namespace: PRODUCT_NAMESPACE,
+    name: SOURCE_LEASE,
+  });
   const identity = lease?.spec?.holderIdentity;
   return identity ? { identity, pod: identity.slice(0, identity.lastIndexOf("_")) } : undefined;
 }
@@ -36,27 +55,52 @@ export async function sourceLeader(admin: KubeClient): Promise<{ identity: strin
 /** Scales the source and waits until that many replicas run, Ready, and (when any) one of them holds the Lease. */
 export async function scaleSource(admin: KubeClient, replicas: number): Promise<void> {
   await admin.request("PATCH", DEPLOYMENT, { spec: { replicas } }, "application/merge-patch+json");
-  await eventually(`the event source at ${replicas} Ready replicas`, async () => {
-    const pods = await admin.list<Pod>("v1", "Pod", PRODUCT_NAMESPACE, SOURCE_SELECTOR);
-    if (pods.length !== replicas) return false;
-    if (!pods.every((p) => !p.metadata.deletionTimestamp && p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))) return false;
-    if (replicas === 0) return true;
-    const leader = await sourceLeader(admin);
-    return pods.some((p) => p.metadata.name === leader?.pod);
-  }, 180_000);
+  await eventually(
+    `the event source at ${replicas} Ready replicas`,
+    async () => {
+      const pods = await admin.list<Pod>("v1", "Pod", PRODUCT_NAMESPACE, SOURCE_SELECTOR);
+      if (pods.length !== replicas) return false;
+      if (
+        !pods.every(
+          (p) =>
+            !p.metadata.deletionTimestamp &&
+            p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
+        )
+      )
+        return false;
+      if (replicas === 0) return true;
+      const leader = await sourceLeader(admin);
+      return pods.some((p) => p.metadata.name === leader?.pod);
+    },
+    180_000,
+  );
 }
 
 /** Rolls the source's pods as `kubectl rollout restart` does; resolves once the rollout began. */
 export async function restartSource(admin: KubeClient): Promise<void> {
-  const patch = { spec: { template: { metadata: { annotations: { "kubectl.kubernetes.io/restartedAt": new Date().toISOString() } } } } };
+  const patch = {
+    spec: {
+      template: { metadata: { annotations: { "kubectl.kubernetes.io/restartedAt": new Date().toISOString() } } },
+    },
+  };
   await admin.request("PATCH", DEPLOYMENT, patch, "application/merge-patch+json");
 }
 
 /** Whether the source's rollout is complete: every replica of the current template, available. */
 export async function sourceRolledOut(admin: KubeClient): Promise<boolean> {
-  const d = await admin.get<{ metadata: { generation: number }; spec: { replicas: number }; status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; availableReplicas?: number } }>({ apiVersion: "apps/v1", kind: "Deployment", namespace: PRODUCT_NAMESPACE, name: "poolrelay-source" });
+  const d = await admin.get<{
+    metadata: { generation: number };
+    spec: { replicas: number };
+    status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; availableReplicas?: number };
+  }>({ apiVersion: "apps/v1", kind: "Deployment", namespace: PRODUCT_NAMESPACE, name: "poolrelay-source" });
   const s = d?.status ?? {};
-  return !!d && (s.observedGeneration ?? 0) >= d.metadata.generation && s.replicas === d.spec.replicas && s.updatedReplicas === d.spec.replicas && s.availableReplicas === d.spec.replicas;
+  return (
+    !!d &&
+    (s.observedGeneration ?? 0) >= d.metadata.generation &&
+    s.replicas === d.spec.replicas &&
+    s.updatedReplicas === d.spec.replicas &&
+    s.availableReplicas === d.spec.replicas
+  );
 }
 
 /** The source's log lines (JSON), over all its pods and restarts, with the pod each came from. */
@@ -66,7 +110,9 @@ export function sourceLog(): (Record<string, unknown> & { pod: string })[] {
     .filter((pod) => pod.startsWith("poolrelay-source-"))
     .flatMap((pod) => {
       try {
-        return readFileSync(join(dir, pod, "source.log"), "utf8").split("\n").map((l) => ({ pod, l }));
+        return readFileSync(join(dir, pod, "source.log"), "utf8")
+          .split("\n")
+          .map((l) => ({ pod, l }));
       } catch {
         return [];
       }
@@ -77,10 +123,17 @@ export function sourceLog(): (Record<string, unknown> & { pod: string })[] {
 
 /** The running container of the ApiServerSource's receive adapter, while there is one adapter with one pod. */
 export async function receiveAdapter(admin: KubeClient): Promise<RunningContainer | undefined> {
-  const adapters = (await admin.list<{ metadata: { name: string }; spec: { selector: { matchLabels: Record<string, string> } } }>("apps/v1", "Deployment", PRODUCT_NAMESPACE))
-    .filter((d) => d.metadata.name.startsWith("apiserversource-"));
+  const adapters = (
+    await admin.list<{ metadata: { name: string }; spec: { selector: { matchLabels: Record<string, string> } } }>(
+      "apps/v1",
+      "Deployment",
+      PRODUCT_NAMESPACE,
+    )
+  ).filter((d) => d.metadata.name.startsWith("apiserversource-"));
   if (adapters.length !== 1) return undefined;
-  const selector = Object.entries(adapters[0]!.spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`).join(",");
+  const selector = Object.entries(adapters[0]!.spec.selector.matchLabels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
   return runningContainer(admin, PRODUCT_NAMESPACE, selector, "receive-adapter");
 }
 

@@ -9,7 +9,16 @@ import { crash, pause, resume } from "../node-containers.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
 import { invocations } from "./knative-helpers.ts";
 import { children, condition, published, rollout, settledDpr } from "./pipeline-helpers.ts";
-import { containerRss, receiveAdapter, restartSource, scaleSource, sourceContainers, sourceLeader, sourceLog, sourceRolledOut } from "./source-helpers.ts";
+import {
+  containerRss,
+  receiveAdapter,
+  restartSource,
+  scaleSource,
+  sourceContainers,
+  sourceLeader,
+  sourceLog,
+  sourceRolledOut,
+} from "./source-helpers.ts";
 
 /** How long the Broker's ingress is gone: 5 minutes (deliveries are tried again every 30 s at most, however long). */
 const OUTAGE_MS = Number(process.env["POOLRELAY_OUTAGE_S"] ?? 300) * 1000;
@@ -25,7 +34,10 @@ const fresh = async (prefix: string) => {
   return ns;
 };
 /** The pods on kwok's node, which every file's Relay pods share. */
-const kwokPods = async (admin: KubeClient) => (await admin.list<{ spec?: { nodeName?: string } }>("v1", "Pod", undefined)).filter((p) => p.spec?.nodeName === FAKE_NODE).length;
+const kwokPods = async (admin: KubeClient) =>
+  (await admin.list<{ spec?: { nodeName?: string } }>("v1", "Pod", undefined)).filter(
+    (p) => p.spec?.nodeName === FAKE_NODE,
+  ).length;
 let podsBefore = 0;
 beforeAll(async () => {
   podsBefore = await kwokPods(await adminClient());
@@ -41,11 +53,31 @@ afterEach(async () => {
   namespaces = [];
 });
 
-const childPath = (ns: string, plural: string, group = "/api/v1") => `${group}/namespaces/${ns}/${plural}/g1-pool-relay`;
-const replicasOf = async (admin: KubeClient, ns: string) => (await admin.get<{ spec: { replicas: number } }>({ apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: "g1-pool-relay" }))?.spec.replicas;
-const sourcesOf = async (admin: KubeClient, ns: string) => (await admin.get<{ data: Record<string, string> }>({ apiVersion: "v1", kind: "ConfigMap", namespace: ns, name: "g1-pool-relay" }))?.data["sources.json"] ?? "";
+const childPath = (ns: string, plural: string, group = "/api/v1") =>
+  `${group}/namespaces/${ns}/${plural}/g1-pool-relay`;
+const replicasOf = async (admin: KubeClient, ns: string) =>
+  (
+    await admin.get<{ spec: { replicas: number } }>({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      namespace: ns,
+      name: "g1-pool-relay",
+    })
+  )?.spec.replicas;
+const sourcesOf = async (admin: KubeClient, ns: string) =>
+  (
+    await admin.get<{ data: Record<string, string> }>({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      namespace: ns,
+      name: "g1-pool-relay",
+    })
+  )?.data["sources.json"] ?? "";
 /** The apply runs for the namespace that wrote, by cause. */
-const appliedCauses = (ns: string) => invocations("apply").filter((i) => i.key?.namespace === ns && i.decision === "Applied").map((i) => (i.key as { cause?: string }).cause);
+const appliedCauses = (ns: string) =>
+  invocations("apply")
+    .filter((i) => i.key?.namespace === ns && i.decision === "Applied")
+    .map((i) => (i.key as { cause?: string }).cause);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(0)} s`;
 /** The pair g1 published and Ready. */
 const readyPair = async (ns: string) => {
@@ -62,7 +94,12 @@ describe("the event source's gaps", () => {
 
     await scaleSource(admin, 0);
     restore.push(() => scaleSource(admin, 2));
-    await admin.request("PATCH", `/apis/apps/v1/namespaces/${ns}/deployments/g1-pool-relay`, { spec: { replicas: 0 } }, merge);
+    await admin.request(
+      "PATCH",
+      `/apis/apps/v1/namespaces/${ns}/deployments/g1-pool-relay`,
+      { spec: { replicas: 0 } },
+      merge,
+    );
     await admin.request("DELETE", childPath(ns, "rolebindings", "/apis/rbac.authorization.k8s.io/v1"));
     await admin.apply(dprObject(ns, "g2"), TEST_MANAGER);
     // Nothing repairs them while no replica runs (the resync's slot is 24 hours away).
@@ -74,16 +111,33 @@ describe("the event source's gaps", () => {
     await scaleSource(admin, 2);
     restore = [];
     await eventually("the Relay has its 2 replicas again", async () => (await replicasOf(admin, ns)) === 2, 120_000);
-    await eventually("the RoleBinding is back", async () => (await children(admin, ns)).RoleBinding !== undefined, 120_000);
+    await eventually(
+      "the RoleBinding is back",
+      async () => (await children(admin, ns)).RoleBinding !== undefined,
+      120_000,
+    );
     await settledDpr(ns, "g2", "is published", (d) => condition(d, "ServicePublished")?.status === "True", 120_000);
     const repaired = Date.now() - back;
-    await settledDpr(ns, "g1", "is Ready with 2 ready replicas", (d) => condition(d, "Ready")?.status === "True" && d.status?.["readyReplicas"] === 2, 60_000);
+    await settledDpr(
+      ns,
+      "g1",
+      "is Ready with 2 ready replicas",
+      (d) => condition(d, "Ready")?.status === "True" && d.status?.["readyReplicas"] === 2,
+      60_000,
+    );
     // By the source's catch-up: its first lists found the pairs off, and it asked for them.
-    await eventually("apply's repairs are logged", async () => appliedCauses(ns).filter((c) => c === "Requeue").length >= 2);
-    const asked = sourceLog().filter((l) => l["msg"] === "requeued" && String(l["key"]).startsWith(`${ns}/`)).map((l) => `${String(l["key"])} ${String(l["reason"])}`);
+    await eventually(
+      "apply's repairs are logged",
+      async () => appliedCauses(ns).filter((c) => c === "Requeue").length >= 2,
+    );
+    const asked = sourceLog()
+      .filter((l) => l["msg"] === "requeued" && String(l["key"]).startsWith(`${ns}/`))
+      .map((l) => `${String(l["key"])} ${String(l["reason"])}`);
     expect(asked).toEqual(expect.arrayContaining([`${ns}/g1 ChildrenOff`, `${ns}/g2 Unobserved`]));
     expect(repaired).toBeLessThan(120_000);
-    console.log(`repaired ${seconds(repaired)} after the source was scaled back up (Ready replicas included); asked: ${asked.join(", ")}`);
+    console.log(
+      `repaired ${seconds(repaired)} after the source was scaled back up (Ready replicas included); asked: ${asked.join(", ")}`,
+    );
   });
 
   it("loses nothing while it rolls: a spec edit, a child's drift and a deleted RoleBinding made during a rolling update", async () => {
@@ -94,7 +148,12 @@ describe("the event source's gaps", () => {
 
     const started = Date.now();
     await restartSource(admin);
-    await admin.request("PATCH", `/apis/nvidia.com/v1alpha1/namespaces/${ns}/dynamopoolrelays/g1`, { spec: { replicas: 3 } }, merge);
+    await admin.request(
+      "PATCH",
+      `/apis/nvidia.com/v1alpha1/namespaces/${ns}/dynamopoolrelays/g1`,
+      { spec: { replicas: 3 } },
+      merge,
+    );
     // While old and new replicas overlap: each change at another moment of the rollout.
     const changes = [
       () => admin.request("PATCH", childPath(ns, "configmaps"), { data: { "sources.json": "{}" } }, merge),
@@ -110,12 +169,22 @@ describe("the event source's gaps", () => {
     const rolled = Date.now();
 
     await eventually("the Relay runs 3 replicas", async () => (await replicasOf(admin, ns)) === 3, 120_000);
-    await eventually("the RoleBinding is back", async () => (await children(admin, ns)).RoleBinding !== undefined, 120_000);
-    await eventually("the sources document carries the DGD's rollout", async () => (await sourcesOf(admin, ns)).includes("cccc3333"), 120_000);
+    await eventually(
+      "the RoleBinding is back",
+      async () => (await children(admin, ns)).RoleBinding !== undefined,
+      120_000,
+    );
+    await eventually(
+      "the sources document carries the DGD's rollout",
+      async () => (await sourcesOf(admin, ns)).includes("cccc3333"),
+      120_000,
+    );
     const dpr = await settledDpr(ns, "g1", "observes its generation", () => true, 60_000);
     expect(dpr.metadata.generation).toBe(2);
     expect(await sourcesOf(admin, ns)).not.toBe(document);
-    console.log(`rolled in ${seconds(rolled - started)}; every change reconciled ${seconds(Date.now() - rolled)} after`);
+    console.log(
+      `rolled in ${seconds(rolled - started)}; every change reconciled ${seconds(Date.now() - rolled)} after`,
+    );
   });
 
   it("takes over within 20 s when the leader dies, and sends: a child's drift made at that moment is repaired", async () => {
@@ -132,18 +201,29 @@ describe("the event source's gaps", () => {
 
     const killed = Date.now();
     crash(dying);
-    await admin.request("PATCH", `/apis/apps/v1/namespaces/${ns}/deployments/g1-pool-relay`, { spec: { replicas: 0 } }, merge);
-    const next = await eventually("another replica leads", async () => {
-      const l = await sourceLeader(admin);
-      return l && l.identity !== leader.identity ? l : undefined;
-    }, 60_000);
+    await admin.request(
+      "PATCH",
+      `/apis/apps/v1/namespaces/${ns}/deployments/g1-pool-relay`,
+      { spec: { replicas: 0 } },
+      merge,
+    );
+    const next = await eventually(
+      "another replica leads",
+      async () => {
+        const l = await sourceLeader(admin);
+        return l && l.identity !== leader.identity ? l : undefined;
+      },
+      60_000,
+    );
     const tookOver = Date.now() - killed;
     await eventually("the Relay has its 2 replicas again", async () => (await replicasOf(admin, ns)) === 2, 120_000);
     const repaired = Date.now() - killed;
     const leading = sourceLog().filter((l) => l["msg"] === "leading" && l["identity"] === next.identity);
     expect(leading.length).toBeGreaterThan(0);
     expect(tookOver).toBeLessThan(20_000);
-    console.log(`${next.pod} leads ${seconds(tookOver)} after ${leader.pod} was killed; the drift was repaired ${seconds(repaired)} after`);
+    console.log(
+      `${next.pod} leads ${seconds(tookOver)} after ${leader.pod} was killed; the drift was repaired ${seconds(repaired)} after`,
+    );
   });
 
   it("brings a DGD rollout made while the ApiServerSource adapter is stalled to the ConfigMap within 60 s", async () => {
@@ -157,51 +237,89 @@ describe("the event source's gaps", () => {
 
     const changed = Date.now();
     await rollout(ns, ["aaaa1111", "dddd4444"]);
-    await eventually("the sources document carries the rollout", async () => (await sourcesOf(admin, ns)).includes("dddd4444"), 60_000);
+    await eventually(
+      "the sources document carries the rollout",
+      async () => (await sourcesOf(admin, ns)).includes("dddd4444"),
+      60_000,
+    );
     const took = Date.now() - changed;
     // Not through the stalled adapter: by the source, which saw the DGD's change and its status not showing it.
-    const asked = sourceLog().filter((l) => l["msg"] === "requeued" && l["key"] === `${ns}/g1`).map((l) => l["reason"]);
+    const asked = sourceLog()
+      .filter((l) => l["msg"] === "requeued" && l["key"] === `${ns}/g1`)
+      .map((l) => l["reason"]);
     expect(asked).toContain("DGDNotShown");
     expect(took).toBeLessThan(60_000);
     console.log(`in the ConfigMap ${seconds(took)} after the DGD's change, the adapter stalled`);
   });
 
-  it(`reconciles every change made while the Broker's ingress is gone (${OUTAGE_MS / 1000} s) within 60 s of its return, the source's memory flat`, async () => {
-    const admin = await adminClient();
-    const ns = await fresh("ingress");
-    await readyPair(ns);
-    const leader = await eventually("a leader", () => sourceLeader(admin));
-    const source = (await sourceContainers(admin)).find((c) => c.pod === leader.pod)!;
+  it(
+    `reconciles every change made while the Broker's ingress is gone (${OUTAGE_MS / 1000} s) within 60 s of its return, the source's memory flat`,
+    async () => {
+      const admin = await adminClient();
+      const ns = await fresh("ingress");
+      await readyPair(ns);
+      const leader = await eventually("a leader", () => sourceLeader(admin));
+      const source = (await sourceContainers(admin)).find((c) => c.pod === leader.pod)!;
 
-    await admin.request("PATCH", INGRESS, { spec: { replicas: 0 } }, merge);
-    restore.push(async () => void (await admin.request("PATCH", INGRESS, { spec: { replicas: 1 } }, merge)));
-    await eventually("the Broker's ingress gone", async () => (await admin.list("v1", "Pod", "knative-eventing", "app.kubernetes.io/component=broker-ingress")).length === 0, 120_000);
-    const rss: number[] = [containerRss(source)];
-    const sampler = setInterval(() => rss.push(containerRss(source)), 5000);
-    restore.push(() => clearInterval(sampler));
-    const down = Date.now();
-    // A DynamoPoolRelay's edit, a DGD's rollout and a child's drift, while nothing can be delivered.
-    await admin.request("PATCH", `/apis/nvidia.com/v1alpha1/namespaces/${ns}/dynamopoolrelays/g1`, { spec: { replicas: 3 } }, merge);
-    await rollout(ns, ["aaaa1111", "eeee5555"]);
-    await admin.request("PATCH", childPath(ns, "configmaps"), { data: { "sources.json": "{}" } }, merge);
-    await new Promise((r) => setTimeout(r, Math.max(0, OUTAGE_MS - (Date.now() - down))));
-    clearInterval(sampler);
-    expect(await replicasOf(admin, ns)).toBe(2);
+      await admin.request("PATCH", INGRESS, { spec: { replicas: 0 } }, merge);
+      restore.push(async () => void (await admin.request("PATCH", INGRESS, { spec: { replicas: 1 } }, merge)));
+      await eventually(
+        "the Broker's ingress gone",
+        async () =>
+          (await admin.list("v1", "Pod", "knative-eventing", "app.kubernetes.io/component=broker-ingress")).length ===
+          0,
+        120_000,
+      );
+      const rss: number[] = [containerRss(source)];
+      const sampler = setInterval(() => rss.push(containerRss(source)), 5000);
+      restore.push(() => clearInterval(sampler));
+      const down = Date.now();
+      // A DynamoPoolRelay's edit, a DGD's rollout and a child's drift, while nothing can be delivered.
+      await admin.request(
+        "PATCH",
+        `/apis/nvidia.com/v1alpha1/namespaces/${ns}/dynamopoolrelays/g1`,
+        { spec: { replicas: 3 } },
+        merge,
+      );
+      await rollout(ns, ["aaaa1111", "eeee5555"]);
+      await admin.request("PATCH", childPath(ns, "configmaps"), { data: { "sources.json": "{}" } }, merge);
+      await new Promise((r) => setTimeout(r, Math.max(0, OUTAGE_MS - (Date.now() - down))));
+      clearInterval(sampler);
+      expect(await replicasOf(admin, ns)).toBe(2);
 
-    await admin.request("PATCH", INGRESS, { spec: { replicas: 1 } }, merge);
-    restore = [];
-    await eventually("the Broker's ingress back", async () => (await admin.list<{ status?: { conditions?: { type: string; status: string }[] } }>("v1", "Pod", "knative-eventing", "app.kubernetes.io/component=broker-ingress"))
-      .some((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")), 120_000);
-    const back = Date.now();
-    await eventually("the Relay runs 3 replicas", async () => (await replicasOf(admin, ns)) === 3, 60_000);
-    await eventually("the sources document carries the rollout", async () => (await sourcesOf(admin, ns)).includes("eeee5555"), 60_000);
-    const dpr = await settledDpr(ns, "g1", "observes its generation", () => true, 60_000);
-    const took = Date.now() - back;
-    expect(dpr.metadata.generation).toBe(2);
-    expect(took).toBeLessThan(60_000);
-    const growth = Math.max(...rss) - rss[0]!;
-    expect(rss.length).toBeGreaterThan(OUTAGE_MS / 5000 - 2);
-    expect(growth).toBeLessThan(16 * 1048576);
-    console.log(`reconciled ${seconds(took)} after the ingress returned; the leader's RSS ${(rss[0]! / 1048576).toFixed(1)} MiB at the outage's start, at most ${(Math.max(...rss) / 1048576).toFixed(1)} MiB during it (${rss.length} samples)`);
-  }, OUTAGE_MS + 360_000);
+      await admin.request("PATCH", INGRESS, { spec: { replicas: 1 } }, merge);
+      restore = [];
+      await eventually(
+        "the Broker's ingress back",
+        async () =>
+          (
+            await admin.list<{ status?: { conditions?: { type: string; status: string }[] } }>(
+              "v1",
+              "Pod",
+              "knative-eventing",
+              "app.kubernetes.io/component=broker-ingress",
+            )
+          ).some((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")),
+        120_000,
+      );
+      const back = Date.now();
+      await eventually("the Relay runs 3 replicas", async () => (await replicasOf(admin, ns)) === 3, 60_000);
+      await eventually(
+        "the sources document carries the rollout",
+        async () => (await sourcesOf(admin, ns)).includes("eeee5555"),
+        60_000,
+      );
+      const dpr = await settledDpr(ns, "g1", "observes its generation", () => true, 60_000);
+      const took = Date.now() - back;
+      expect(dpr.metadata.generation).toBe(2);
+      expect(took).toBeLessThan(60_000);
+      const growth = Math.max(...rss) - rss[0]!;
+      expect(rss.length).toBeGreaterThan(OUTAGE_MS / 5000 - 2);
+      expect(growth).toBeLessThan(16 * 1048576);
+      console.log(
+        `reconciled ${seconds(took)} after the ingress returned; the leader's RSS ${(rss[0]! / 1048576).toFixed(1)} MiB at the outage's start, at most ${(Math.max(...rss) / 1048576).toFixed(1)} MiB during it (${rss.length} samples)`,
+      );
+    },
+    OUTAGE_MS + 360_000,
+  );
 });

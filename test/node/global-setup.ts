@@ -13,7 +13,12 @@ declare module "vitest" {
 let controlPlane: ControlPlane | undefined;
 
 export async function setup(project: TestProject) {
-  controlPlane = await startControlPlane({ profile: "node", ownerPid: process.pid, log: (l) => console.log(`[control-plane] ${l}`), timeoutMs: 180_000 });
+  controlPlane = await startControlPlane({
+    profile: "node",
+    ownerPid: process.pid,
+    log: (l) => console.log(`[control-plane] ${l}`),
+    timeoutMs: 180_000,
+  });
   project.provide("kubeconfig", controlPlane.kubeconfig);
   project.provide("controlPlaneDir", controlPlane.dir);
 }

@@ -27,34 +27,51 @@ const script = `
 
 /** Every process whose `file` in /proc (cmdline, mountinfo) names `text`: a mount exists only in the namespace of a live process. */
 function processesWith(file: "cmdline" | "mountinfo", text: string): string[] {
-  return readdirSync("/proc").filter((p) => /^\d+$/.test(p)).flatMap((p) => {
-    try {
-      const content = readFileSync(`/proc/${p}/${file}`, "utf8").replaceAll("\0", " ");
-      return content.includes(text) ? [`${p}: ${file === "cmdline" ? content : "mounts it"}`] : [];
-    } catch {
-      return [];
-    }
-  });
+  return readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .flatMap((p) => {
+      try {
+        const content = readFileSync(`/proc/${p}/${file}`, "utf8").replaceAll("\0", " ");
+        return content.includes(text) ? [`${p}: ${file === "cmdline" ? content : "mounts it"}`] : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
-const cgroupsOf = (link: string) => readdirSync("/sys/fs/cgroup").filter((h) => existsSync(`/sys/fs/cgroup/${h}/poolrelay-node${link.replace("prnode", "")}`));
+const cgroupsOf = (link: string) =>
+  readdirSync("/sys/fs/cgroup").filter((h) =>
+    existsSync(`/sys/fs/cgroup/${h}/poolrelay-node${link.replace("prnode", "")}`),
+  );
 const linkExists = (link: string) => existsSync(`/sys/class/net/${link}`);
 
 describe("a node's hygiene", () => {
   // A second whole stack beside the suite's: up to a few minutes on 2 cores.
-  it("leaves no process, link, cgroup, mount or folder when its owner is killed with SIGKILL while a pod runs", { timeout: 420_000 }, async () => {
-    const up = await startOwner<{ pids: number[]; dir: string; etcd: string; link: string }>(script);
-    onTestFinished(() => void up.owner.kill("SIGKILL"));
-    // Presence first: the node's processes, mounts, link and cgroups are there while it runs.
-    expect(processesWith("cmdline", up.dir).some((p) => p.includes("containerd-shim-runc-v2"))).toBe(true);
-    expect(processesWith("mountinfo", up.dir).length).toBeGreaterThan(0);
-    expect(linkExists(up.link)).toBe(true);
-    expect(cgroupsOf(up.link).length).toBeGreaterThan(0);
-    up.owner.kill("SIGKILL");
-    await eventually("no process names the node's folder", async () => processesWith("cmdline", up.dir).length === 0, 30_000);
-    await eventually("no mount under the node's folder is left", async () => processesWith("mountinfo", up.dir).length === 0, 15_000);
-    await eventually("the link is gone", async () => !linkExists(up.link), 15_000);
-    await eventually("the cgroups are gone", async () => cgroupsOf(up.link).length === 0, 15_000);
-    await eventually("the folders are removed", async () => !existsSync(up.dir) && !existsSync(up.etcd), 15_000);
-  });
+  it(
+    "leaves no process, link, cgroup, mount or folder when its owner is killed with SIGKILL while a pod runs",
+    { timeout: 420_000 },
+    async () => {
+      const up = await startOwner<{ pids: number[]; dir: string; etcd: string; link: string }>(script);
+      onTestFinished(() => void up.owner.kill("SIGKILL"));
+      // Presence first: the node's processes, mounts, link and cgroups are there while it runs.
+      expect(processesWith("cmdline", up.dir).some((p) => p.includes("containerd-shim-runc-v2"))).toBe(true);
+      expect(processesWith("mountinfo", up.dir).length).toBeGreaterThan(0);
+      expect(linkExists(up.link)).toBe(true);
+      expect(cgroupsOf(up.link).length).toBeGreaterThan(0);
+      up.owner.kill("SIGKILL");
+      await eventually(
+        "no process names the node's folder",
+        async () => processesWith("cmdline", up.dir).length === 0,
+        30_000,
+      );
+      await eventually(
+        "no mount under the node's folder is left",
+        async () => processesWith("mountinfo", up.dir).length === 0,
+        15_000,
+      );
+      await eventually("the link is gone", async () => !linkExists(up.link), 15_000);
+      await eventually("the cgroups are gone", async () => cgroupsOf(up.link).length === 0, 15_000);
+      await eventually("the folders are removed", async () => !existsSync(up.dir) && !existsSync(up.etcd), 15_000);
+    },
+  );
 });

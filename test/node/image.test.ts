@@ -22,9 +22,21 @@ interface EnvVar {
 /** Each function's FUNCTION_TARGET and FUNCTION_SOURCE, as the shipped Knative Services set them. */
 function shippedFunctions(): { service: string; env: EnvVar[] }[] {
   return parseAllDocuments(readFileSync(services, "utf8"))
-    .map((d) => d.toJS() as { kind?: string; metadata: { name: string }; spec: { template: { spec: { containers: { env?: EnvVar[] }[] } } } })
+    .map(
+      (d) =>
+        d.toJS() as {
+          kind?: string;
+          metadata: { name: string };
+          spec: { template: { spec: { containers: { env?: EnvVar[] }[] } } };
+        },
+    )
     .filter((d) => d?.kind === "Service")
-    .map((d) => ({ service: d.metadata.name, env: (d.spec.template.spec.containers[0]!.env ?? []).filter((e) => e.name === "FUNCTION_TARGET" || e.name === "FUNCTION_SOURCE") }));
+    .map((d) => ({
+      service: d.metadata.name,
+      env: (d.spec.template.spec.containers[0]!.env ?? []).filter(
+        (e) => e.name === "FUNCTION_TARGET" || e.name === "FUNCTION_SOURCE",
+      ),
+    }));
 }
 
 function functionPod(namespace: string, name: string, env: EnvVar[]): KubeObject {
@@ -36,16 +48,22 @@ function functionPod(namespace: string, name: string, env: EnvVar[]): KubeObject
       // Far longer than a stop takes: a pod that ignored SIGTERM would stay this long.
       terminationGracePeriodSeconds: 120,
       automountServiceAccountToken: false,
-      containers: [{
-        name: "function",
-        image: IMAGE,
-        imagePullPolicy: "Never",
-        // Node's own account of each module it compiles from the code cache.
-        env: [...env, { name: "NODE_ENV", value: "production" }, { name: "NODE_DEBUG_NATIVE", value: "COMPILE_CACHE" }],
-        ports: [{ containerPort: 8080 }],
-        readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
-        securityContext: { runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
-      }],
+      containers: [
+        {
+          name: "function",
+          image: IMAGE,
+          imagePullPolicy: "Never",
+          // Node's own account of each module it compiles from the code cache.
+          env: [
+            ...env,
+            { name: "NODE_ENV", value: "production" },
+            { name: "NODE_DEBUG_NATIVE", value: "COMPILE_CACHE" },
+          ],
+          ports: [{ containerPort: 8080 }],
+          readinessProbe: { tcpSocket: { port: 8080 }, periodSeconds: 1 },
+          securityContext: { runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+        },
+      ],
     },
   };
 }
@@ -61,20 +79,44 @@ describe("the product's image on a real node", () => {
     const client = await adminClient();
     const ns = await freshNamespace("image");
     const functions = shippedFunctions();
-    expect(functions.map((f) => f.service).sort()).toEqual(["poolrelay-apply", "poolrelay-dead-letter", "poolrelay-eligibility", "poolrelay-status"]);
+    expect(functions.map((f) => f.service).sort()).toEqual([
+      "poolrelay-apply",
+      "poolrelay-dead-letter",
+      "poolrelay-eligibility",
+      "poolrelay-status",
+    ]);
     for (const f of functions) await client.apply(functionPod(ns, f.service, f.env), TEST_MANAGER);
     for (const f of functions) {
       const target = f.env.find((e) => e.name === "FUNCTION_TARGET")!.value!;
-      const ip = await eventually(`${f.service} Ready`, async () => {
-        const pod = await client.get<{ status?: { podIP?: string; conditions?: { type: string; status: string }[] } }>({ apiVersion: "v1", kind: "Pod", namespace: ns, name: f.service });
-        return pod?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? pod.status.podIP : undefined;
-      }, 120_000);
+      const ip = await eventually(
+        `${f.service} Ready`,
+        async () => {
+          const pod = await client.get<{
+            status?: { podIP?: string; conditions?: { type: string; status: string }[] };
+          }>({ apiVersion: "v1", kind: "Pod", namespace: ns, name: f.service });
+          return pod?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
+            ? pod.status.podIP
+            : undefined;
+        },
+        120_000,
+      );
       // The function that answers is the one its env named: it says so in its refusal of a GET.
       const res = await fetch(`http://${ip}:8080/`);
       expect(res.status).toBe(400);
       expect(await res.text()).toContain(`${target} accepts CloudEvents by POST, got GET`);
       expect(kubectl("exec", "-n", ns, f.service, "--", "id", "-u").trim()).toBe("1000");
-      expect(kubectl("exec", "-n", ns, f.service, "--", "sh", "-c", "ls -d /app/functions/main.mjs; find / -xdev -name node_modules -not -path '/usr/local/lib/*' 2>/dev/null; true")).toBe("/app/functions/main.mjs\n");
+      expect(
+        kubectl(
+          "exec",
+          "-n",
+          ns,
+          f.service,
+          "--",
+          "sh",
+          "-c",
+          "ls -d /app/functions/main.mjs; find / -xdev -name node_modules -not -path '/usr/local/lib/*' 2>/dev/null; true",
+        ),
+      ).toBe("/app/functions/main.mjs\n");
       const log = kubectl("logs", "-n", ns, f.service);
       expect(log).toContain("cache for file:///app/functions/framework.mjs was accepted");
       expect(log).toContain(`cache for file://${f.env.find((e) => e.name === "FUNCTION_SOURCE")!.value} was accepted`);
@@ -87,10 +129,19 @@ describe("the product's image on a real node", () => {
     const [f] = shippedFunctions();
     await client.apply(functionPod(ns, "stopped", f!.env), TEST_MANAGER);
     const key = { apiVersion: "v1", kind: "Pod", namespace: ns, name: "stopped" };
-    const uid = await eventually("the pod Ready", async () => {
-      const pod = await client.get<{ metadata: { uid: string }; status?: { conditions?: { type: string; status: string }[] } }>(key);
-      return pod?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? pod.metadata.uid : undefined;
-    }, 120_000);
+    const uid = await eventually(
+      "the pod Ready",
+      async () => {
+        const pod = await client.get<{
+          metadata: { uid: string };
+          status?: { conditions?: { type: string; status: string }[] };
+        }>(key);
+        return pod?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")
+          ? pod.metadata.uid
+          : undefined;
+      },
+      120_000,
+    );
     expect(await client.deleteExact(key, uid)).toBe("deleted");
     // Its grace period is 120 s: only a process that exits on SIGTERM is gone within 20.
     await eventually("the pod gone", async () => (await client.get(key)) === undefined, 20_000);

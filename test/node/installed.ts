@@ -11,6 +11,10 @@ export async function installedProduct(client: KubeClient): Promise<KubeObject[]
   const kubectl = ensureBinaries().kubectl;
   const objects = productOnNode(kubectl);
   await installProduct(client, kubectl, TEST_MANAGER, objects);
-  await eventually("every Knative object of the product Ready", async () => (await productReadiness(client, objects)).every((r) => r.ready), 240_000);
+  await eventually(
+    "every Knative object of the product Ready",
+    async () => (await productReadiness(client, objects)).every((r) => r.ready),
+    240_000,
+  );
   return objects;
 }

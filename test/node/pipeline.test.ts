@@ -16,6 +16,11 @@ describe("the product on the real node", () => {
     expect(dpr.status?.["serviceEndpoint"]).toBe(`g1-pool-relay.${ns}.svc:5561`);
     expect(condition(dpr, "Eligible")).toMatchObject({ status: "True", reason: "Eligible" });
     const objs = await children(client, ns);
-    for (const [, kind] of CHILD_REFS) expect(objs[kind].metadata.ownerReferences[0], kind).toMatchObject({ kind: "DynamoPoolRelay", name: "g1", uid: dpr.metadata.uid });
+    for (const [, kind] of CHILD_REFS)
+      expect(objs[kind].metadata.ownerReferences[0], kind).toMatchObject({
+        kind: "DynamoPoolRelay",
+        name: "g1",
+        uid: dpr.metadata.uid,
+      });
   });
 });

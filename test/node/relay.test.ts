@@ -16,7 +16,11 @@ const MISMATCH = "sources connection revision does not match the running Relay";
 
 interface Pod {
   metadata: { name: string; uid: string; deletionTimestamp?: string };
-  status?: { podIP?: string; conditions?: { type: string; status: string }[]; containerStatuses?: { restartCount: number }[] };
+  status?: {
+    podIP?: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { restartCount: number }[];
+  };
 }
 
 interface EngineState {
@@ -35,7 +39,9 @@ async function engineState(pod: Pod): Promise<EngineState> {
 }
 
 async function relayPods(client: KubeClient, ns: string): Promise<Pod[]> {
-  const selector = Object.entries(selectorLabels("g1")).map(([k, v]) => `${k}=${v}`).join(",");
+  const selector = Object.entries(selectorLabels("g1"))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
   const pods = await client.list<Pod>("v1", "Pod", ns, selector);
   return pods.filter((p) => !p.metadata.deletionTimestamp);
 }
@@ -43,67 +49,131 @@ async function relayPods(client: KubeClient, ns: string): Promise<Pod[]> {
 const podReady = (p: Pod) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
 
 describe("the real Relay in the product's pods", () => {
-  it("goes Ready by its gRPC health, applies a rollout's sources without a restart and refuses another connection revision", { timeout: 900_000 }, async () => {
-    const client = await adminClient();
-    await installedProduct(client);
-    const ns = await freshNamespace("relay");
-    // On the real node, not kwok's, where the test's DynamoPoolRelays go by default.
-    await published(ns, "g1", {}, { image: RELAY_IMAGE, resources: RELAY_RESOURCES, nodeSelector: { "kubernetes.io/hostname": NODE_NAME } });
+  it(
+    "goes Ready by its gRPC health, applies a rollout's sources without a restart and refuses another connection revision",
+    { timeout: 900_000 },
+    async () => {
+      const client = await adminClient();
+      await installedProduct(client);
+      const ns = await freshNamespace("relay");
+      // On the real node, not kwok's, where the test's DynamoPoolRelays go by default.
+      await published(
+        ns,
+        "g1",
+        {},
+        { image: RELAY_IMAGE, resources: RELAY_RESOURCES, nodeSelector: { "kubernetes.io/hostname": NODE_NAME } },
+      );
 
-    // Ready comes from the Relay's own gRPC health: the kubelet's probes, then the Service's endpoints.
-    // Ready needs one listener; both pods are looked at, so wait for the status to count both Ready.
-    const ready = await settledDpr(ns, "g1", "Ready with both Relay pods Ready", (d) => condition(d, "Ready")?.status === "True" && d.status?.["readyReplicas"] === 2, 300_000);
-    const status = ready.status!;
-    const before = await relayPods(client, ns);
-    expect(before).toHaveLength(2);
-    for (const pod of before) {
-      expect(podReady(pod), pod.metadata.name).toBe(true);
-      const state = await engineState(pod);
-      expect(state).toMatchObject({ podUID: pod.metadata.uid, mode: "from-file", connectionRevision: status["connectionRevision"], ready: true });
-      expect(state.sources).toMatchObject({ appliedRevision: status["sourcesRevision"], lastError: null });
-    }
+      // Ready comes from the Relay's own gRPC health: the kubelet's probes, then the Service's endpoints.
+      // Ready needs one listener; both pods are looked at, so wait for the status to count both Ready.
+      const ready = await settledDpr(
+        ns,
+        "g1",
+        "Ready with both Relay pods Ready",
+        (d) => condition(d, "Ready")?.status === "True" && d.status?.["readyReplicas"] === 2,
+        300_000,
+      );
+      const status = ready.status!;
+      const before = await relayPods(client, ns);
+      expect(before).toHaveLength(2);
+      for (const pod of before) {
+        expect(podReady(pod), pod.metadata.name).toBe(true);
+        const state = await engineState(pod);
+        expect(state).toMatchObject({
+          podUID: pod.metadata.uid,
+          mode: "from-file",
+          connectionRevision: status["connectionRevision"],
+          ready: true,
+        });
+        expect(state.sources).toMatchObject({ appliedRevision: status["sourcesRevision"], lastError: null });
+      }
 
-    // A DGD rollout: the old and new worker generations side by side. The product writes the new
-    // document; the kubelet updates the mounted file; the running Relay applies it.
-    await rollout(ns, ["a1b2c3", "d4e5f6"]);
-    const rolled = await settledDpr(ns, "g1", "shows the rollout's sources", (d) => d.status?.["sourcesRevision"] !== status["sourcesRevision"], 120_000);
-    expect(rolled.status?.["connectionRevision"]).toBe(status["connectionRevision"]);
-    await eventually("each Relay pod applies the rollout's sources", async () => {
-      const states = await Promise.all(before.map(engineState));
-      return states.every((s) => s.sources.appliedRevision === rolled.status?.["sourcesRevision"] && s.sources.count === 2);
-    }, 180_000);
-    const after = await relayPods(client, ns);
-    expect(after.map((p) => p.metadata.uid).sort()).toEqual(before.map((p) => p.metadata.uid).sort());
-    for (const pod of after) expect(pod.status?.containerStatuses?.[0]?.restartCount, pod.metadata.name).toBe(0);
+      // A DGD rollout: the old and new worker generations side by side. The product writes the new
+      // document; the kubelet updates the mounted file; the running Relay applies it.
+      await rollout(ns, ["a1b2c3", "d4e5f6"]);
+      const rolled = await settledDpr(
+        ns,
+        "g1",
+        "shows the rollout's sources",
+        (d) => d.status?.["sourcesRevision"] !== status["sourcesRevision"],
+        120_000,
+      );
+      expect(rolled.status?.["connectionRevision"]).toBe(status["connectionRevision"]);
+      await eventually(
+        "each Relay pod applies the rollout's sources",
+        async () => {
+          const states = await Promise.all(before.map(engineState));
+          return states.every(
+            (s) => s.sources.appliedRevision === rolled.status?.["sourcesRevision"] && s.sources.count === 2,
+          );
+        },
+        180_000,
+      );
+      const after = await relayPods(client, ns);
+      expect(after.map((p) => p.metadata.uid).sort()).toEqual(before.map((p) => p.metadata.uid).sort());
+      for (const pod of after) expect(pod.status?.containerStatuses?.[0]?.restartCount, pod.metadata.name).toBe(0);
 
-    // A Relay of the same pod template, fed a copy of the product's document: it applies it. Then
-    // the copy changes under another connection revision, as a document for the next Relay
-    // configuration reaches a pod of the previous one during a rollout: the running Relay refuses
-    // it and keeps what it applied, without a restart.
-    const { ConfigMap: configMap, Deployment: deployment } = await children(client, ns);
-    const document = JSON.parse(configMap.data[SOURCES_KEY] as string) as { connectionRevision: string };
-    expect(document.connectionRevision).toBe(status["connectionRevision"]);
-    const copy = (doc: object): KubeObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "copy", namespace: ns }, data: { [SOURCES_KEY]: JSON.stringify(doc) } });
-    await client.apply(copy(document), TEST_MANAGER);
-    await client.apply({
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: { name: "previous-configuration", namespace: ns },
-      spec: { ...deployment.spec.template.spec, volumes: [{ name: "sources", configMap: { name: "copy" } }] },
-    }, TEST_MANAGER);
-    const previous = await eventually("the Relay fed the copy Ready", async () => {
-      const pod = await client.get<Pod>({ apiVersion: "v1", kind: "Pod", namespace: ns, name: "previous-configuration" });
-      return pod && podReady(pod) ? pod : undefined;
-    }, 180_000);
-    expect((await engineState(previous)).sources).toMatchObject({ appliedRevision: rolled.status?.["sourcesRevision"], lastError: null });
-    await client.apply(copy({ ...document, connectionRevision: "0".repeat(64) }), TEST_MANAGER);
-    const refused = await eventually("the running Relay refuses the document of another connection revision", async () => {
-      const state = await engineState(previous);
-      return state.sources.lastError ? state : undefined;
-    }, 180_000);
-    expect(refused.sources).toMatchObject({ appliedRevision: rolled.status?.["sourcesRevision"], lastError: MISMATCH });
-    const still = await client.get<Pod>({ apiVersion: "v1", kind: "Pod", namespace: ns, name: "previous-configuration" });
-    expect(still?.metadata.uid).toBe(previous.metadata.uid);
-    expect(still?.status?.containerStatuses?.[0]?.restartCount).toBe(0);
-  });
+      // A Relay of the same pod template, fed a copy of the product's document: it applies it. Then
+      // the copy changes under another connection revision, as a document for the next Relay
+      // configuration reaches a pod of the previous one during a rollout: the running Relay refuses
+      // it and keeps what it applied, without a restart.
+      const { ConfigMap: configMap, Deployment: deployment } = await children(client, ns);
+      const document = JSON.parse(configMap.data[SOURCES_KEY] as string) as { connectionRevision: string };
+      expect(document.connectionRevision).toBe(status["connectionRevision"]);
+      const copy = (doc: object): KubeObject => ({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "copy", namespace: ns },
+        data: { [SOURCES_KEY]: JSON.stringify(doc) },
+      });
+      await client.apply(copy(document), TEST_MANAGER);
+      await client.apply(
+        {
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name: "previous-configuration", namespace: ns },
+          spec: { ...deployment.spec.template.spec, volumes: [{ name: "sources", configMap: { name: "copy" } }] },
+        },
+        TEST_MANAGER,
+      );
+      const previous = await eventually(
+        "the Relay fed the copy Ready",
+        async () => {
+          const pod = await client.get<Pod>({
+            apiVersion: "v1",
+            kind: "Pod",
+            namespace: ns,
+            name: "previous-configuration",
+          });
+          return pod && podReady(pod) ? pod : undefined;
+        },
+        180_000,
+      );
+      expect((await engineState(previous)).sources).toMatchObject({
+        appliedRevision: rolled.status?.["sourcesRevision"],
+        lastError: null,
+      });
+      await client.apply(copy({ ...document, connectionRevision: "0".repeat(64) }), TEST_MANAGER);
+      const refused = await eventually(
+        "the running Relay refuses the document of another connection revision",
+        async () => {
+          const state = await engineState(previous);
+          return state.sources.lastError ? state : undefined;
+        },
+        180_000,
+      );
+      expect(refused.sources).toMatchObject({
+        appliedRevision: rolled.status?.["sourcesRevision"],
+        lastError: MISMATCH,
+      });
+      const still = await client.get<Pod>({
+        apiVersion: "v1",
+        kind: "Pod",
+        namespace: ns,
+        name: "previous-configuration",
+      });
+      expect(still?.metadata.uid).toBe(previous.metadata.uid);
+      expect(still?.status?.containerStatuses?.[0]?.restartCount).toBe(0);
+    },
+  );
 });

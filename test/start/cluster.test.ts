@@ -11,13 +11,19 @@ import { alive, isolatedEnv, root } from "./npm-start.ts";
 describe("poolrelay cluster", () => {
   it("up starts a control plane that outlives the command, up again finds it, down stops it", async () => {
     const { env, cacheHome } = isolatedEnv();
-    const poolrelay = (...args: string[]) => spawnSync(process.execPath, ["bin/poolrelay.js", ...args], { cwd: root, env, encoding: "utf8" });
+    const poolrelay = (...args: string[]) =>
+      spawnSync(process.execPath, ["bin/poolrelay.js", ...args], { cwd: root, env, encoding: "utf8" });
     const stateFile = join(cacheHome, "dynamo-pool-relay", "cluster.json");
 
     const up = poolrelay("cluster", "up", "--profile", "api");
     expect(up.stderr).toMatch(/poolrelay: up in [\d.]+ s\n/);
     expect(up.status).toBe(0);
-    const state = JSON.parse(readFileSync(stateFile, "utf8")) as { kubeconfig: string; pids: number[]; dir: string; profile: string };
+    const state = JSON.parse(readFileSync(stateFile, "utf8")) as {
+      kubeconfig: string;
+      pids: number[];
+      dir: string;
+      profile: string;
+    };
     expect(state.profile).toBe("api");
     expect(up.stdout).toContain(`kubeconfig: ${state.kubeconfig}\n`);
     expect(up.stdout).toContain(`  export KUBECONFIG=${state.kubeconfig}\n`);
@@ -25,7 +31,13 @@ describe("poolrelay cluster", () => {
     expect(state.pids.length).toBeGreaterThanOrEqual(2);
     expect(state.pids.every(alive)).toBe(true);
     const admin = new KubeClient(await connect(state.kubeconfig));
-    expect(await admin.get({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", name: "dynamopoolrelays.nvidia.com" })).toMatchObject({ spec: { group: "nvidia.com" } });
+    expect(
+      await admin.get({
+        apiVersion: "apiextensions.k8s.io/v1",
+        kind: "CustomResourceDefinition",
+        name: "dynamopoolrelays.nvidia.com",
+      }),
+    ).toMatchObject({ spec: { group: "nvidia.com" } });
 
     const again = poolrelay("cluster", "up");
     expect(again.status).toBe(0);

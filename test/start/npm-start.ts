@@ -36,7 +36,9 @@ export function isolatedEnv(): { env: NodeJS.ProcessEnv; cacheHome: string } {
   const env = {
     ...process.env,
     XDG_CACHE_HOME: cacheHome,
-    POOLRELAY_CACHE_DIR: process.env["POOLRELAY_CACHE_DIR"] ?? join(process.env["XDG_CACHE_HOME"] ?? join(homedir(), ".cache"), "dynamo-pool-relay"),
+    POOLRELAY_CACHE_DIR:
+      process.env["POOLRELAY_CACHE_DIR"] ??
+      join(process.env["XDG_CACHE_HOME"] ?? join(homedir(), ".cache"), "dynamo-pool-relay"),
   };
   return { env, cacheHome };
 }
@@ -52,15 +54,24 @@ export interface Started {
 export async function npmStart(args: string[]): Promise<Started> {
   const { env, cacheHome } = isolatedEnv();
   // Its own process group, so that nothing sent to it reaches this test's process.
-  const npm = spawn("npm", ["start", "--", ...args], { cwd: root, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const npm = spawn("npm", ["start", "--", ...args], {
+    cwd: root,
+    env,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   npm.stdout!.on("data", (c: Buffer) => (output += c.toString()));
   npm.stderr!.on("data", (c: Buffer) => (output += c.toString()));
   const stateFile = join(cacheHome, "dynamo-pool-relay", "start.json");
-  const state = await until("npm start is up", () => {
-    if (npm.exitCode !== null) throw new Error(`npm start exited ${npm.exitCode}:\n${output}`);
-    return existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, "utf8")) as Started["state"]) : undefined;
-    // A node, Knative Serving and Eventing and the product, all pods, on 2 cores: a few minutes.
-  }, 420_000);
+  const state = await until(
+    "npm start is up",
+    () => {
+      if (npm.exitCode !== null) throw new Error(`npm start exited ${npm.exitCode}:\n${output}`);
+      return existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, "utf8")) as Started["state"]) : undefined;
+      // A node, Knative Serving and Eventing and the product, all pods, on 2 cores: a few minutes.
+    },
+    420_000,
+  );
   return { npm, output: () => output, stateFile, state };
 }

@@ -8,7 +8,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { KubeClient, connect } from "../../shared/kube/client.ts";
 import { alive, npmStart, until, type Started } from "./npm-start.ts";
 
-type Dpr = { metadata: { namespace: string; name: string }; status?: { conditions?: { type: string; status: string; reason: string }[] } };
+type Dpr = {
+  metadata: { namespace: string; name: string };
+  status?: { conditions?: { type: string; status: string; reason: string }[] };
+};
 const condition = (d: Dpr, type: string) => d.status?.conditions?.find((c) => c.type === type);
 
 let started: Started | undefined;
@@ -23,10 +26,14 @@ afterEach(async () => {
 async function reconciling(args: string[]): Promise<KubeClient> {
   started = await npmStart(args);
   const s = started;
-  await until("npm start is reconciling", () => {
-    if (s.npm.exitCode !== null) throw new Error(`npm start exited ${s.npm.exitCode}:\n${s.output()}`);
-    return /\nreconciling, [\d.]+ s after start; look around with:\n/.test(s.output()) ? true : undefined;
-  }, 300_000);
+  await until(
+    "npm start is reconciling",
+    () => {
+      if (s.npm.exitCode !== null) throw new Error(`npm start exited ${s.npm.exitCode}:\n${s.output()}`);
+      return /\nreconciling, [\d.]+ s after start; look around with:\n/.test(s.output()) ? true : undefined;
+    },
+    300_000,
+  );
   return new KubeClient(await connect(s.state.kubeconfig));
 }
 
@@ -34,7 +41,9 @@ async function reconciling(args: string[]): Promise<KubeClient> {
 function keptWith(logs: string, text: string): string[] {
   const dir = join(logs, "dynamo-system");
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((pod) => pod.startsWith("poolrelay-apply-")).map((pod) => join(dir, pod, "function.log"))
+  return readdirSync(dir)
+    .filter((pod) => pod.startsWith("poolrelay-apply-"))
+    .map((pod) => join(dir, pod, "function.log"))
     .filter((f) => existsSync(f) && readFileSync(f, "utf8").includes(text));
 }
 
@@ -43,27 +52,52 @@ describe("npm start", () => {
     const admin = await reconciling([]);
     const { state } = started!;
     // Ready needs one Relay replica listening, not both: the second may still be starting.
-    expect(started!.output()).toMatch(/\nREADY inference\/llama: Ready=True \(Ready\) replicas [12]\/2 endpoint llama-pool-relay\.inference\.svc:5561\n/);
+    expect(started!.output()).toMatch(
+      /\nREADY inference\/llama: Ready=True \(Ready\) replicas [12]\/2 endpoint llama-pool-relay\.inference\.svc:5561\n/,
+    );
     // READY speaks for llama alone: qwen and mixtral are reconciled on their own events, maybe later.
-    const expected = (d: Dpr) => (d.metadata.name === "mixtral" ? condition(d, "Eligible")?.status === "False" : condition(d, "Ready")?.status === "True");
+    const expected = (d: Dpr) =>
+      d.metadata.name === "mixtral"
+        ? condition(d, "Eligible")?.status === "False"
+        : condition(d, "Ready")?.status === "True";
     let list = await admin.list<Dpr>("nvidia.com/v1alpha1", "DynamoPoolRelay", undefined);
-    for (const settled = Date.now() + 180_000; Date.now() < settled && !list.every(expected); ) {
+    for (const settled = Date.now() + 180_000; Date.now() < settled && !list.every(expected);) {
       await new Promise((r) => setTimeout(r, 500));
       list = await admin.list<Dpr>("nvidia.com/v1alpha1", "DynamoPoolRelay", undefined);
     }
-    expect(list.map((d) => `${d.metadata.namespace}/${d.metadata.name}`).sort()).toEqual(["inference/llama", "inference/mixtral", "inference/qwen"]);
+    expect(list.map((d) => `${d.metadata.namespace}/${d.metadata.name}`).sort()).toEqual([
+      "inference/llama",
+      "inference/mixtral",
+      "inference/qwen",
+    ]);
     const byName = Object.fromEntries(list.map((d) => [d.metadata.name, d]));
     expect(condition(byName["llama"]!, "Ready")).toMatchObject({ status: "True", reason: "Ready" });
     expect(condition(byName["qwen"]!, "Ready")).toMatchObject({ status: "True", reason: "Ready" });
-    expect(condition(byName["mixtral"]!, "Eligible")).toMatchObject({ status: "False", reason: "DiscoveryBackendNotKubernetes" });
+    expect(condition(byName["mixtral"]!, "Eligible")).toMatchObject({
+      status: "False",
+      reason: "DiscoveryBackendNotKubernetes",
+    });
 
     // The apply function's invocation for llama, printed from its pod's log as it ran, and kept.
-    await until("the apply of llama is printed", () => (/\n {2}\[apply\] \S+ inference\/llama -> Applied /.test(started!.output()) ? true : undefined), 30_000);
-    const kept = await until("the apply of llama is kept", () => keptWith(state.logs, '"decision":"Applied"').find((f) => readFileSync(f, "utf8").includes('"name":"llama"')), 30_000);
+    await until(
+      "the apply of llama is printed",
+      () => (/\n {2}\[apply\] \S+ inference\/llama -> Applied /.test(started!.output()) ? true : undefined),
+      30_000,
+    );
+    const kept = await until(
+      "the apply of llama is kept",
+      () =>
+        keptWith(state.logs, '"decision":"Applied"').find((f) => readFileSync(f, "utf8").includes('"name":"llama"')),
+      30_000,
+    );
     const pod = dirname(kept).split("/").pop()!;
     // Knative takes the function to zero when idle; the kubelet then deletes the pod's own log files.
     const podLogs = join(dirname(state.kubeconfig), "node", "pod-logs");
-    await until(`pod ${pod} and its log files gone`, () => (readdirSync(podLogs).some((d) => d.startsWith(`dynamo-system_${pod}_`)) ? undefined : true), 300_000);
+    await until(
+      `pod ${pod} and its log files gone`,
+      () => (readdirSync(podLogs).some((d) => d.startsWith(`dynamo-system_${pod}_`)) ? undefined : true),
+      300_000,
+    );
     expect(await admin.get({ apiVersion: "v1", kind: "Pod", namespace: "dynamo-system", name: pod })).toBeUndefined();
     expect(readFileSync(kept, "utf8")).toMatch(/^\{"function":"apply",.*"decision":"Applied".*"name":"llama"/m);
   });
@@ -72,7 +106,13 @@ describe("npm start", () => {
     const admin = await reconciling(["--no-samples"]);
     const { state } = started!;
     expect(started!.output()).not.toContain("installing samples/");
-    expect(await admin.get({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", name: "dynamopoolrelays.nvidia.com" })).toMatchObject({ spec: { group: "nvidia.com" } });
+    expect(
+      await admin.get({
+        apiVersion: "apiextensions.k8s.io/v1",
+        kind: "CustomResourceDefinition",
+        name: "dynamopoolrelays.nvidia.com",
+      }),
+    ).toMatchObject({ spec: { group: "nvidia.com" } });
     expect(await admin.list("nvidia.com/v1alpha1", "DynamoPoolRelay", undefined)).toEqual([]);
 
     // From this host: into the ingress (a ClusterIP routed through the node), out through the filter pod to the tap.
@@ -83,12 +123,27 @@ describe("npm start", () => {
     const id = `start-test-${process.pid}`;
     const res = await fetch(state.broker, {
       method: "POST",
-      headers: { "ce-specversion": "1.0", "ce-id": id, "ce-type": "dev.poolrelay.test", "ce-source": "/test/start", "content-type": "application/json" },
+      headers: {
+        "ce-specversion": "1.0",
+        "ce-id": id,
+        "ce-type": "dev.poolrelay.test",
+        "ce-source": "/test/start",
+        "content-type": "application/json",
+      },
       body: '{"hello":"broker"}',
     });
     expect(res.status).toBe(202);
-    const line = await until("the event at the tap", () => tapped.split("\n").find((l) => l.includes(`"id":"${id}"`)), 30_000);
+    const line = await until(
+      "the event at the tap",
+      () => tapped.split("\n").find((l) => l.includes(`"id":"${id}"`)),
+      30_000,
+    );
     tap.destroy();
-    expect(JSON.parse(line)).toMatchObject({ id, type: "dev.poolrelay.test", source: "/test/start", data: { hello: "broker" } });
+    expect(JSON.parse(line)).toMatchObject({
+      id,
+      type: "dev.poolrelay.test",
+      source: "/test/start",
+      data: { hello: "broker" },
+    });
   });
 });

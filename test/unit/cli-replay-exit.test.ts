@@ -35,7 +35,8 @@ async function target(answers: Record<string, { status: number; body: string }>)
   return { url, received, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-const event = (id: string) => JSON.stringify({ specversion: "1.0", id, type: "com.example.t", source: "/test", time: "2026-12-01T00:00:00Z" });
+const event = (id: string) =>
+  JSON.stringify({ specversion: "1.0", id, type: "com.example.t", source: "/test", time: "2026-12-01T00:00:00Z" });
 let close: (() => Promise<void>) | undefined;
 afterEach(async () => close?.());
 
@@ -52,7 +53,9 @@ describe("poolrelay replay's exit status", () => {
   });
 
   it("exits 1 when one is refused, sends the rest, and prints the function's error", async () => {
-    const t = await target({ b: { status: 422, body: JSON.stringify({ error: "data.name: must be a DNS-1123 subdomain" }) } });
+    const t = await target({
+      b: { status: 422, body: JSON.stringify({ error: "data.name: must be a DNS-1123 subdomain" }) },
+    });
     close = t.close;
     const file = join(mkdtempSync(join(tmpdir(), "replay-exit-")), "one-bad.jsonl");
     writeFileSync(file, [event("a"), event("b"), event("c")].join("\n"));

@@ -19,14 +19,23 @@ describe("DeliveryProxy", () => {
     receiver = createServer((req, res) => {
       let body = "";
       req.on("data", (c: Buffer) => (body += c.toString()));
-      req.on("end", () => (seen.push({ path: req.url ?? "", headers: req.headers, body }), res.writeHead(202, { "x-answer": "yes" }).end("done")));
+      req.on(
+        "end",
+        () => (
+          seen.push({ path: req.url ?? "", headers: req.headers, body }),
+          res.writeHead(202, { "x-answer": "yes" }).end("done")
+        ),
+      );
     });
     await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
     const port = (receiver.address() as AddressInfo).port;
     proxy = new DeliveryProxy(async (ref) => {
       resolutions++;
       if (unresolvable) throw new Error("no address yet");
-      return { url: new URL(`http://127.0.0.1:${port}/in/${ref.name}`), host: `${ref.name}.${ref.namespace}.svc.cluster.local` };
+      return {
+        url: new URL(`http://127.0.0.1:${port}/in/${ref.name}`),
+        host: `${ref.name}.${ref.namespace}.svc.cluster.local`,
+      };
     });
     await proxy.listen("127.0.0.1");
   });
@@ -52,7 +61,11 @@ describe("DeliveryProxy", () => {
     const uri = proxy.uri(FN);
     expect(uri).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/ns\/fn$/);
     expect(await deliver(uri, "a")).toMatchObject({ status: 202, headers: { "x-answer": "yes" }, body: "done" });
-    expect(seen.at(-1)).toMatchObject({ path: "/in/fn", body: "a", headers: { host: "fn.ns.svc.cluster.local", "ce-id": "a" } });
+    expect(seen.at(-1)).toMatchObject({
+      path: "/in/fn",
+      body: "a",
+      headers: { host: "fn.ns.svc.cluster.local", "ce-id": "a" },
+    });
   });
 
   it("refuses a URI it did not hand out", async () => {

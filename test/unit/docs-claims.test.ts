@@ -22,21 +22,36 @@ import { FakeKube } from "./fake-kube.ts";
 const read = (f: string) => readFileSync(new URL(`../../${f}`, import.meta.url), "utf8");
 const NOW = "2026-03-01T00:00:00Z";
 
-
 const reconcile = (namespace: string, name: string): CloudEvent =>
-  productEvent(EventType.Reconcile, { namespace, name, cause: "DGDChanged" }, { source: "/test", cause: "r1", time: NOW });
-const context = (kube: KubeClient, config: Config): Context => ({ kube, config, now: () => NOW, emit: async () => {}, sleep: async () => {} });
+  productEvent(
+    EventType.Reconcile,
+    { namespace, name, cause: "DGDChanged" },
+    { source: "/test", cause: "r1", time: NOW },
+  );
+const context = (kube: KubeClient, config: Config): Context => ({
+  kube,
+  config,
+  now: () => NOW,
+  emit: async () => {},
+  sleep: async () => {},
+});
 
 describe("the reserved env names, as docs/rules.md lists them", () => {
   // "Names the product sets are rejected in `spec.env`: DYN_DC_ID, ..., POD_UID."
   const listed = claim(/Names the product sets are rejected in `spec\.env`: ([A-Z_]+(?:, [A-Z_]+)*)\./)[1]!.split(", ");
   const config = parseConfig({});
   const dpr = (env: { name: string; value: string }[]) => ({
-    apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay",
+    apiVersion: "nvidia.com/v1alpha1",
+    kind: "DynamoPoolRelay",
     metadata: { name: "g1", namespace: "team-a", uid: "u1", generation: 5 },
     spec: { image: "relay:1", clusterID: "c", env },
   });
-  const dgd = { apiVersion: config.dgdApiVersion, kind: "DynamoGraphDeployment", metadata: { name: "g1", namespace: "team-a" }, spec: { components: [{ name: "w", type: "worker" }] } };
+  const dgd = {
+    apiVersion: config.dgdApiVersion,
+    kind: "DynamoGraphDeployment",
+    metadata: { name: "g1", namespace: "team-a" },
+    spec: { components: [{ name: "w", type: "worker" }] },
+  };
 
   it("is the list docs/rules.md documents", () => {
     expect(listed).toHaveLength(13);
@@ -44,15 +59,31 @@ describe("the reserved env names, as docs/rules.md lists them", () => {
   });
 
   it.each(listed)("rejects a spec.env entry named %s with InvalidSpec, applying nothing", async (name) => {
-    const kube = new FakeKube([dpr([{ name: "DYN_LOG", value: "debug" }, { name, value: "x" }]), dgd]);
+    const kube = new FakeKube([
+      dpr([
+        { name: "DYN_LOG", value: "debug" },
+        { name, value: "x" },
+      ]),
+      dgd,
+    ]);
     const result = await apply(reconcile("team-a", "g1"), context(kube.client, config));
     expect(result.reply?.type).toBe(EventType.Rejected);
-    expect(result.reply?.data).toMatchObject({ reason: "InvalidSpec", generation: 5, message: expect.stringContaining(`the product sets ${name} itself`) });
+    expect(result.reply?.data).toMatchObject({
+      reason: "InvalidSpec",
+      generation: 5,
+      message: expect.stringContaining(`the product sets ${name} itself`),
+    });
     expect(kube.ops("apply")).toEqual([]);
   });
 
   it("accepts a name it does not list", async () => {
-    const kube = new FakeKube([dpr([{ name: "DYN_LOG", value: "debug" }, { name: "DYN_RELAY_EXPECTED_UNIQUE_BLOCKS", value: "4194304" }]), dgd]);
+    const kube = new FakeKube([
+      dpr([
+        { name: "DYN_LOG", value: "debug" },
+        { name: "DYN_RELAY_EXPECTED_UNIQUE_BLOCKS", value: "4194304" },
+      ]),
+      dgd,
+    ]);
     const result = await apply(reconcile("team-a", "g1"), context(kube.client, config));
     expect(result.reply?.type).toBe(EventType.Applied);
   });
@@ -60,7 +91,8 @@ describe("the reserved env names, as docs/rules.md lists them", () => {
   it("names every env the product itself sets on the Relay container", async () => {
     const kube = new FakeKube([dpr([]), dgd]);
     await apply(reconcile("team-a", "g1"), context(kube.client, config));
-    const deployment = kube.ops("apply").find((c) => c.object.kind === "Deployment" && !c.options.dryRun)!.object as KubeObject & {
+    const deployment = kube.ops("apply").find((c) => c.object.kind === "Deployment" && !c.options.dryRun)!
+      .object as KubeObject & {
       spec: { template: { spec: { containers: { env: { name: string }[] }[] } } };
     };
     const set = deployment.spec.template.spec.containers[0]!.env.map((e) => e.name);
@@ -78,7 +110,10 @@ describe("DGD_API_VERSION=nvidia.com/v1alpha1", () => {
   // The deprecated v1alpha1 shape (spec.services), as an older operator serves it.
   const sample = parseAllDocuments(read("samples/rollout.yaml")).map((d) => d.toJS() as KubeObject);
   const dgd = sample.find((o) => o.kind === "DynamoGraphDeployment")!;
-  const dpr = { ...sample.find((o) => o.kind === "DynamoPoolRelay")!, metadata: { name: "qwen", namespace: "inference", uid: "u1", generation: 1, resourceVersion: "3" } };
+  const dpr = {
+    ...sample.find((o) => o.kind === "DynamoPoolRelay")!,
+    metadata: { name: "qwen", namespace: "inference", uid: "u1", generation: 1, resourceVersion: "3" },
+  };
   const dgdPath = (version: string) => `/apis/${version}/namespaces/inference/dynamographdeployments/qwen`;
 
   /** The real adapter, answering from a table instead of a socket: what it is asked for is the URL it built. */
@@ -89,9 +124,11 @@ describe("DGD_API_VERSION=nvidia.com/v1alpha1", () => {
     }
     override async request(method: string, path: string, body?: unknown): Promise<unknown> {
       this.requests.push(`${method} ${path}`);
-      if (method === "GET" && path === "/apis/nvidia.com/v1alpha1/namespaces/inference/dynamopoolrelays/qwen") return dpr;
+      if (method === "GET" && path === "/apis/nvidia.com/v1alpha1/namespaces/inference/dynamopoolrelays/qwen")
+        return dpr;
       if (method === "GET" && path === dgdPath(older!)) return dgd;
-      if (method === "GET" && path.startsWith("/apis/discovery.k8s.io/v1/namespaces/inference/endpointslices?")) return { items: [] };
+      if (method === "GET" && path.startsWith("/apis/discovery.k8s.io/v1/namespaces/inference/endpointslices?"))
+        return { items: [] };
       if (method === "GET") throw new ApiError(404, "NotFound", `${path} not found`);
       return { ...(body as object), metadata: { ...(body as KubeObject).metadata, uid: "new" } };
     }
@@ -104,7 +141,15 @@ describe("DGD_API_VERSION=nvidia.com/v1alpha1", () => {
 
   it.each([
     { fn: "apply", handler: apply, event: reconcile("inference", "qwen") },
-    { fn: "status", handler: status, event: productEvent(EventType.Applied, { namespace: "inference", name: "qwen", uid: "u1", generation: 1, applied: [], unchanged: [], skipped: [] }, { source: "/t", cause: "c", time: NOW }) },
+    {
+      fn: "status",
+      handler: status,
+      event: productEvent(
+        EventType.Applied,
+        { namespace: "inference", name: "qwen", uid: "u1", generation: 1, applied: [], unchanged: [], skipped: [] },
+        { source: "/t", cause: "c", time: NOW },
+      ),
+    },
   ])("$fn reads the DGD at /apis/nvidia.com/v1alpha1/... and decides from it", async ({ handler, event }) => {
     const api = new Api();
     const result = await handler(event, context(api, parseConfig({ DGD_API_VERSION: older })));
@@ -114,7 +159,9 @@ describe("DGD_API_VERSION=nvidia.com/v1alpha1", () => {
     expect(result.decision).not.toBe("Gone");
     if (handler === apply) {
       expect(result.reply?.type).toBe(EventType.Applied);
-      const configMap = api.requests.find((r) => r.startsWith("PATCH /api/v1/namespaces/inference/configmaps/qwen-pool-relay"));
+      const configMap = api.requests.find((r) =>
+        r.startsWith("PATCH /api/v1/namespaces/inference/configmaps/qwen-pool-relay"),
+      );
       expect(configMap).toBeDefined();
     } else {
       expect(result.fields).toMatchObject({ reason: expect.not.stringMatching(/NotEligible|DGDNotFound/) });
@@ -137,10 +184,19 @@ describe("admission messages: `poolrelay render` reports what the CRD's rules sa
   const envRule = (spec.properties.env.items["x-kubernetes-validations"] as Rule[])[0]!;
   /** The CRD's messageExpression for one entry: a concatenation of string literals and `self.name`. */
   const envMessage = (name: string) =>
-    envRule.messageExpression!.split(" + ").map((part) => (part === "self.name" ? name : /^'(.*)'$/.exec(part)![1])).join("");
+    envRule
+      .messageExpression!.split(" + ")
+      .map((part) => (part === "self.name" ? name : /^'(.*)'$/.exec(part)![1]))
+      .join("");
 
   function renderError(dprFields: Record<string, unknown>): string {
-    const object = { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name: "g1", namespace: "team-a" }, spec: { image: "relay:1", clusterID: "c" }, ...dprFields };
+    const object = {
+      apiVersion: "nvidia.com/v1alpha1",
+      kind: "DynamoPoolRelay",
+      metadata: { name: "g1", namespace: "team-a" },
+      spec: { image: "relay:1", clusterID: "c" },
+      ...dprFields,
+    };
     const objects: SourcedObject[] = [{ object, origin: "dpr.yaml#1" }];
     try {
       render(objects, { namespace: "default", defaults: { discoveryBackend: "kubernetes" }, now: NOW });
@@ -152,7 +208,9 @@ describe("admission messages: `poolrelay render` reports what the CRD's rules sa
   }
 
   it("the CRD carries the rules docs/rules.md quotes", () => {
-    const quoted = claim(/\*\*Admission messages\*\* \(the CRD's schema and CEL rules; `poolrelay render` reports the same field messages[^)]*\): (.*?) #/)[1]!;
+    const quoted = claim(
+      /\*\*Admission messages\*\* \(the CRD's schema and CEL rules; `poolrelay render` reports the same field messages[^)]*\): (.*?) #/,
+    )[1]!;
     expect(quoted).toContain(`a name that cannot form the Service name: \`${nameRule.message}\``);
     expect(quoted).toContain(`a reserved env name: \`spec.env[0]: Invalid value: ${envMessage("DYN_DC_ID")}\``);
     expect(spec.required).toContain("image");
@@ -160,7 +218,9 @@ describe("admission messages: `poolrelay render` reports what the CRD's rules sa
   });
 
   it("a reserved env name: render gives the CRD rule's message text", () => {
-    expect(renderError({ spec: { image: "relay:1", clusterID: "c", env: [{ name: "DYN_DC_ID", value: "x" }] } })).toContain(envMessage("DYN_DC_ID"));
+    expect(
+      renderError({ spec: { image: "relay:1", clusterID: "c", env: [{ name: "DYN_DC_ID", value: "x" }] } }),
+    ).toContain(envMessage("DYN_DC_ID"));
   });
 
   // test/integration/crd.test.ts compares render with a real API server's answers, case by case.
@@ -169,7 +229,17 @@ describe("admission messages: `poolrelay render` reports what the CRD's rules sa
   });
 
   it("two reserved env names: render gives the CRD rule's message for each entry, at its index", () => {
-    const error = renderError({ spec: { image: "relay:1", clusterID: "c", env: [{ name: "DYN_DC_ID", value: "x" }, { name: "OK", value: "1" }, { name: "POD_UID", value: "y" }] } });
+    const error = renderError({
+      spec: {
+        image: "relay:1",
+        clusterID: "c",
+        env: [
+          { name: "DYN_DC_ID", value: "x" },
+          { name: "OK", value: "1" },
+          { name: "POD_UID", value: "y" },
+        ],
+      },
+    });
     expect(error).toContain(`spec.env[0]: Invalid value: ${envMessage("DYN_DC_ID")}`);
     expect(error).toContain(`spec.env[2]: Invalid value: ${envMessage("POD_UID")}`);
   });
@@ -180,24 +250,38 @@ describe("admission messages: `poolrelay render` reports what the CRD's rules sa
 
   it("negative replicas: render says `should be greater than or equal to <minimum>`, as the CRD's `minimum` makes the API server say", () => {
     // docs/rules.md: `spec.replicas … should be greater than or equal to 0`.
-    expect(renderError({ spec: { image: "relay:1", clusterID: "c", replicas: -1 } })).toMatch(new RegExp(`spec\\.replicas\\b.* should be greater than or equal to ${spec.properties.replicas.minimum}`));
+    expect(renderError({ spec: { image: "relay:1", clusterID: "c", replicas: -1 } })).toMatch(
+      new RegExp(`spec\\.replicas\\b.* should be greater than or equal to ${spec.properties.replicas.minimum}`),
+    );
   });
 });
 
 describe("kubectl get dpr, and -o wide", () => {
-  const columns = parse(read("crds/nvidia.com_dynamopoolrelays.yaml")).spec.versions[0].additionalPrinterColumns as { name: string; jsonPath: string; priority?: number }[];
+  const columns = parse(read("crds/nvidia.com_dynamopoolrelays.yaml")).spec.versions[0].additionalPrinterColumns as {
+    name: string;
+    jsonPath: string;
+    priority?: number;
+  }[];
 
   it("shows Ready, Replicas, Endpoint and Age by default, as docs/rules.md says", () => {
-    const [, shown] = claim(/`kubectl get dpr` shows (Ready, Replicas \(ready\/desired, as `kubectl get deploy` shows READY\), Endpoint and Age)/);
+    const [, shown] = claim(
+      /`kubectl get dpr` shows (Ready, Replicas \(ready\/desired, as `kubectl get deploy` shows READY\), Endpoint and Age)/,
+    );
     const named = shown!.replace(/ \([^)]*\)/g, "").split(/, | and /);
     expect(columns.filter((c) => (c.priority ?? 0) === 0).map((c) => c.name)).toEqual(named);
     expect(columns.find((c) => c.name === "Ready")!.jsonPath).toBe('.status.conditions[?(@.type=="Ready")].status');
   });
 
   it("adds the Ready condition's reason, the generation, the observed generation and the namespace with -o wide (priority 1)", () => {
-    claim(/\(`-o wide` adds the Ready reason, the generation, the observed generation and\s+the namespace: the four cells the resync lists, with Name and Ready/);
+    claim(
+      /\(`-o wide` adds the Ready reason, the generation, the observed generation and\s+the namespace: the four cells the resync lists, with Name and Ready/,
+    );
     expect(columns.filter((c) => (c.priority ?? 0) > 0)).toEqual([
-      expect.objectContaining({ name: "Reason", priority: 1, jsonPath: '.status.conditions[?(@.type=="Ready")].reason' }),
+      expect.objectContaining({
+        name: "Reason",
+        priority: 1,
+        jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
+      }),
       expect.objectContaining({ name: "Generation", priority: 1, jsonPath: ".metadata.generation" }),
       expect.objectContaining({ name: "Observed", priority: 1, jsonPath: ".status.observedGeneration" }),
       expect.objectContaining({ name: "Namespace", priority: 1, jsonPath: ".metadata.namespace" }),
@@ -208,7 +292,9 @@ describe("kubectl get dpr, and -o wide", () => {
 describe("the status function's batch period, as the docs state it", () => {
   it("is the default of STATUS_BATCH_MS, in docs/rules.md and the Configuration table", () => {
     const inPrinciples = Number(claim(/\(`STATUS_BATCH_MS`, default (\d+): none/)[1]);
-    const inConfiguration = Number(/^`(\d+)`/.exec(configurationTable().find((r) => r.variable === "STATUS_BATCH_MS")!.default)![1]);
+    const inConfiguration = Number(
+      /^`(\d+)`/.exec(configurationTable().find((r) => r.variable === "STATUS_BATCH_MS")!.default)![1],
+    );
     expect([inPrinciples, inConfiguration]).toEqual([parseConfig({}).statusBatchMs, parseConfig({}).statusBatchMs]);
     expect(() => parseConfig({ STATUS_BATCH_MS: "10001" })).toThrow(/STATUS_BATCH_MS/);
     expect(parseConfig({ STATUS_BATCH_MS: "0" }).statusBatchMs).toBe(0);
@@ -217,7 +303,10 @@ describe("the status function's batch period, as the docs state it", () => {
 
 describe("the poolrelay synopses the README and docs/cli.md show", () => {
   /** `poolrelay --help`'s synopsis lines, whitespace collapsed. */
-  const synopses = /^Usage:\n([\s\S]*?)\n {2}poolrelay <command> --help/.exec(usage())![1]!.split("\n").map((l) => l.trim().replace(/\s+/g, " "));
+  const synopses = /^Usage:\n([\s\S]*?)\n {2}poolrelay <command> --help/
+    .exec(usage())![1]!
+    .split("\n")
+    .map((l) => l.trim().replace(/\s+/g, " "));
   const blocks = Object.entries(docFiles()).flatMap(([file, text]) =>
     [...text.matchAll(/```\n(poolrelay [\s\S]*?)```/g)].map((m) => [file, m[1]!.replace(/\s+/g, " ")] as const),
   );

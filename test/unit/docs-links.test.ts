@@ -9,11 +9,21 @@ const root = new URL("../../", import.meta.url).pathname;
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
 function slug(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-");
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, "")
+    .replace(/ /g, "-");
 }
 
 const anchorsOf = (markdown: string) =>
-  new Set(markdown.replace(/```[\s\S]*?```/g, "").split("\n").filter((l) => /^#{1,6} /.test(l)).map((l) => slug(l.replace(/^#+ /, ""))));
+  new Set(
+    markdown
+      .replace(/```[\s\S]*?```/g, "")
+      .split("\n")
+      .filter((l) => /^#{1,6} /.test(l))
+      .map((l) => slug(l.replace(/^#+ /, ""))),
+  );
 
 const links = Object.entries(docFiles()).flatMap(([file, text]) =>
   [...text.replace(/```[\s\S]*?```/g, "").matchAll(/\]\(([^)\s]+)\)/g)]
@@ -24,7 +34,9 @@ const links = Object.entries(docFiles()).flatMap(([file, text]) =>
 
 describe("links of the README and docs/", () => {
   it("names headings as GitHub does", () => {
-    expect(slug("`npm run bench:pipeline`: 1,000 new pairs at once")).toBe("npm-run-benchpipeline-1000-new-pairs-at-once");
+    expect(slug("`npm run bench:pipeline`: 1,000 new pairs at once")).toBe(
+      "npm-run-benchpipeline-1000-new-pairs-at-once",
+    );
     expect(slug("The rules, in plain words")).toBe("the-rules-in-plain-words");
   });
 
@@ -43,8 +55,8 @@ describe("links of the README and docs/", () => {
 // A test the docs cite as `file` › "title" exists under that title: a doc that says which test fails
 // without a rule must name one that is there. "…" stands for words left out.
 const citations = Object.entries(docFiles()).flatMap(([doc, text]) =>
-  [...text.replace(/\s*\n\s*/g, " ").matchAll(/`([\w./-]+\.test\.ts)` › ((?:"[^"]+"(?:,? (?:and )?)?)+)/g)].flatMap((m) =>
-    [...m[2]!.matchAll(/"([^"]+)"/g)].map((t) => ({ doc, file: m[1]!, title: t[1]! })),
+  [...text.replace(/\s*\n\s*/g, " ").matchAll(/`([\w./-]+\.test\.ts)` › ((?:"[^"]+"(?:,? (?:and )?)?)+)/g)].flatMap(
+    (m) => [...m[2]!.matchAll(/"([^"]+)"/g)].map((t) => ({ doc, file: m[1]!, title: t[1]! })),
   ),
 );
 
@@ -55,16 +67,26 @@ describe("tests the docs cite", () => {
 
   it.each(citations.map((c) => [c.doc, c.file, c.title]))("%s cites %s › %s", (_doc, file, title) => {
     const source = readFileSync(join(root, file), "utf8").replace(/\s*\n\s*/g, " ");
-    for (const words of title.split("…").map((w) => w.trim()).filter(Boolean)) expect(source).toContain(words);
+    for (const words of title
+      .split("…")
+      .map((w) => w.trim())
+      .filter(Boolean))
+      expect(source).toContain(words);
   });
 });
 
 // Code the docs name as `identifier` in `file.ts` is there: a rename must take its docs along.
 const namedCode = Object.entries(docFiles()).flatMap(([doc, text]) =>
-  [...text.replace(/\s*\n\s*/g, " ").matchAll(/`([A-Za-z_][\w.]*)`(?: \([^)]*\))? in `([\w./-]+\.ts)`/g)].map((m) => ({ doc, name: m[1]!, file: m[2]! })),
+  [...text.replace(/\s*\n\s*/g, " ").matchAll(/`([A-Za-z_][\w.]*)`(?: \([^)]*\))? in `([\w./-]+\.ts)`/g)].map((m) => ({
+    doc,
+    name: m[1]!,
+    file: m[2]!,
+  })),
 );
 const namedFiles = Object.entries(docFiles()).flatMap(([doc, text]) =>
-  [...text.matchAll(/`((?:shared|functions|test|bench|cli|dev|scripts|knative)\/[\w./-]+\.(?:ts|yaml|md))`/g)].map((m) => ({ doc, file: m[1]! })),
+  [...text.matchAll(/`((?:shared|functions|test|bench|cli|dev|scripts|knative)\/[\w./-]+\.(?:ts|yaml|md))`/g)].map(
+    (m) => ({ doc, file: m[1]! }),
+  ),
 );
 
 describe("code the docs name", () => {

@@ -14,7 +14,8 @@ export type Call =
   | { op: "deleteExact"; ref: ObjectRef; uid: string }
   | { op: "replaceStatus"; object: KubeObject };
 
-const keyOf = (apiVersion: string, kind: string, namespace: string | undefined, name: string) => `${apiVersion}|${kind}|${namespace ?? ""}|${name}`;
+const keyOf = (apiVersion: string, kind: string, namespace: string | undefined, name: string) =>
+  `${apiVersion}|${kind}|${namespace ?? ""}|${name}`;
 
 export class FakeKube {
   readonly calls: Call[] = [];
@@ -50,7 +51,8 @@ export class FakeKube {
     if (!signal) return this.client;
     const view = Object.create(this) as FakeKube;
     view.unsent = (what) => {
-      if (signal.aborted) throw new ApiError(0, "DeadlineExceeded", `${what}: not sent, the invocation's deadline has passed`);
+      if (signal.aborted)
+        throw new ApiError(0, "DeadlineExceeded", `${what}: not sent, the invocation's deadline has passed`);
     };
     return view.client;
   }
@@ -87,9 +89,19 @@ export class FakeKube {
     return this.objects.get(keyOf(ref.apiVersion, ref.kind, ref.namespace, ref.name)) as T | undefined;
   }
 
-  async list<T = KubeObject>(apiVersion: string, kind: string, namespace: string | undefined, labelSelector?: string): Promise<T[]> {
+  async list<T = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    namespace: string | undefined,
+    labelSelector?: string,
+  ): Promise<T[]> {
     this.record({ op: "list", apiVersion, kind, namespace, labelSelector });
-    return [...this.objects.values()].filter((o) => o.apiVersion === apiVersion && o.kind === kind && (namespace === undefined || o.metadata.namespace === namespace)) as T[];
+    return [...this.objects.values()].filter(
+      (o) =>
+        o.apiVersion === apiVersion &&
+        o.kind === kind &&
+        (namespace === undefined || o.metadata.namespace === namespace),
+    ) as T[];
   }
 
   async *listTablePages<T = unknown>(apiVersion: string, kind: string, limit: number): AsyncGenerator<T> {
@@ -102,17 +114,30 @@ export class FakeKube {
     }
   }
 
-  async apply<T = KubeObject>(object: KubeObject, fieldManager: string, options: { force?: boolean; dryRun?: boolean } = {}): Promise<T> {
+  async apply<T = KubeObject>(
+    object: KubeObject,
+    fieldManager: string,
+    options: { force?: boolean; dryRun?: boolean } = {},
+  ): Promise<T> {
     this.record({ op: "apply", object, fieldManager, options });
     // A resourceVersion in the applied object is a precondition on an object that exists, as on
     // the API server (v1.36 here: an apply with one creates a missing object).
     const pinned = object.metadata.resourceVersion;
-    const stored = this.objects.get(keyOf(object.apiVersion, object.kind, object.metadata.namespace, object.metadata.name));
+    const stored = this.objects.get(
+      keyOf(object.apiVersion, object.kind, object.metadata.namespace, object.metadata.name),
+    );
     if (pinned !== undefined && stored && stored.metadata.resourceVersion !== pinned) {
-      throw new ApiError(409, "Conflict", `Operation cannot be fulfilled on ${object.kind} ${object.metadata.name}: the object has been modified`);
+      throw new ApiError(
+        409,
+        "Conflict",
+        `Operation cannot be fulfilled on ${object.kind} ${object.metadata.name}: the object has been modified`,
+      );
     }
     // As the API server: every write makes a new resourceVersion, which is what it answers with.
-    const written = { ...object, metadata: { ...object.metadata, uid: `${object.kind}-uid`, resourceVersion: String(++this.version) } };
+    const written = {
+      ...object,
+      metadata: { ...object.metadata, uid: `${object.kind}-uid`, resourceVersion: String(++this.version) },
+    };
     if (!options.dryRun) this.put(written);
     return written as T;
   }
@@ -131,9 +156,15 @@ export class FakeKube {
 
   async replaceStatus<T = KubeObject>(object: KubeObject): Promise<T> {
     this.record({ op: "replaceStatus", object });
-    const stored = this.objects.get(keyOf(object.apiVersion, object.kind, object.metadata.namespace, object.metadata.name));
+    const stored = this.objects.get(
+      keyOf(object.apiVersion, object.kind, object.metadata.namespace, object.metadata.name),
+    );
     if (stored && stored.metadata.resourceVersion !== object.metadata.resourceVersion) {
-      throw new ApiError(409, "Conflict", `Operation cannot be fulfilled on ${object.kind} ${object.metadata.name}: the object has been modified`);
+      throw new ApiError(
+        409,
+        "Conflict",
+        `Operation cannot be fulfilled on ${object.kind} ${object.metadata.name}: the object has been modified`,
+      );
     }
     const written = { ...object, metadata: { ...object.metadata, resourceVersion: String(++this.version) } };
     this.put(written);

@@ -13,9 +13,12 @@ const root: Node = version.schema.openAPIV3Schema;
 
 /** Every schema node a field path reaches (properties, list items, map values), with that path. */
 function nodes(node: Node, path: string): [string, Node][] {
-  const props = Object.entries((node["properties"] ?? {}) as Record<string, Node>).flatMap(([k, v]) => nodes(v, `${path}.${k}`));
+  const props = Object.entries((node["properties"] ?? {}) as Record<string, Node>).flatMap(([k, v]) =>
+    nodes(v, `${path}.${k}`),
+  );
   const items = node["items"] ? nodes(node["items"] as Node, `${path}[]`) : [];
-  const extra = typeof node["additionalProperties"] === "object" ? nodes(node["additionalProperties"] as Node, `${path}{}`) : [];
+  const extra =
+    typeof node["additionalProperties"] === "object" ? nodes(node["additionalProperties"] as Node, `${path}{}`) : [];
   return [[path, node], ...props, ...items, ...extra];
 }
 
@@ -45,13 +48,19 @@ describe("generated files", () => {
   it("every schema node has a description, so kubectl explain shows one for every field, list item and map value", () => {
     // Top-level metadata is the one exception: the API server refuses anything but its type there.
     expect((root["properties"] as Record<string, unknown>)["metadata"]).toEqual({ type: "object" });
-    const undescribed = nodes(root, "").filter(([path, n]) => path !== ".metadata" && (typeof n["description"] !== "string" || n["description"].trim() === ""));
+    const undescribed = nodes(root, "").filter(
+      ([path, n]) => path !== ".metadata" && (typeof n["description"] !== "string" || n["description"].trim() === ""),
+    );
     expect(undescribed.map(([path]) => path || "(root)")).toEqual([]);
   });
 
   it("the scale subresource names fields the schema has, and spec.replicas always exists (it defaults)", () => {
     const scale = version.subresources.scale;
-    expect(scale).toEqual({ specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.labelSelector" });
+    expect(scale).toEqual({
+      specReplicasPath: ".spec.replicas",
+      statusReplicasPath: ".status.replicas",
+      labelSelectorPath: ".status.labelSelector",
+    });
     // Without a value at specReplicasPath the API server answers GET .../scale with an error.
     expect(field(scale.specReplicasPath)).toMatchObject({ type: "integer", default: 2 });
     expect(root["required"]).toContain("spec");
@@ -60,14 +69,20 @@ describe("generated files", () => {
   });
 
   it("every printer column reads a field of the schema, of the column's type", () => {
-    const simple = (version.additionalPrinterColumns as { name: string; type: string; jsonPath: string }[]).filter((c) => /^(\.\w+)+$/.test(c.jsonPath));
+    const simple = (version.additionalPrinterColumns as { name: string; type: string; jsonPath: string }[]).filter(
+      (c) => /^(\.\w+)+$/.test(c.jsonPath),
+    );
     expect(simple.map((c) => c.name)).toEqual(["Replicas", "Endpoint", "Generation", "Observed", "Namespace", "Age"]);
     const ofSchema = simple.filter((c) => !c.jsonPath.startsWith(".metadata."));
     expect(ofSchema.map((c) => c.name)).toEqual(["Replicas", "Endpoint", "Observed"]);
     for (const c of ofSchema) expect(field(c.jsonPath), c.name).toMatchObject({ type: c.type });
     // ObjectMeta's fields, which the schema does not describe: of the types Kubernetes gives them.
     const ofMeta = simple.filter((c) => c.jsonPath.startsWith(".metadata."));
-    expect(Object.fromEntries(ofMeta.map((c) => [c.jsonPath, c.type]))).toEqual({ ".metadata.generation": "integer", ".metadata.namespace": "string", ".metadata.creationTimestamp": "date" });
+    expect(Object.fromEntries(ofMeta.map((c) => [c.jsonPath, c.type]))).toEqual({
+      ".metadata.generation": "integer",
+      ".metadata.namespace": "string",
+      ".metadata.creationTimestamp": "date",
+    });
     expect(simple.find((c) => c.name === "Replicas")?.jsonPath).toBe(".status.readyOfDesired");
   });
 
@@ -79,6 +94,8 @@ describe("generated files", () => {
       .map((o) => (o.metadata["labels"] as Record<string, string> | undefined)?.["app.kubernetes.io/part-of"])
       .filter((v): v is string => v !== undefined);
     expect(partOf.length).toBeGreaterThan(10);
-    expect(new Set([...partOf, crd.metadata.labels["app.kubernetes.io/part-of"]])).toEqual(new Set(["dynamo-pool-relay"]));
+    expect(new Set([...partOf, crd.metadata.labels["app.kubernetes.io/part-of"]])).toEqual(
+      new Set(["dynamo-pool-relay"]),
+    );
   });
 });

@@ -19,26 +19,40 @@ const parsed = (name: string) => {
 
 describe("recorded Knative deliveries", () => {
   it("are all here", () => {
-    expect(readdirSync(dir).filter((f) => f.endsWith(".json")).sort()).toEqual([
-      "apiserversource-dgd-add.json", "apiserversource-dgd-update.json", "broker-reconcile.json",
-      "pingsource-tick.json", "source-dpr-add.json", "source-endpointslice-add.json",
+    expect(
+      readdirSync(dir)
+        .filter((f) => f.endsWith(".json"))
+        .sort(),
+    ).toEqual([
+      "apiserversource-dgd-add.json",
+      "apiserversource-dgd-update.json",
+      "broker-reconcile.json",
+      "pingsource-tick.json",
+      "source-dpr-add.json",
+      "source-endpointslice-add.json",
     ]);
   });
 
-  it.each(["apiserversource-dgd-add", "apiserversource-dgd-update"])("eligibility takes %s as a DGD change of the object it names", (name) => {
-    const event = parsed(name);
-    const data = event.data as { metadata: { namespace: string; name: string; managedFields?: unknown[] } };
-    expect(data.metadata.managedFields?.length).toBeGreaterThan(0);
-    const key = { namespace: data.metadata.namespace, name: data.metadata.name };
-    // The event also carries the object as the source saw it, as a hint for skipping a no-op.
-    expect(classifyForEligibility(event)).toEqual({ ok: true, value: { kind: "dgd", key, observed: event.data } });
-  });
+  it.each(["apiserversource-dgd-add", "apiserversource-dgd-update"])(
+    "eligibility takes %s as a DGD change of the object it names",
+    (name) => {
+      const event = parsed(name);
+      const data = event.data as { metadata: { namespace: string; name: string; managedFields?: unknown[] } };
+      expect(data.metadata.managedFields?.length).toBeGreaterThan(0);
+      const key = { namespace: data.metadata.namespace, name: data.metadata.name };
+      // The event also carries the object as the source saw it, as a hint for skipping a no-op.
+      expect(classifyForEligibility(event)).toEqual({ ok: true, value: { kind: "dgd", key, observed: event.data } });
+    },
+  );
 
   it("apply takes source-dpr-add as a request of cause DPRChanged for the object it names", () => {
     const event = parsed("source-dpr-add");
     const data = event.data as { metadata: { namespace: string; name: string; managedFields?: unknown[] } };
     expect(data.metadata.managedFields?.length).toBeGreaterThan(0);
-    expect(classifyForApply(event)).toEqual({ ok: true, value: { namespace: data.metadata.namespace, name: data.metadata.name, cause: "DPRChanged" } });
+    expect(classifyForApply(event)).toEqual({
+      ok: true,
+      value: { namespace: data.metadata.namespace, name: data.metadata.name, cause: "DPRChanged" },
+    });
   });
 
   it("eligibility takes the PingSource tick as a resync", () => {
@@ -49,8 +63,22 @@ describe("recorded Knative deliveries", () => {
 
   it("status takes the EndpointSlice event as a change of the DynamoPoolRelay's children, one that adds no ready endpoint (a new Service's slice: endpoints null)", () => {
     const event = parsed("source-endpointslice-add");
-    const labels = (event.data as { metadata: { labels: Record<string, string>; namespace: string; name: string } }).metadata;
-    expect(classifyForStatus(event)).toEqual({ ok: true, value: { key: { namespace: labels.namespace, name: labels.labels["app.kubernetes.io/instance"] }, changed: ["EndpointSlice"], version: { kind: "EndpointSlice", name: labels.name, digest: statusDigest("EndpointSlice", event.data as Record<string, unknown>), resourceVersion: "2375" }, addsNoEndpoint: true } });
+    const labels = (event.data as { metadata: { labels: Record<string, string>; namespace: string; name: string } })
+      .metadata;
+    expect(classifyForStatus(event)).toEqual({
+      ok: true,
+      value: {
+        key: { namespace: labels.namespace, name: labels.labels["app.kubernetes.io/instance"] },
+        changed: ["EndpointSlice"],
+        version: {
+          kind: "EndpointSlice",
+          name: labels.name,
+          digest: statusDigest("EndpointSlice", event.data as Record<string, unknown>),
+          resourceVersion: "2375",
+        },
+        addsNoEndpoint: true,
+      },
+    });
   });
 
   it("apply takes the reconcile request the Broker routed, with the Broker's own attributes on it", () => {

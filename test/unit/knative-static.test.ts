@@ -14,22 +14,35 @@ function durationMs(iso: string): number {
 }
 
 const read = (f: string) => readFileSync(new URL(`../../${f}`, import.meta.url), "utf8");
-const docs = (f: string) => parseAllDocuments(read(f)).map((d) => d.toJS()).filter(Boolean);
+const docs = (f: string) =>
+  parseAllDocuments(read(f))
+    .map((d) => d.toJS())
+    .filter(Boolean);
 const services = docs("knative/services.yaml").filter((d) => d.kind === "Service");
 const triggers = docs("knative/triggers.yaml").filter((d) => d.kind === "Trigger");
 
 describe("knative/ and the Dockerfile", () => {
-  it.each(triggers.map((t) => [t.metadata.name, t]))("%s: the Service's timeout is below the Trigger's per-attempt timeout", (_name, trigger) => {
-    const service = services.find((s) => s.metadata.name === trigger.spec.subscriber.ref.name);
-    expect(service.spec.template.spec.timeoutSeconds * 1000).toBeLessThan(durationMs(trigger.spec.delivery.timeout));
-  });
+  it.each(triggers.map((t) => [t.metadata.name, t]))(
+    "%s: the Service's timeout is below the Trigger's per-attempt timeout",
+    (_name, trigger) => {
+      const service = services.find((s) => s.metadata.name === trigger.spec.subscriber.ref.name);
+      expect(service.spec.template.spec.timeoutSeconds * 1000).toBeLessThan(durationMs(trigger.spec.delivery.timeout));
+    },
+  );
 
-  it.each(services.map((s) => [s.metadata.name, s]))("%s: each invocation's deadline ends before the Service's timeout", (_name, service) => {
-    const env = Object.fromEntries(service.spec.template.spec.containers[0].env.map((e: { name: string; value: string }) => [e.name, e.value]));
-    expect(env["INVOCATION_DEADLINE_SECONDS"]).toMatch(/^\d+$/);
-    // Room for the reply to travel back and for a cold start the timeout also covers.
-    expect(Number(env["INVOCATION_DEADLINE_SECONDS"])).toBeLessThanOrEqual(service.spec.template.spec.timeoutSeconds * 0.85);
-  });
+  it.each(services.map((s) => [s.metadata.name, s]))(
+    "%s: each invocation's deadline ends before the Service's timeout",
+    (_name, service) => {
+      const env = Object.fromEntries(
+        service.spec.template.spec.containers[0].env.map((e: { name: string; value: string }) => [e.name, e.value]),
+      );
+      expect(env["INVOCATION_DEADLINE_SECONDS"]).toMatch(/^\d+$/);
+      // Room for the reply to travel back and for a cold start the timeout also covers.
+      expect(Number(env["INVOCATION_DEADLINE_SECONDS"])).toBeLessThanOrEqual(
+        service.spec.template.spec.timeoutSeconds * 0.85,
+      );
+    },
+  );
 
   it("runs as a numeric user, so the kubelet can verify runAsNonRoot", () => {
     expect(read("Dockerfile")).toMatch(/^USER \d+(:\d+)?$/m);
@@ -39,7 +52,9 @@ describe("knative/ and the Dockerfile", () => {
   it("points every Service at a bundle the Dockerfile copies, for its FUNCTION_TARGET", () => {
     expect(read("Dockerfile")).toMatch(/COPY --from=build \/src\/dist\/functions \.\/functions/);
     for (const s of services) {
-      const env = Object.fromEntries(s.spec.template.spec.containers[0].env.map((e: { name: string; value: string }) => [e.name, e.value]));
+      const env = Object.fromEntries(
+        s.spec.template.spec.containers[0].env.map((e: { name: string; value: string }) => [e.name, e.value]),
+      );
       expect(env["FUNCTION_SOURCE"]).toBe(`/app/functions/${env["FUNCTION_TARGET"]}/index.mjs`);
       expect(s.metadata.name).toBe(`poolrelay-${env["FUNCTION_TARGET"]}`);
     }
@@ -66,20 +81,34 @@ describe("knative/ and the Dockerfile", () => {
 // of the Knative Services, the Triggers and the resync PingSource, read from those files and checked
 // on the manifests as parsed YAML.
 describe("knative/ as the docs describe it", () => {
-  type Container = { env: { name: string; value: string }[]; readinessProbe?: Record<string, unknown>; livenessProbe?: unknown; securityContext: Record<string, unknown> };
+  type Container = {
+    env: { name: string; value: string }[];
+    readinessProbe?: Record<string, unknown>;
+    livenessProbe?: unknown;
+    securityContext: Record<string, unknown>;
+  };
   const service = (fn: string) => {
     const s = services.find((x) => x.metadata.name === `poolrelay-${fn}`);
     if (!s) throw new Error(`no Knative Service poolrelay-${fn}`);
     return s;
   };
-  const container = (s: { spec: { template: { spec: { containers: Container[] } } } }) => s.spec.template.spec.containers[0]!;
-  const envOf = (s: Parameters<typeof container>[0]) => Object.fromEntries(container(s).env.map((e) => [e.name, e.value]));
+  const container = (s: { spec: { template: { spec: { containers: Container[] } } } }) =>
+    s.spec.template.spec.containers[0]!;
+  const envOf = (s: Parameters<typeof container>[0]) =>
+    Object.fromEntries(container(s).env.map((e) => [e.name, e.value]));
   const trigger = (fn: string) => triggers.find((t) => t.spec.subscriber.ref.name === `poolrelay-${fn}`);
   const FUNCTIONS = ["eligibility", "apply", "status"];
 
   it("has one Knative Service per function plus the dead-letter function", () => {
-    expect(services.map((s) => s.metadata.name).sort()).toEqual(["poolrelay-apply", "poolrelay-dead-letter", "poolrelay-eligibility", "poolrelay-status"]);
-    expect(triggers.map((t) => t.spec.subscriber.ref.name).sort()).toEqual(FUNCTIONS.map((f) => `poolrelay-${f}`).sort());
+    expect(services.map((s) => s.metadata.name).sort()).toEqual([
+      "poolrelay-apply",
+      "poolrelay-dead-letter",
+      "poolrelay-eligibility",
+      "poolrelay-status",
+    ]);
+    expect(triggers.map((t) => t.spec.subscriber.ref.name).sort()).toEqual(
+      FUNCTIONS.map((f) => `poolrelay-${f}`).sort(),
+    );
   });
 
   it.each(services.map((s) => [s.metadata.name, s]))("%s scales to zero and is cluster-local", (_name, s) => {
@@ -89,7 +118,9 @@ describe("knative/ as the docs describe it", () => {
   });
 
   it.each(FUNCTIONS)("%s takes several requests per pod, within the docs' containerConcurrency range", (fn) => {
-    const [, low, high] = claim(/take several requests per pod \(`containerConcurrency` (\d+)-(\d+) for eligibility, apply and status/);
+    const [, low, high] = claim(
+      /take several requests per pod \(`containerConcurrency` (\d+)-(\d+) for eligibility, apply and status/,
+    );
     const concurrency = service(fn).spec.template.spec.containerConcurrency;
     expect(concurrency).toBeGreaterThanOrEqual(Number(low));
     expect(concurrency).toBeLessThanOrEqual(Number(high));
@@ -101,16 +132,21 @@ describe("knative/ as the docs describe it", () => {
     expect(durationMs(trigger(fn).spec.delivery.timeout)).toBe(Number(delivery) * 1000);
   });
 
-  it.each([...FUNCTIONS, "dead-letter"])("%s: INVOCATION_DEADLINE_SECONDS is the README's, below the Service's timeout and the Trigger's", (fn) => {
-    const [, deadlines] = claim(/set below its Knative Service's timeout and its Trigger's per-attempt timeout \(([^)]*)\)/);
-    const documented = new RegExp(`\\b${fn} (\\d+) s\\b`).exec(deadlines!);
-    expect(documented, `the docs name ${fn}'s deadline`).not.toBeNull();
-    const deadline = Number(envOf(service(fn))["INVOCATION_DEADLINE_SECONDS"]);
-    expect(deadline).toBe(Number(documented![1]));
-    expect(deadline).toBeLessThan(service(fn).spec.template.spec.timeoutSeconds);
-    const t = trigger(fn);
-    if (t) expect(deadline * 1000).toBeLessThan(durationMs(t.spec.delivery.timeout));
-  });
+  it.each([...FUNCTIONS, "dead-letter"])(
+    "%s: INVOCATION_DEADLINE_SECONDS is the README's, below the Service's timeout and the Trigger's",
+    (fn) => {
+      const [, deadlines] = claim(
+        /set below its Knative Service's timeout and its Trigger's per-attempt timeout \(([^)]*)\)/,
+      );
+      const documented = new RegExp(`\\b${fn} (\\d+) s\\b`).exec(deadlines!);
+      expect(documented, `the docs name ${fn}'s deadline`).not.toBeNull();
+      const deadline = Number(envOf(service(fn))["INVOCATION_DEADLINE_SECONDS"]);
+      expect(deadline).toBe(Number(documented![1]));
+      expect(deadline).toBeLessThan(service(fn).spec.template.spec.timeoutSeconds);
+      const t = trigger(fn);
+      if (t) expect(deadline * 1000).toBeLessThan(durationMs(t.spec.delivery.timeout));
+    },
+  );
 
   it("the dead-letter logger takes the docs' containerConcurrency", () => {
     const [, documented] = claim(/(\d+) for dead-letter:/);
@@ -123,17 +159,22 @@ describe("knative/ as the docs describe it", () => {
     expect(parseConfig({})).toMatchObject({ resyncPeriodSeconds: Number(period), resyncSlots: Number(slots) });
   });
 
-  it.each(services.map((s) => [s.metadata.name, s]))("%s has a TCP readiness probe and a restricted security context", (_name, s) => {
-    claim(/a TCP readiness probe \(the Functions Framework answers GET with an error\) and a restricted security context/);
-    expect(container(s).readinessProbe).toEqual({ tcpSocket: {} });
-    // The Pod Security Standards' restricted profile, for a container.
-    expect(container(s).securityContext).toEqual({
-      allowPrivilegeEscalation: false,
-      runAsNonRoot: true,
-      capabilities: { drop: ["ALL"] },
-      seccompProfile: { type: "RuntimeDefault" },
-    });
-  });
+  it.each(services.map((s) => [s.metadata.name, s]))(
+    "%s has a TCP readiness probe and a restricted security context",
+    (_name, s) => {
+      claim(
+        /a TCP readiness probe \(the Functions Framework answers GET with an error\) and a restricted security context/,
+      );
+      expect(container(s).readinessProbe).toEqual({ tcpSocket: {} });
+      // The Pod Security Standards' restricted profile, for a container.
+      expect(container(s).securityContext).toEqual({
+        allowPrivilegeEscalation: false,
+        runAsNonRoot: true,
+        capabilities: { drop: ["ALL"] },
+        seccompProfile: { type: "RuntimeDefault" },
+      });
+    },
+  );
 
   it("ticks the resync every RESYNC_PERIOD_SECONDS: the PingSource schedule, the eligibility Service's env and the docs agree", () => {
     const [, minutes] = claim(/a PingSource tick every (\d+) minutes/);
@@ -155,15 +196,24 @@ describe("knative/ as the docs describe it", () => {
   });
 
   it("watches DGDs in the version settings.env gives every program (kustomization.yaml writes it into the ApiServerSource)", () => {
-    claim(/set `DGD_API_VERSION` in `knative\/settings\.env`: the functions, the event\s+source and the ApiServerSource's DGD entry \(a kustomize replacement\) all take it from there/);
+    claim(
+      /set `DGD_API_VERSION` in `knative\/settings\.env`: the functions, the event\s+source and the ApiServerSource's DGD entry \(a kustomize replacement\) all take it from there/,
+    );
     const source = docs("knative/apiserversource.yaml").find((d) => d.kind === "ApiServerSource");
     const entry = source.spec.resources.find((r: { kind: string }) => r.kind === "DynamoGraphDeployment");
     expect(entry.apiVersion).toBe("DGD_API_VERSION");
     const kustomization = docs("knative/kustomization.yaml")[0];
-    expect(kustomization.replacements).toEqual([{
-      source: { kind: "ConfigMap", name: "poolrelay-settings", fieldPath: "data.DGD_API_VERSION" },
-      targets: [{ select: { kind: "ApiServerSource", name: "poolrelay-watch" }, fieldPaths: ["spec.resources.[kind=DynamoGraphDeployment].apiVersion"] }],
-    }]);
+    expect(kustomization.replacements).toEqual([
+      {
+        source: { kind: "ConfigMap", name: "poolrelay-settings", fieldPath: "data.DGD_API_VERSION" },
+        targets: [
+          {
+            select: { kind: "ApiServerSource", name: "poolrelay-watch" },
+            fieldPaths: ["spec.resources.[kind=DynamoGraphDeployment].apiVersion"],
+          },
+        ],
+      },
+    ]);
     expect(settingsFile()["DGD_API_VERSION"]).toBe(parseConfig({}).dgdApiVersion);
   });
 });

@@ -20,7 +20,8 @@ async function apiServer(): Promise<{ url: string; watches: Map<string, http.Ser
   const watches = new Map<string, http.ServerResponse>();
   server = http.createServer((req, res) => {
     res.writeHead(200, { "content-type": "application/json" });
-    if (!req.url!.includes("watch=true")) return void res.end('{"kind":"List","metadata":{"resourceVersion":"7"},"items":[]}');
+    if (!req.url!.includes("watch=true"))
+      return void res.end('{"kind":"List","metadata":{"resourceVersion":"7"},"items":[]}');
     res.flushHeaders();
     watches.set(req.url!.split("?")[0]!, res);
   });
@@ -30,9 +31,19 @@ async function apiServer(): Promise<{ url: string; watches: Map<string, http.Ser
 
 it("fails, naming the watch and the count so far, when the API server ends a watch early", async () => {
   const api = await apiServer();
-  const alone = readyAlone(new KubeClient({ server: api.url, httpsOptions: async () => ({}) }), "app=relay", 3, 600_000);
+  const alone = readyAlone(
+    new KubeClient({ server: api.url, httpsOptions: async () => ({}) }),
+    "app=relay",
+    3,
+    600_000,
+  );
   await alone.watching;
-  expect([...api.watches.keys()].sort()).toEqual(["/apis/apps/v1/deployments", "/apis/discovery.k8s.io/v1/endpointslices"]);
+  expect([...api.watches.keys()].sort()).toEqual([
+    "/apis/apps/v1/deployments",
+    "/apis/discovery.k8s.io/v1/endpointslices",
+  ]);
   api.watches.get("/apis/apps/v1/deployments")!.end();
-  await expect(alone.ready).rejects.toThrow("the Deployment watch ended before 3 were Ready or 600000 ms passed (0 were)");
+  await expect(alone.ready).rejects.toThrow(
+    "the Deployment watch ended before 3 were Ready or 600000 ms passed (0 were)",
+  );
 });

@@ -10,13 +10,22 @@ import { parseAllDocuments } from "yaml";
 import { EventType, productEvent } from "../../shared/events.ts";
 import type { RecordedDelivery } from "../fixtures/knative/shape.ts";
 
-type Filter = { exact?: Record<string, string>; prefix?: Record<string, string>; suffix?: Record<string, string>; all?: Filter[]; any?: Filter[]; not?: Filter; cesql?: string };
+type Filter = {
+  exact?: Record<string, string>;
+  prefix?: Record<string, string>;
+  suffix?: Record<string, string>;
+  all?: Filter[];
+  any?: Filter[];
+  not?: Filter;
+  cesql?: string;
+};
 type Attributes = Record<string, string>;
 
 /** One dialect expression, as eventing's pkg/eventfilter/subscriptionsapi evaluates it. */
 function matches(filter: Filter, event: Attributes): boolean {
   const keys = Object.keys(filter);
-  if (keys.length !== 1) throw new Error(`a filter expression has exactly one dialect, got ${keys.join(", ") || "none"}`);
+  if (keys.length !== 1)
+    throw new Error(`a filter expression has exactly one dialect, got ${keys.join(", ") || "none"}`);
   const each = (pairs: Record<string, string>, test: (value: string, want: string) => boolean) =>
     Object.entries(pairs).every(([attribute, want]) => event[attribute] !== undefined && test(event[attribute]!, want));
   if (filter.exact) return each(filter.exact, (v, w) => v === w);
@@ -30,20 +39,39 @@ function matches(filter: Filter, event: Attributes): boolean {
 
 const triggers = parseAllDocuments(readFileSync(new URL("../../knative/triggers.yaml", import.meta.url), "utf8"))
   .map((d) => d.toJS())
-  .filter((d) => d?.kind === "Trigger") as { spec: { filter?: { attributes?: object }; filters: Filter[]; subscriber: { ref: { name: string } } } }[];
+  .filter((d) => d?.kind === "Trigger") as {
+  spec: { filter?: { attributes?: object }; filters: Filter[]; subscriber: { ref: { name: string } } };
+}[];
 
 /** The functions whose Trigger passes the event: every expression of `filters` must match. */
 const delivered = (event: Attributes) =>
-  triggers.filter((t) => t.spec.filters.every((f) => matches(f, event))).map((t) => t.spec.subscriber.ref.name.replace(/^poolrelay-/, "")).sort();
+  triggers
+    .filter((t) => t.spec.filters.every((f) => matches(f, event)))
+    .map((t) => t.spec.subscriber.ref.name.replace(/^poolrelay-/, ""))
+    .sort();
 
 const recorded = (file: string): Attributes => {
-  const d = JSON.parse(readFileSync(new URL(`../fixtures/knative/${file}`, import.meta.url), "utf8")) as RecordedDelivery;
-  return Object.fromEntries(Object.entries(d.headers).filter(([k]) => k.startsWith("ce-")).map(([k, v]) => [k.slice(3), v]));
+  const d = JSON.parse(
+    readFileSync(new URL(`../fixtures/knative/${file}`, import.meta.url), "utf8"),
+  ) as RecordedDelivery;
+  return Object.fromEntries(
+    Object.entries(d.headers)
+      .filter(([k]) => k.startsWith("ce-"))
+      .map(([k, v]) => [k.slice(3), v]),
+  );
 };
 /** The recorded EndpointSlice add, as the same source sends it for another kind or change. */
-const child = (kind: string, change: "add" | "update" | "delete"): Attributes => ({ ...recorded("source-endpointslice-add.json"), kind, type: `dev.knative.apiserver.resource.${change}` });
+const child = (kind: string, change: "add" | "update" | "delete"): Attributes => ({
+  ...recorded("source-endpointslice-add.json"),
+  kind,
+  type: `dev.knative.apiserver.resource.${change}`,
+});
 const reply = (type: (typeof EventType)[keyof typeof EventType], data: object): Attributes => {
-  const e = productEvent(type as never, data as never, { source: "/dynamo-pool-relay/apply", cause: "c", time: "2026-12-01T00:00:00Z" });
+  const e = productEvent(type as never, data as never, {
+    source: "/dynamo-pool-relay/apply",
+    cause: "c",
+    time: "2026-12-01T00:00:00Z",
+  });
   return { type: e.type, source: e.source, id: e.id, specversion: e.specversion, ...(e.extensions as Attributes) };
 };
 const key = { namespace: "team-a", name: "g1", uid: "u1", generation: 1 };
@@ -55,8 +83,17 @@ describe("the Triggers' filters", () => {
   });
 
   it("have a recorded delivery of every source to check against", () => {
-    expect(readdirSync(new URL("../fixtures/knative/", import.meta.url)).filter((f) => f.endsWith(".json")).sort()).toEqual([
-      "apiserversource-dgd-add.json", "apiserversource-dgd-update.json", "broker-reconcile.json", "pingsource-tick.json", "source-dpr-add.json", "source-endpointslice-add.json",
+    expect(
+      readdirSync(new URL("../fixtures/knative/", import.meta.url))
+        .filter((f) => f.endsWith(".json"))
+        .sort(),
+    ).toEqual([
+      "apiserversource-dgd-add.json",
+      "apiserversource-dgd-update.json",
+      "broker-reconcile.json",
+      "pingsource-tick.json",
+      "source-dpr-add.json",
+      "source-endpointslice-add.json",
     ]);
   });
 
@@ -76,9 +113,27 @@ describe("the Triggers' filters", () => {
     ]),
     ["a ServiceAccount update (a kind no Trigger takes)", child("ServiceAccount", "update"), []],
     ["apply's applied.v1", reply(EventType.Applied, { ...key, applied: [], unchanged: [], skipped: [] }), ["status"]],
-    ["apply's applied.v1 whose status apply wrote", reply(EventType.Applied, { ...key, applied: [], unchanged: [], skipped: [], statusWritten: true }), []],
-    ["apply's withdrawn.v1", reply(EventType.Withdrawn, { ...key, reason: "DGDNotFound", message: "m", service: "deleted" }), ["status"]],
-    ["apply's withdrawn.v1 whose status apply wrote", reply(EventType.Withdrawn, { ...key, reason: "DGDNotFound", message: "m", service: "deleted", statusWritten: true }), []],
+    [
+      "apply's applied.v1 whose status apply wrote",
+      reply(EventType.Applied, { ...key, applied: [], unchanged: [], skipped: [], statusWritten: true }),
+      [],
+    ],
+    [
+      "apply's withdrawn.v1",
+      reply(EventType.Withdrawn, { ...key, reason: "DGDNotFound", message: "m", service: "deleted" }),
+      ["status"],
+    ],
+    [
+      "apply's withdrawn.v1 whose status apply wrote",
+      reply(EventType.Withdrawn, {
+        ...key,
+        reason: "DGDNotFound",
+        message: "m",
+        service: "deleted",
+        statusWritten: true,
+      }),
+      [],
+    ],
     ["apply's rejected.v1", reply(EventType.Rejected, { ...key, reason: "InvalidSpec", message: "m" }), ["status"]],
   ];
   it.each(cases)("deliver %s to %j", (_what, event, expected) => {
