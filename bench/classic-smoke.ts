@@ -141,14 +141,14 @@ async function dumpCluster(admin: KubeClient, listed: Dpr[], file: string): Prom
   const stuck = listed
     .filter((d) => ready(d)?.status !== "True")
     .map((d) => {
-      const c = childName(d.metadata.name!);
+      const c = childName(d.metadata.name);
       const dep = deps.find((x) => x.metadata.name === c) as (KubeObject & { status?: unknown }) | undefined;
       return {
         name: d.metadata.name,
         status: d.status,
         deployment: dep && { metadata: dep.metadata, status: dep.status },
         pods: pods
-          .filter((p) => p.metadata.name!.startsWith(`${c}-`))
+          .filter((p) => p.metadata.name.startsWith(`${c}-`))
           .map((p) => ({
             name: p.metadata.name,
             status: (p as { status?: unknown }).status,
@@ -246,7 +246,7 @@ try {
     const byName = (xs: Obj[]) => new Map(xs.map((x) => [x.metadata.name, x]));
     const [g, d, s] = [byName(dgds), byName(deps), byName(svcs)];
     const rows = listed.map((x) => {
-      const n = x.metadata.name!,
+      const n = x.metadata.name,
         c = childName(n);
       const pod = pods.find((p) => p.metadata.name.startsWith(`${c}-`));
       return {

@@ -82,7 +82,7 @@ export const ALONE_SELECTOR = "app.kubernetes.io/managed-by=bench-ssa";
  * EndpointSlices, out of the product's own event source; `labels` are added to it.
  */
 export function childrenAlone(namespace: string, name: string, labels: Record<string, string> = {}): KubeObject[] {
-  const decision = decide(dpr(namespace, name) as never, dgd(namespace, name), DEFAULTS) as Extract<
+  const decision = decide(dpr(namespace, name), dgd(namespace, name), DEFAULTS) as Extract<
     Decision,
     { action: "apply" }
   >;

@@ -258,7 +258,7 @@ function readyStatus(dpr: KubeObject): DynamoPoolRelayStatus {
   if (decision.action !== "apply") throw new Error(`the bench's DGD is not eligible: ${JSON.stringify(decision)}`);
   const pods = { replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 };
   return computeStatus({
-    dpr: dpr as KubeObject & { metadata: { name: string } },
+    dpr: dpr,
     decision,
     observed: {
       deployment: { metadata: { generation: 1 }, spec: { replicas: 2 }, status: { observedGeneration: 1, ...pods } },
@@ -308,7 +308,7 @@ async function serve(target: string, env: Record<string, string>) {
   running.add(stop);
   const lines = new Map<string, Logged>();
   const waiting = new Map<string, (l: Logged) => void>();
-  createInterface({ input: child.stdout! }).on("line", (line) => {
+  createInterface({ input: child.stdout }).on("line", (line) => {
     const log = JSON.parse(line) as Logged & { event?: { id: string } };
     const id = log.event?.id;
     if (!id) return;

@@ -103,7 +103,7 @@ try {
     const goneS = await until(`${name} gone`, async () =>
       (await pods(name)).length === 0 ? (performance.now() - lastAnswer) / 1000 : undefined,
     );
-    const ms = (k: string) => (marks[k] === undefined ? "–" : `${Math.round(marks[k]!)}`);
+    const ms = (k: string) => (marks[k] === undefined ? "–" : `${Math.round(marks[k])}`);
     rows.push(
       `| ${name.replace("poolrelay-", "")} | ${coldStatus} in ${Math.round(coldMs)} ms | ${ms("created")} / ${ms("started")} / ${ms("ready")} | ${warmStatus} in ${warmMs.toFixed(1)} ms |`,
     );

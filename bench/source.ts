@@ -307,7 +307,7 @@ async function startSource(sink: Sink): Promise<Source> {
   let ready!: () => void;
   const readyNow = new Promise<void>((r) => (ready = r));
   const logFile = join(LOG_DIR, `source-${port}.log`);
-  createInterface({ input: child.stdout! }).on("line", (line) => {
+  createInterface({ input: child.stdout }).on("line", (line) => {
     appendFileSync(logFile, `${line}\n`);
     if ((JSON.parse(line) as Record<string, unknown>)["msg"] === "ready") ready();
   });
@@ -440,9 +440,9 @@ async function makePair(kube: KubeClient, { namespace, name }: { namespace: stri
     endpointSlices: [slice as never],
   };
   const { status } = planStatus({
-    dpr: dpr as never,
+    dpr: dpr,
     decision,
-    observed: observed as never,
+    observed: observed,
     changed: [],
     now: new Date().toISOString(),
   });

@@ -51,12 +51,12 @@ function validated(objects: readonly SourcedObject[], namespace: string) {
         );
     } else if (obj["kind"] === "DynamoGraphDeployment") {
       const r = DynamoGraphDeployment.safeParse(obj);
-      if (r.success) dgds.set(objectKey(obj as never), obj);
-      else problems.push(`${origin}: ${formatIssues(r.error, `DynamoGraphDeployment ${objectKey(obj as never)}`)}`);
+      if (r.success) dgds.set(objectKey(obj), obj);
+      else problems.push(`${origin}: ${formatIssues(r.error, `DynamoGraphDeployment ${objectKey(obj)}`)}`);
     }
   }
   if (problems.length > 0) throw new InputError(problems.join("\n"));
-  return { dprs: dprs.sort((a, b) => objectKey(a as never).localeCompare(objectKey(b as never))), dgds };
+  return { dprs: dprs.sort((a, b) => objectKey(a).localeCompare(objectKey(b))), dgds };
 }
 
 function result(decision: Exclude<Decision, { action: "reject" }>, options: RenderOptions): RenderResult {
@@ -106,7 +106,7 @@ function result(decision: Exclude<Decision, { action: "reject" }>, options: Rend
 export function render(objects: readonly SourcedObject[], options: RenderOptions): RenderResult[] {
   const { dprs, dgds } = validated(objects, options.namespace);
   return dprs.map((dpr) => {
-    const decision = decide(dpr, dgds.get(objectKey(dpr as never)), options.defaults);
+    const decision = decide(dpr, dgds.get(objectKey(dpr)), options.defaults);
     // validated() already parsed every DynamoPoolRelay, so the core cannot reject one here.
     if (decision.action === "reject") throw new InputError(decision.message);
     return result(decision, options);

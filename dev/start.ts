@@ -52,7 +52,7 @@ async function installSamples(admin: KubeClient, out: (l: string) => void): Prom
   ];
   for (const obj of ordered) {
     const { status, ...rest } = obj as KubeObject & { status?: unknown };
-    const applied = await admin.apply<KubeObject>(rest as KubeObject, MANAGER, { force: true });
+    const applied = await admin.apply<KubeObject>(rest, MANAGER, { force: true });
     if (status) await admin.replaceStatus({ ...applied, status });
     out(`  applied ${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}`);
   }

@@ -83,7 +83,7 @@ describe("childState", () => {
       expected: "stale",
     },
   ])("is $expected when $name", ({ live, expected }) => {
-    expect(childState(cm, live as LiveObject | undefined, UID)).toBe(expected);
+    expect(childState(cm, live, UID)).toBe(expected);
   });
 
   it("takes every child as current as the API server returns it: defaults filled in, zero values left out, its own metadata", () => {

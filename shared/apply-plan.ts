@@ -128,7 +128,7 @@ const foreignKinds = (
   desired: readonly KubeObject[],
   live: readonly (LiveObject | undefined)[],
   dprUid: string | undefined,
-) => new Set(desired.filter((_d, i) => live[i] !== undefined && !controlledBy(live[i]!, dprUid)).map((d) => d.kind));
+) => new Set(desired.filter((_d, i) => live[i] !== undefined && !controlledBy(live[i], dprUid)).map((d) => d.kind));
 
 /**
  * A stale child is applied only over the very version this decision was made from: two applies

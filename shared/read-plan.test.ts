@@ -67,7 +67,7 @@ const child = (kind: string, extra: Partial<StatusInput> = {}): StatusInput => (
   version: childVersion(
     kind,
     "g1-pool-relay",
-    (live[kind as keyof typeof live] ?? { metadata: { name: "g1-pool-relay" } }) as never,
+    live[kind as keyof typeof live] ?? { metadata: { name: "g1-pool-relay" } },
   ),
   ...extra,
 });

@@ -53,7 +53,7 @@ function withdrawn(): Seen[] {
     service: undefined,
     endpointSlices: [],
   };
-  const { status } = planStatus({ dpr: p.dpr as never, decision, observed, changed: [], now: "2026-02-01T00:00:00Z" });
+  const { status } = planStatus({ dpr: p.dpr, decision, observed, changed: [], now: "2026-02-01T00:00:00Z" });
   return pairWith(p, {
     DynamoPoolRelay: { ...p.dpr, status },
     DynamoGraphDeployment: undefined,
@@ -77,7 +77,7 @@ describe("requeueReason: the pairs the event source asks a reconcile for", () =>
     },
     {
       name: "its DGD rolled on to a new worker namespace (the change's request lost)",
-      objects: () => pairWith(p, { DynamoGraphDeployment: rolledOn() as Seen }),
+      objects: () => pairWith(p, { DynamoGraphDeployment: rolledOn() }),
       expected: "DGDNotShown",
     },
     {
@@ -129,7 +129,7 @@ describe("requeueReason: the pairs the event source asks a reconcile for", () =>
       objects: () =>
         pairWith(p, {
           Deployment: edited(Deployment, { status: { observedGeneration: 1, replicas: 2, updatedReplicas: 2 } }),
-          EndpointSlice: endpointSlice([false, false]) as Seen,
+          EndpointSlice: endpointSlice([false, false]),
         }),
       expected: "StatusOff",
     },
@@ -216,7 +216,7 @@ describe("requeueReason: the pairs the event source asks a reconcile for", () =>
       apiVersion: "nvidia.com/v1alpha1",
       spec: { services: { decode: { componentType: "worker" } } },
     };
-    expect(judge(pairWith(p, { DynamoGraphDeployment: alpha as Seen }))).toBeUndefined();
+    expect(judge(pairWith(p, { DynamoGraphDeployment: alpha }))).toBeUndefined();
     expect(dgd().kind).toBe("DynamoGraphDeployment");
   });
 });

@@ -78,7 +78,7 @@ const planOf = (
   dpr: DprView,
   decision: Parameters<typeof planStatus>[0]["decision"],
   observed: StatusPlanInput["observed"],
-) => planStatus({ dpr: dpr as StatusPlanInput["dpr"], decision, observed, changed: [], now: JUDGED_AT });
+) => planStatus({ dpr: dpr, decision, observed, changed: [], now: JUDGED_AT });
 
 /**
  * Why a pair would be asked for, from what the source last saw of it, however quiet it is:
@@ -113,7 +113,7 @@ export function requeueReason(pair: PairView, settings: DecisionSettings): Reque
     role: live("Role"),
     roleBinding: live("RoleBinding"),
     configMap: live("ConfigMap"),
-    deployment: live("Deployment") as StatusPlanInput["observed"]["deployment"],
+    deployment: live("Deployment"),
     service: live("Service"),
     endpointSlices: slicesOf(pair.children).map(sliceStandIn),
   };

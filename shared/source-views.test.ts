@@ -61,7 +61,7 @@ describe("childView and standIn: a child kept as its view is judged as the child
     const d = desiredOf(live.kind);
     const view = childView(live, "g1", [p.decision]);
     expect(judgedAgainst(view, d)).not.toBe("unjudged");
-    const expected = childState(d, live as never, UID);
+    const expected = childState(d, live, UID);
     expect(childState(d, standIn(view, d), UID)).toBe(expected);
     // Under another pair's UID it is foreign, as the child itself is.
     expect(childState(d, standIn(view, d), "other-uid")).toBe(childState(d, live as never, "other-uid"));
@@ -199,7 +199,7 @@ describe("the pair of a child, and the views of a DynamoPoolRelay and a DGD", ()
   it("leaves the status computation what it needs of a stand-in Deployment", () => {
     const view = childView(p.children.Deployment, "g1", [p.decision]);
     const status = computeStatus({
-      dpr: p.dpr as never,
+      dpr: p.dpr,
       decision: p.decision,
       observed: { deployment: standIn(view, desiredOf("Deployment")) as never, service: undefined, endpointSlices: [] },
       previous: undefined,

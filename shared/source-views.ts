@@ -265,8 +265,7 @@ export function childView(obj: Seen, pairName: string, decisions: Iterable<Decis
   const applied = annotations?.[APPLIED_HASH];
   const desired = applied === undefined || !isChildKind(kind) ? undefined : intentFor(decisions, kind, name, applied);
   // Judged as its controller's: ownership is the stand-in's to tell, against the pair's UID then.
-  const fits =
-    desired === undefined ? "?" : childState(desired, obj as LiveObject, controller) === "current" ? "+" : "-";
+  const fits = desired === undefined ? "?" : childState(desired, obj, controller) === "current" ? "+" : "-";
   const intent =
     applied === undefined || !isChildKind(kind) ? undefined : `${short(applied).slice(0, HASH_CHARS - 1)}${fits}`;
   return { kind: intern(kind), resourceVersion, controller, intent, more: moreOf(obj, pairName) };
@@ -278,7 +277,7 @@ function moreOf(obj: Seen, pairName: string): ChildMore | undefined {
   const more: ChildMore = {};
   if (metadata.name !== childName(pairName)) more.name = metadata.name;
   if (metadata.deletionTimestamp) more.deleting = true;
-  if (DIGESTED.includes(kind)) more.digest = short(statusDigest(kind, obj as never));
+  if (DIGESTED.includes(kind)) more.digest = short(statusDigest(kind, obj));
   if (kind === "Deployment") {
     const { observedGeneration, replicas, updatedReplicas, readyReplicas, availableReplicas } = (obj["status"] ??
       {}) as NonNullable<ObservedDeployment["status"]>;
@@ -349,7 +348,7 @@ export function standIn(view: ChildView, desired: KubeObject | undefined): LiveO
   };
   const body = fits ? (({ metadata: _m, ...rest }) => rest)(desired) : {};
   const { generation: _g, ...counts } = d ?? {};
-  return { ...body, ...(d ? { status: counts } : {}), metadata } as LiveObject;
+  return { ...body, ...(d ? { status: counts } : {}), metadata };
 }
 
 /** An EndpointSlice's view as the object status counts ready endpoints from. */

@@ -560,9 +560,7 @@ describe("deploymentShown: a Deployment change the stored status shows already",
   type Deployment = LiveObject & ObservedDeployment;
   /** The live Deployment with this status, as the Deployment controller writes it. */
   const deployment = (status?: Record<string, unknown>, edit: (d: Deployment) => Deployment = (x) => x): Deployment =>
-    edit(
-      liveChildren({ ...liveInput(apply), ...(status ? { deploymentStatus: status } : {}) }).Deployment as Deployment,
-    );
+    edit(liveChildren({ ...liveInput(apply), ...(status ? { deploymentStatus: status } : {}) }).Deployment);
   /** `d` with the status planStatus computes from the current children and this Deployment. */
   const storedWith = (dep: Deployment, slices = 0, decision: Decision = apply) => ({
     ...d,

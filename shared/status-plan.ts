@@ -77,7 +77,7 @@ export function observedChildren(
     role: of("Role"),
     roleBinding: of("RoleBinding"),
     configMap: of("ConfigMap"),
-    deployment: of("Deployment") as (LiveObject & ObservedDeployment) | undefined,
+    deployment: of("Deployment"),
     service: of("Service"),
     endpointSlices,
   };

@@ -24,7 +24,7 @@ function settledOn(source: unknown, generation = 3): ObservedDpr {
           clusterID: "dc-1",
           connectionRevision: decision.connectionRevision,
           sourcesText: decision.sources.text,
-          appliedHash: appliedHashes(desiredChildren(decision as Extract<Decision, { action: "apply" }>)),
+          appliedHash: appliedHashes(desiredChildren(decision)),
         })
       : undefined;
   const observed = {

@@ -8,7 +8,7 @@ export async function startOwner<T>(script: string): Promise<{ owner: ChildProce
   });
   const up = await new Promise<T>((resolve, reject) => {
     let out = "";
-    owner.stdout!.on("data", (d: Buffer) => {
+    owner.stdout.on("data", (d: Buffer) => {
       out += d.toString();
       const line = out.split("\n").find((l) => l.startsWith("{"));
       if (line) resolve(JSON.parse(line) as T);

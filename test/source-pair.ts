@@ -95,10 +95,10 @@ export function convergedPair(): ConvergedPair {
   const { status } = planStatus({ dpr: d, decision, observed, changed: [], now: "2026-02-01T00:00:00Z" });
   return {
     decision,
-    dpr: { ...d, metadata: { ...d.metadata, resourceVersion: "99" }, status } as Seen,
-    dgd: rolled() as Seen,
+    dpr: { ...d, metadata: { ...d.metadata, resourceVersion: "99" }, status },
+    dgd: rolled(),
     children: children as unknown as ConvergedPair["children"],
-    slice: slice as Seen,
+    slice: slice,
   };
 }
 

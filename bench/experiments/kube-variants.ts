@@ -147,10 +147,10 @@ export function installUndiciSend(): void {
     let text: string;
     let header: string | string[] | undefined;
     try {
-      const res = await connection.dispatcher!.request({
+      const res = await connection.dispatcher.request({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
-        method: method as Dispatcher.HttpMethod,
+        method: method,
         headers,
         body: payload ?? null,
         signal: cut.signal,

@@ -519,7 +519,7 @@ describe("apply for a DGD change under a status that vouches for the children (a
     ]);
     expect(kinds(kube, "get").filter((k) => k === "DynamoPoolRelay")).toHaveLength(2);
     expect(kinds(kube, "get").filter((k) => k === "Deployment")).toHaveLength(1);
-    expect(results[1]!.decision).not.toBe("Observed");
+    expect(results[1].decision).not.toBe("Observed");
   });
 
   it.each([
@@ -772,7 +772,7 @@ describe("the status of a withdrawal, shown by apply", () => {
       labels: { "kubernetes.io/service-name": "g1-pool-relay" },
     },
     endpoints: [{ conditions: { ready: true } }],
-  } as never;
+  };
 
   it("shows the Service withdrawn and nothing listening once it deleted the Service, though its EndpointSlices are still there", async () => {
     const kube = new FakeKube([dpr, ownService("svc-uid-7"), readySlice]);

@@ -154,7 +154,7 @@ export async function writeStatus(
   status: DynamoPoolRelayStatus,
   reporter: string,
 ): Promise<StatusWrite> {
-  const written = await ctx.kube.replaceStatus<DynamoPoolRelay>({ ...dpr, status } as never);
+  const written = await ctx.kube.replaceStatus<DynamoPoolRelay>({ ...dpr, status });
   const transition = readyTransition(dpr.status, status, dpr.metadata.resourceVersion);
   const events = transition ? [await recordEvent(ctx.kube, renderEvent(dpr, transition, reporter, ctx.now()))] : [];
   return { resourceVersion: written.metadata?.resourceVersion, events };

@@ -56,8 +56,8 @@ async function startAsPid1(): Promise<Pid1> {
       const found = /URL: http:\/\/localhost:(\d+)\//.exec(out)?.[1];
       if (found) resolve(Number(found));
     };
-    unshare.stdout!.on("data", take);
-    unshare.stderr!.on("data", take);
+    unshare.stdout.on("data", take);
+    unshare.stderr.on("data", take);
     void exited.then((code) => reject(new Error(`the entry point exited with ${code} before listening: ${out}`)));
   });
   const [child] = readFileSync(`/proc/${unshare.pid}/task/${unshare.pid}/children`, "utf8")

@@ -192,10 +192,10 @@ function watchKind(watch: Watch & { plural: string }): Promise<void> {
         changes = 0;
       },
       listed(obj) {
-        const taken = store.listed(obj as Seen, now());
+        const taken = store.listed(obj, now());
         if (taken) changes++;
         // What a first list finds is what exists: nothing to pass on, only to judge.
-        if (taken && !initial) pass(watch, obj as Seen, taken);
+        if (taken && !initial) pass(watch, obj, taken);
       },
       ended(info) {
         for (const { obj, taken } of store.listEnded(watch.kind, watch.apiVersion, now())) {
@@ -207,8 +207,8 @@ function watchKind(watch: Watch & { plural: string }): Promise<void> {
         log({ msg: "listed", ...info, changes });
       },
       change(change: Change, obj: KubeObject) {
-        const taken = store.take(change, obj as Seen, now());
-        if (taken) pass(watch, obj as Seen, taken);
+        const taken = store.take(change, obj, now());
+        if (taken) pass(watch, obj, taken);
       },
       failed(info) {
         log({ msg: "watch failed", ...info });
@@ -240,7 +240,7 @@ async function reread(pair: string, what: Reread): Promise<void> {
     for (const ref of refs) {
       counts.rereads++;
       const obj = await kube.get<KubeObject>({ ...ref, namespace });
-      if (obj) store.retake({ ...obj, apiVersion: ref.apiVersion, kind: ref.kind } as Seen, now());
+      if (obj) store.retake({ ...obj, apiVersion: ref.apiVersion, kind: ref.kind }, now());
       else store.gone(ref.kind, namespace, ref.name, now());
     }
   } catch (err) {

@@ -197,7 +197,7 @@ describe("status under a burst", () => {
       status(childEvent("EndpointSlice", "update"), context(kube)),
     ]);
     expect(dprReads(kube)).toBe(1);
-    expect(owner!.reply).toMatchObject({
+    expect(owner.reply).toMatchObject({
       type: EventType.Reconcile,
       data: { namespace: "team-a", name: "g1", cause: "Drift" },
     });
@@ -331,7 +331,7 @@ describe("a child event whose object is, in all status reads, what the last run 
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     const write = kube.replaceStatus.bind(kube);
-    kube.replaceStatus = (async (object: KubeObject) => (await held, write(object))) as typeof kube.replaceStatus;
+    kube.replaceStatus = async (object: KubeObject) => (await held, write(object));
     const changed = status(childEvent("Deployment", "update", notReady), context(kube));
     await settle();
     expect((await kube.client.get(deploymentRef))!["status"]).toMatchObject({ readyReplicas: 0 });
@@ -362,7 +362,7 @@ describe("a child event whose object is, in all status reads, what the last run 
 describe("before apply wrote any status", () => {
   const unwritten = (kube: FakeKube) => {
     const { status: _s, ...bare } = dpr;
-    kube.put(bare as KubeObject);
+    kube.put(bare);
     return kube;
   };
   it("a child change awaits apply, which shows the status its writes make: one read, no write", async () => {
@@ -660,7 +660,7 @@ describe("a change of a child status shows, under a status that vouches for the 
       sourcesText: decision.sources.text,
       appliedHash: appliedHashes(desiredChildren(decision)),
     });
-    kube.put(rolled as unknown as KubeObject);
+    kube.put(rolled);
     kube.put({
       ...(live.ConfigMap as unknown as KubeObject),
       metadata: { ...(live.ConfigMap as unknown as KubeObject).metadata, resourceVersion: "9107" },

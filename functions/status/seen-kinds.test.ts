@@ -107,7 +107,7 @@ function world(): { kube: FakeKube; configMap: KubeObject } {
     kind === "ConfigMap" ? configMap : (o as unknown as KubeObject),
   );
   return {
-    kube: new FakeKube([dpr as unknown as KubeObject, dgd as unknown as KubeObject, ...children, slice]),
+    kube: new FakeKube([dpr, dgd, ...children, slice]),
     configMap,
   };
 }

@@ -54,31 +54,27 @@ export function reservedEnvMessage(name: string): string {
 
 export const DynamoPoolRelaySpec = z
   .object({
-    image: z
-      .string()
-      .check(
-        z.minLength(1),
-        z.maxLength(1024),
-        z.regex(/^\S+$/),
-        z.meta({
-          description:
-            "Container image of the Relay: a Dynamo runtime image that provides the Relay command (`python3 -m dynamo.kv_dc_relay` unless the operator sets RELAY_COMMAND).",
-        }),
-      ),
+    image: z.string().check(
+      z.minLength(1),
+      z.maxLength(1024),
+      z.regex(/^\S+$/),
+      z.meta({
+        description:
+          "Container image of the Relay: a Dynamo runtime image that provides the Relay command (`python3 -m dynamo.kv_dc_relay` unless the operator sets RELAY_COMMAND).",
+      }),
+    ),
     imagePullPolicy: z
       .optional(z.enum(["Always", "IfNotPresent", "Never"]))
       .check(z.meta({ description: "Pull policy of the Relay image; Kubernetes' default when omitted." })),
-    clusterID: z
-      .string()
-      .check(
-        z.minLength(1),
-        z.maxLength(256),
-        z.regex(/^\S(.*\S)?$/),
-        z.meta({
-          description:
-            "Stable ID of this cluster, passed to the Relay as its data-center ID (DYN_DC_ID). Changing it starts a new Relay incarnation: the pods roll.",
-        }),
-      ),
+    clusterID: z.string().check(
+      z.minLength(1),
+      z.maxLength(256),
+      z.regex(/^\S(.*\S)?$/),
+      z.meta({
+        description:
+          "Stable ID of this cluster, passed to the Relay as its data-center ID (DYN_DC_ID). Changing it starts a new Relay incarnation: the pods roll.",
+      }),
+    ),
     replicas: z._default(
       int32(
         "Number of Relay pods. Independent of the DynamoGraphDeployment's own replica counts. The scale subresource sets it, so `kubectl scale dpr` and a HorizontalPodAutoscaler can.",
@@ -144,36 +140,30 @@ export const DynamoPoolRelayStatus = z
         "x-kubernetes-list-map-keys": ["type"],
       }),
     ),
-    serviceEndpoint: z
-      .optional(z.string())
-      .check(
-        z.meta({
-          description:
-            "Address of the Relay's gRPC listener, `<dgd>-pool-relay.<namespace>.svc:<port>`, while the Service is published.",
-        }),
-      ),
+    serviceEndpoint: z.optional(z.string()).check(
+      z.meta({
+        description:
+          "Address of the Relay's gRPC listener, `<dgd>-pool-relay.<namespace>.svc:<port>`, while the Service is published.",
+      }),
+    ),
     replicas: z.optional(
       int32("Relay pods that exist (from the Deployment's status); the scale subresource's status.replicas.").check(
         z.minimum(0),
       ),
     ),
     readyReplicas: z.optional(int32("Relay pods that are Ready (from the Deployment's status).").check(z.minimum(0))),
-    readyOfDesired: z
-      .optional(z.string())
-      .check(
-        z.meta({
-          description:
-            "Ready Relay pods over spec.replicas, e.g. `1/2`, as `kubectl get deploy` shows READY; the Replicas column of `kubectl get dpr`.",
-        }),
-      ),
-    labelSelector: z
-      .optional(z.string())
-      .check(
-        z.meta({
-          description:
-            "Label selector of the Relay pods, e.g. `app.kubernetes.io/instance=<name>,app.kubernetes.io/name=dynamo-pool-relay`; the scale subresource's status.selector, which a HorizontalPodAutoscaler reads to find the pods.",
-        }),
-      ),
+    readyOfDesired: z.optional(z.string()).check(
+      z.meta({
+        description:
+          "Ready Relay pods over spec.replicas, e.g. `1/2`, as `kubectl get deploy` shows READY; the Replicas column of `kubectl get dpr`.",
+      }),
+    ),
+    labelSelector: z.optional(z.string()).check(
+      z.meta({
+        description:
+          "Label selector of the Relay pods, e.g. `app.kubernetes.io/instance=<name>,app.kubernetes.io/name=dynamo-pool-relay`; the scale subresource's status.selector, which a HorizontalPodAutoscaler reads to find the pods.",
+      }),
+    ),
     workerNamespaces: z
       .optional(
         z.array(z.string().check(z.meta({ description: "A Dynamo worker namespace." }))).check(z.maxLength(4096)),
@@ -184,22 +174,17 @@ export const DynamoPoolRelayStatus = z
       .check(
         z.meta({ description: "SHA-256 of the sources document, equal to the revision the Relay reports as applied." }),
       ),
-    connectionRevision: z
-      .optional(z.string())
-      .check(
-        z.meta({
-          description:
-            "Revision of the Relay's connection settings, in both the sources document and the pod template.",
-        }),
-      ),
-    sourcesResourceVersion: z
-      .optional(z.string())
-      .check(
-        z.meta({
-          description:
-            "resourceVersion of the sources ConfigMap this status found carrying sourcesRevision. A rollout writes the next document over that very version without reading the ConfigMap first: if anyone changed it since, the write fails and every child is read.",
-        }),
-      ),
+    connectionRevision: z.optional(z.string()).check(
+      z.meta({
+        description: "Revision of the Relay's connection settings, in both the sources document and the pod template.",
+      }),
+    ),
+    sourcesResourceVersion: z.optional(z.string()).check(
+      z.meta({
+        description:
+          "resourceVersion of the sources ConfigMap this status found carrying sourcesRevision. A rollout writes the next document over that very version without reading the ConfigMap first: if anyone changed it since, the write fails and every child is read.",
+      }),
+    ),
   })
   .check(z.meta({ description: "Observed state of the DynamoPoolRelay." }));
 export type DynamoPoolRelayStatus = z.infer<typeof DynamoPoolRelayStatus>;

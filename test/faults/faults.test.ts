@@ -111,7 +111,7 @@ async function divergence(admin: KubeClient, pair: Pair): Promise<string | undef
   const observedGeneration = dpr.status?.["observedGeneration"];
   if (observedGeneration !== dpr.metadata.generation)
     return `observedGeneration ${observedGeneration} is not generation ${dpr.metadata.generation}`;
-  const decision = decide(dpr as never, dgd as never, DEFAULT_OPERATOR_DEFAULTS);
+  const decision = decide(dpr, dgd, DEFAULT_OPERATOR_DEFAULTS);
   if (decision.action === "apply") {
     const desired = desiredChildren(decision);
     const plan = planApply(
@@ -125,14 +125,14 @@ async function divergence(admin: KubeClient, pair: Pair): Promise<string | undef
   if (decision.action === "withdraw" && kids["Service"] && controlledBy(kids["Service"], dpr.metadata.uid))
     return "its Service is still published after a withdrawal";
   const status = planStatus({
-    dpr: dpr as never,
+    dpr: dpr,
     decision,
     observed: {
       serviceAccount: kids["ServiceAccount"],
       role: kids["Role"],
       roleBinding: kids["RoleBinding"],
       configMap: kids["ConfigMap"],
-      deployment: kids["Deployment"] as never,
+      deployment: kids["Deployment"],
       service: kids["Service"],
       endpointSlices,
     },

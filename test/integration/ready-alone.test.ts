@@ -30,7 +30,7 @@ function barePod(deployment: KubeObject): KubeObject {
       labels: template.metadata.labels,
     },
     spec: template.spec,
-  } as KubeObject;
+  };
 }
 
 describe("readyAlone", () => {

@@ -61,8 +61,8 @@ export async function npmStart(args: string[]): Promise<Started> {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
-  npm.stdout!.on("data", (c: Buffer) => (output += c.toString()));
-  npm.stderr!.on("data", (c: Buffer) => (output += c.toString()));
+  npm.stdout.on("data", (c: Buffer) => (output += c.toString()));
+  npm.stderr.on("data", (c: Buffer) => (output += c.toString()));
   const stateFile = join(cacheHome, "dynamo-pool-relay", "start.json");
   const state = await until(
     "npm start is up",

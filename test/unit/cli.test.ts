@@ -191,7 +191,7 @@ describe("poolrelay help and version", () => {
   it("exits 2 with the command's own usage on a usage error", () => {
     const r = poolrelay(["replay", "x.jsonl"]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^poolrelay: replay needs --to <url>\n\nUsage:\n  poolrelay replay /);
+    expect(r.stderr).toMatch(/^poolrelay: replay needs --to <url>\n\nUsage:\n {2}poolrelay replay /);
     expect(r.stderr).not.toContain("poolrelay render");
   });
 });

@@ -110,7 +110,7 @@ export class FakeKube {
     for (let i = 0; i < all.length; i += limit) {
       // Each page after the first is a request of its own.
       if (i > 0) this.unsent("listTablePages");
-      yield dprTable(all.slice(i, i + limit) as Parameters<typeof dprTable>[0]) as Awaited<T>;
+      yield dprTable(all.slice(i, i + limit)) as Awaited<T>;
     }
   }
 

@@ -27,7 +27,7 @@ function matches(filter: Filter, event: Attributes): boolean {
   if (keys.length !== 1)
     throw new Error(`a filter expression has exactly one dialect, got ${keys.join(", ") || "none"}`);
   const each = (pairs: Record<string, string>, test: (value: string, want: string) => boolean) =>
-    Object.entries(pairs).every(([attribute, want]) => event[attribute] !== undefined && test(event[attribute]!, want));
+    Object.entries(pairs).every(([attribute, want]) => event[attribute] !== undefined && test(event[attribute], want));
   if (filter.exact) return each(filter.exact, (v, w) => v === w);
   if (filter.prefix) return each(filter.prefix, (v, w) => v.startsWith(w));
   if (filter.suffix) return each(filter.suffix, (v, w) => v.endsWith(w));

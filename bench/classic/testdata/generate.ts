@@ -186,7 +186,7 @@ function stored(desired: readonly KubeObject[], rv: number): Map<string, LiveObj
       {
         ...structuredClone(d),
         metadata: { ...structuredClone(d.metadata), resourceVersion: String(rv + i), generation: 1 },
-      } as unknown as LiveObject,
+      },
     ]),
   );
 }
@@ -232,7 +232,7 @@ const out = cases.map((c) => {
       observed,
       changed: [],
       now: NOW,
-      ...(failure ? { failure: failure as never } : {}),
+      ...(failure ? { failure: failure } : {}),
     });
     scenarios.push({
       name,
