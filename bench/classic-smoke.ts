@@ -142,7 +142,7 @@ async function dumpCluster(admin: KubeClient, listed: Dpr[], file: string): Prom
     .filter((d) => ready(d)?.status !== "True")
     .map((d) => {
       const c = childName(d.metadata.name);
-      const dep = deps.find((x) => x.metadata.name === c) as (KubeObject & { status?: unknown }) | undefined;
+      const dep: (KubeObject & { status?: unknown }) | undefined = deps.find((x) => x.metadata.name === c);
       return {
         name: d.metadata.name,
         status: d.status,
@@ -165,7 +165,7 @@ async function dumpCluster(admin: KubeClient, listed: Dpr[], file: string): Prom
 function started(classic: Classic | undefined, lines: string[]): Promise<void> {
   return until(
     "the classic operator's workers",
-    async () => classic !== undefined && lines.some((l) => l.includes("Starting workers")),
+    () => classic !== undefined && lines.some((l) => l.includes("Starting workers")),
     120_000,
     100,
   ).then(() => {});
@@ -296,7 +296,7 @@ try {
       .join(", ")} |`,
   );
   console.log(
-    `| reconciles, child applies, status writes, conflicts | ${report.line["reconciles"]}, ${report.line["childApplies"]}, ${report.line["statusWrites"]}, ${report.line["conflicts"]} |`,
+    `| reconciles, child applies, status writes, conflicts | ${String(report.line["reconciles"])}, ${String(report.line["childApplies"])}, ${String(report.line["statusWrites"])}, ${String(report.line["conflicts"])} |`,
   );
   console.log(
     `| CPU seconds of the operator (/proc utime+stime before SIGTERM; getrusage at exit) | ${report.cpuSeconds.toFixed(2)} s; ${Number(report.line["cpuSeconds"]).toFixed(2)} s |`,
@@ -375,7 +375,9 @@ try {
     `second run's requests: ${report2.requests} (${Object.entries(report2.byVerb)
       .sort()
       .map(([v, n]) => `${v} ${n}`)
-      .join(", ")}); reconciles ${report2.line["reconciles"]}, status writes ${report2.line["statusWrites"]}`,
+      .join(
+        ", ",
+      )}); reconciles ${String(report2.line["reconciles"])}, status writes ${String(report2.line["statusWrites"])}`,
   );
   if (after.length) {
     failed = true;

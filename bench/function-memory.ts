@@ -74,7 +74,7 @@ export function sampleFunctionMemory(admin: KubeClient, everyMs = 2000): { stop(
     }
   };
   let running = sample();
-  const timer = setInterval(() => (running = running.then(sample)), everyMs);
+  const timer = setInterval(() => void (running = running.then(sample)), everyMs);
   return {
     stop: async () => {
       clearInterval(timer);

@@ -16,7 +16,7 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function until<T>(
   what: string,
-  probe: () => Promise<T | undefined | false>,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs = 120_000,
   everyMs = 20,
 ): Promise<T> {

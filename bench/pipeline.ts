@@ -63,7 +63,7 @@ async function persist<T>(what: string, request: () => Promise<T>): Promise<T> {
       return await request();
     } catch (err) {
       const transient = err instanceof ApiError && (err.status >= 500 || err.status === 0 || err.status === 429);
-      if (!transient || attempt >= 30) throw new Error(`${what}: ${String(err)}`);
+      if (!transient || attempt >= 30) throw new Error(`${what}: ${String(err)}`, { cause: err });
       await sleep(2000);
     }
   }
@@ -215,7 +215,7 @@ try {
   const pipelineCpuS = podsCpuSeconds() - cpuBefore;
   const pipelineMachine = cpuByName(machineBefore, processCpu());
   // Until the Broker is idle (nothing entered it for 15 s): what the burst cost in all.
-  await until("the Broker idle for 15 s", async () => performance.now() - lastTapped > 15_000, 600_000, 1000);
+  await until("the Broker idle for 15 s", () => performance.now() - lastTapped > 15_000, 600_000, 1000);
   const idleAfterS = (lastTapped - started) / 1000;
   stopWatching.abort();
   const lost = lostChanges(changes.last.values(), tapped);

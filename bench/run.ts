@@ -44,7 +44,7 @@ try {
   await namespaceWatched(admin, ns, MANAGER);
   const dprStatus = async (name: string) =>
     (
-      await admin.get<{ status?: Record<string, any> }>({
+      await admin.get<{ status?: { conditions?: { type: string; status: string }[]; workerNamespaces?: string[] } }>({
         apiVersion: "nvidia.com/v1alpha1",
         kind: "DynamoPoolRelay",
         namespace: ns,
@@ -95,9 +95,7 @@ try {
       const t = performance.now();
       await admin.apply(dgd(ns, "g1"), MANAGER);
       await until("g1 Ready", async () =>
-        (await dprStatus("g1"))?.["conditions"]?.some(
-          (c: { type: string; status: string }) => c.type === "Ready" && c.status === "True",
-        ),
+        (await dprStatus("g1"))?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
       );
       publishToReadyMs = performance.now() - t;
     }),
@@ -123,7 +121,7 @@ try {
         ...live,
         status: { components: { decode: { componentNames: ["g1-decode-aaaa1111", "g1-decode-bbbb2222"] } } },
       });
-      await until("the rollout observed", async () => (await dprStatus("g1"))?.["workerNamespaces"]?.length === 2);
+      await until("the rollout observed", async () => (await dprStatus("g1"))?.workerNamespaces?.length === 2);
       rolloutToObservedMs = performance.now() - t;
     }),
   ];

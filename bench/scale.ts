@@ -142,9 +142,10 @@ try {
       ms,
       answer: answer === undefined ? 204 : 200,
       requests: log.reads + log.writes,
-      pages: log["pages"],
-      emitted: log["emitted"],
-      listed: log["listed"],
+      // The eligibility function's resync line (functions/eligibility/handler.ts) carries these counts.
+      pages: log["pages"] as number,
+      emitted: log["emitted"] as number,
+      listed: log["listed"] as number,
       received: sink.received - received,
       rssBefore,
       peakMb,

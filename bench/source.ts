@@ -352,7 +352,7 @@ async function countingSink(): Promise<Sink> {
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  stopping.add(async () => void server.close());
+  stopping.add(() => Promise.resolve(void server.close()));
   return Object.assign(sink, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` });
 }
 

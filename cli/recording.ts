@@ -54,7 +54,7 @@ function documents(file: string, problems: string[]): { value: unknown; where: s
       return [];
     }
     return Array.isArray(parsed.value)
-      ? parsed.value.map((value, i) => ({ value, where: `${file}[${i}]` }))
+      ? (parsed.value as unknown[]).map((value, i) => ({ value, where: `${file}[${i}]` }))
       : [{ value: parsed.value, where: file }];
   }
   return text.split("\n").flatMap((line, i) => {

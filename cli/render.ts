@@ -47,7 +47,7 @@ function validated(objects: readonly SourcedObject[], namespace: string) {
       if (r.success) dprs.push(obj);
       else
         problems.push(
-          `${origin}: ${admissionMessage(r.error, String((obj["metadata"] as Record<string, unknown>)["name"] ?? ""))}`,
+          `${origin}: ${admissionMessage(r.error, ((obj["metadata"] as Record<string, unknown>)["name"] as string | undefined) ?? "")}`,
         );
     } else if (obj["kind"] === "DynamoGraphDeployment") {
       const r = DynamoGraphDeployment.safeParse(obj);

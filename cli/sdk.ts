@@ -57,7 +57,7 @@ export function httpMessage(
     return { headers, body: JSON.stringify(event.data) };
   return {
     headers,
-    body: body === undefined || typeof body === "string" || Buffer.isBuffer(body) ? body : String(body),
+    body: body === undefined || typeof body === "string" || Buffer.isBuffer(body) ? body : JSON.stringify(body),
   };
 }
 

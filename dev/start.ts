@@ -59,21 +59,39 @@ async function installSamples(admin: KubeClient, out: (l: string) => void): Prom
   return objects.filter((o) => o.kind === "DynamoPoolRelay").map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
 }
 
-type Dpr = { metadata: { namespace?: string; name: string }; status?: Record<string, any> };
+interface DprStatus {
+  conditions?: { type: string; status: string; reason?: string }[];
+  readyReplicas?: number;
+  replicas?: number;
+  serviceEndpoint?: string;
+}
+type Dpr = { metadata: { namespace?: string; name: string }; status?: DprStatus };
 
 function summary(dpr: Dpr): string {
-  const c = (t: string) => dpr.status?.["conditions"]?.find((x: { type: string }) => x.type === t);
+  const c = (t: string) => dpr.status?.conditions?.find((x) => x.type === t);
   const ready = c("Ready");
-  return `${dpr.metadata.namespace}/${dpr.metadata.name}: Ready=${ready?.status ?? "Unknown"} (${ready?.reason ?? "-"}) replicas ${dpr.status?.["readyReplicas"] ?? 0}/${dpr.status?.["replicas"] ?? 0} endpoint ${dpr.status?.["serviceEndpoint"] ?? "-"}`;
+  return `${dpr.metadata.namespace}/${dpr.metadata.name}: Ready=${ready?.status ?? "Unknown"} (${ready?.reason ?? "-"}) replicas ${dpr.status?.readyReplicas ?? 0}/${dpr.status?.replicas ?? 0} endpoint ${dpr.status?.serviceEndpoint ?? "-"}`;
+}
+
+/** The fields of a function's log line that the summary shows. */
+interface InvocationLine {
+  function?: unknown;
+  key?: { namespace: string; name: string };
+  event?: { type?: string; subject?: string };
+  decision?: string;
+  error?: string;
+  reads?: number;
+  writes?: number;
+  ms?: number;
 }
 
 /** A function's log line of one invocation (functions/runtime/serve.ts), as one line to show; undefined for any other line. */
 function invocation(c: ContainerLog, text: string): string | undefined {
   // The function's container, as knative/services.yaml names it; queue-proxy beside it logs JSON too.
   if (c.namespace !== PRODUCT_NAMESPACE || c.container !== "function" || !text.startsWith("{")) return undefined;
-  let l;
+  let l: InvocationLine;
   try {
-    l = JSON.parse(text);
+    l = JSON.parse(text) as InvocationLine;
   } catch {
     return undefined;
   }
@@ -230,11 +248,7 @@ export async function start(options: StartOptions): Promise<void> {
           namespace,
           name,
         });
-        return got?.status?.["conditions"]?.some(
-          (c: { type: string; status: string }) => c.type === "Ready" && c.status === "True",
-        )
-          ? got
-          : undefined;
+        return got?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ? got : undefined;
       });
       out(`READY ${summary(dpr)}`);
       for (const p of await admin.list<Pod>("v1", "Pod", namespace, `app.kubernetes.io/instance=${name}`))

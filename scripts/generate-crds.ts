@@ -13,6 +13,9 @@ for (const [path, next] of [
   if (current === next) continue;
   stale++;
   if (check) console.error(`${path} is out of date: run npm run crds`);
-  else (writeFileSync(path, next), console.log(`wrote ${path}`));
+  else {
+    writeFileSync(path, next);
+    console.log(`wrote ${path}`);
+  }
 }
 process.exit(check && stale > 0 ? 1 : 0);

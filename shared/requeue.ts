@@ -12,7 +12,6 @@
 import { desiredChildren } from "./apply-plan.ts";
 import { decideFrom, dgdVerdict, type DecisionSettings } from "./decide.ts";
 import { childName } from "./names.ts";
-import type { KubeObject } from "./render/index.ts";
 import { unconverged } from "./resync.ts";
 import {
   judgedAgainst,
@@ -106,7 +105,13 @@ export function requeueReason(pair: PairView, settings: DecisionSettings): Reque
   if (unjudged.length > 0) return { dgd: false, children: unjudged };
   const live = (kind: string) => {
     const view = viewOf(kind);
-    return view && standIn(view, desired.find((d) => d.kind === kind) as KubeObject | undefined);
+    return (
+      view &&
+      standIn(
+        view,
+        desired.find((d) => d.kind === kind),
+      )
+    );
   };
   const observed = {
     serviceAccount: live("ServiceAccount"),

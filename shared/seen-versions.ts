@@ -22,7 +22,7 @@
 import { stableJson } from "./connection-revision.ts";
 import { compareResourceVersions } from "./resource-version.ts";
 import { sha256Hex } from "./sources-document.ts";
-import { readyEndpoints, rolledOut, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
+import { readyEndpoints, rolledOut, type ObservedDeployment } from "./status.ts";
 
 export interface ChildVersion {
   kind: string;
@@ -53,7 +53,7 @@ export function statusDigest(kind: string, obj: Record<string, unknown>): string
   const { resourceVersion: _rv, managedFields: _mf, ...meta } = (metadata ?? {}) as Record<string, unknown>;
   if (kind === "EndpointSlice") {
     const { generation: _g, ...sliceMeta } = meta;
-    return sha256Hex(stableJson({ meta: sliceMeta, ready: readyEndpoints([rest as ObservedEndpointSlice]) }));
+    return sha256Hex(stableJson({ meta: sliceMeta, ready: readyEndpoints([rest]) }));
   }
   if (kind === "Deployment") {
     const counts = (status ?? {}) as NonNullable<ObservedDeployment["status"]>;

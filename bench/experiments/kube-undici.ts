@@ -14,5 +14,5 @@ export function undiciTransport(l: Loaded, env: Env): UndiciConnection {
   const dispatcher = proxy
     ? new ProxyAgent({ uri: proxy, requestTls: connect, allowH2: true })
     : new Agent({ allowH2: true, connect });
-  return { server: l.server, httpsOptions: async () => ({}), dispatcher, headers: l.headers };
+  return { server: l.server, httpsOptions: () => Promise.resolve({}), dispatcher, headers: l.headers };
 }

@@ -59,7 +59,8 @@ export async function oursLoaded(kubeconfig: string | undefined): Promise<Loaded
   return {
     server: c.server,
     tls,
-    headers: async (): Promise<Record<string, string>> => (c.token ? { Authorization: `Bearer ${c.token()}` } : {}),
+    headers: (): Promise<Record<string, string>> =>
+      Promise.resolve<Record<string, string>>(c.token ? { Authorization: `Bearer ${c.token()}` } : {}),
   };
 }
 

@@ -77,7 +77,7 @@ export interface StartOptions {
 async function until<T>(
   what: string,
   timeoutMs: number,
-  probe: () => Promise<T | undefined>,
+  probe: () => T | undefined | Promise<T | undefined>,
   check: () => void,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -295,7 +295,7 @@ async function startOnce(
     await until(
       "the kube-apiserver's serving certificate",
       timeoutMs,
-      async () => (existsSync(ca) ? true : undefined),
+      () => (existsSync(ca) ? true : undefined),
       failIfDead,
     );
     writeKubeconfig(kubeconfig, server, ca, token);

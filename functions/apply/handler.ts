@@ -245,7 +245,7 @@ async function applyChildren(
       desired.map((d) =>
         reads.reads.includes(d.kind as never)
           ? ctx.kube.get<LiveObject>({ ...d, namespace: d.metadata.namespace, name: d.metadata.name })
-          : undefined,
+          : Promise.resolve(undefined),
       ),
     ),
     reads.reads.includes("EndpointSlice") ? relayEndpointSlices(ctx.kube, key) : [],

@@ -40,7 +40,7 @@ export function sinkPost(env: Record<string, string | undefined>): SinkPost {
       options = { host: via.hostname, port: via.port || 80, path: target.href, agent: direct["http:"] };
     } else {
       // A failed tunnel setup is tried again on the next post, not remembered.
-      tunnel ??= envProxyAgent(target, env).catch((err: unknown) => ((tunnel = undefined), Promise.reject(err)));
+      tunnel ??= envProxyAgent(target, env).catch((err: Error) => ((tunnel = undefined), Promise.reject(err)));
       options = {
         host: target.hostname,
         port: target.port,

@@ -9,7 +9,7 @@ function typeOf(s: Schema): string {
   // Only an object (a map) has a schema for its additional properties.
   if (s["additionalProperties"]) return `map[string]${typeOf(s["additionalProperties"] as Schema)}`;
   if (Array.isArray(s["enum"])) return (s["enum"] as string[]).join(" \\| ");
-  return String(s["type"] ?? "object");
+  return (s["type"] as string | undefined) ?? "object";
 }
 
 function rows(schema: Schema, prefix: string): string[] {
@@ -23,7 +23,7 @@ function rows(schema: Schema, prefix: string): string[] {
     ]
       .filter(Boolean)
       .join(", ");
-    const line = `| \`${path}\` | ${typeOf(s)} | ${notes} | ${String(s["description"] ?? "").replaceAll("|", "\\|")} |`;
+    const line = `| \`${path}\` | ${typeOf(s)} | ${notes} | ${((s["description"] as string | undefined) ?? "").replaceAll("|", "\\|")} |`;
     // The fields of an object that keeps unknown fields are not the API's; a schema without
     // properties has no rows.
     const nested = s["x-kubernetes-preserve-unknown-fields"] ? [] : rows(s, path);
@@ -37,7 +37,7 @@ export function referenceTable(prefix: string, schema: z.core.$ZodType): string[
   return [
     `#### ${prefix}`,
     "",
-    String(openApi["description"] ?? ""),
+    (openApi["description"] as string | undefined) ?? "",
     "",
     "| Field | Type | | Description |",
     "|---|---|---|---|",

@@ -116,7 +116,7 @@ export async function simpleConnection(
     server: c.server,
     ...(agent ? { agent } : {}),
     ...(http2 ? { http2 } : {}),
-    httpsOptions: async () => ({ ...tls, headers: c.token ? { Authorization: `Bearer ${c.token()}` } : {} }),
+    httpsOptions: () => Promise.resolve({ ...tls, headers: c.token ? { Authorization: `Bearer ${c.token()}` } : {} }),
   };
 }
 
@@ -426,7 +426,7 @@ export class KubeClient {
         ...(labelSelector ? { labelSelector } : {}),
         ...(token ? { continue: token } : {}),
       });
-      const page = (await this.request("GET", `${collectionPath(r, undefined)}?${query}`)) as {
+      const page = (await this.request("GET", `${collectionPath(r, undefined)}?${query.toString()}`)) as {
         items?: T[];
         metadata?: { continue?: string; resourceVersion?: string };
       };
@@ -453,7 +453,7 @@ export class KubeClient {
       });
       const page = (await this.request(
         "GET",
-        `${collectionPath(r, undefined)}?${query}`,
+        `${collectionPath(r, undefined)}?${query.toString()}`,
         undefined,
         undefined,
         TABLE,
@@ -487,11 +487,13 @@ export class KubeClient {
     let resourceVersion = resumeFrom;
     if (resourceVersion === undefined) {
       const query = new URLSearchParams(selectors);
-      const list = (await this.request("GET", `${base}?${query}`)) as { metadata: { resourceVersion: string } };
+      const list = (await this.request("GET", `${base}?${query.toString()}`)) as {
+        metadata: { resourceVersion: string };
+      };
       resourceVersion = list.metadata.resourceVersion;
     }
     const query = new URLSearchParams({ watch: "true", allowWatchBookmarks: "true", resourceVersion, ...selectors });
-    const url = new URL(`${base}?${query}`, this.connection.server);
+    const url = new URL(`${base}?${query.toString()}`, this.connection.server);
     const opts = await this.connection.httpsOptions();
     // An abort that came while listing would find no watch to close: open none.
     if (signal.aborted) return resourceVersion;
@@ -569,7 +571,7 @@ export class KubeClient {
       ...(options.dryRun ? { dryRun: "All" } : {}),
     });
     const path = await this.path({ ...obj, namespace: obj.metadata.namespace, name: obj.metadata.name });
-    return (await this.request("PATCH", `${path}?${query}`, obj, "application/apply-patch+yaml")) as T;
+    return (await this.request("PATCH", `${path}?${query.toString()}`, obj, "application/apply-patch+yaml")) as T;
   }
 
   /** Creates an object; a name already taken is a 409 (AlreadyExists), never an overwrite. */

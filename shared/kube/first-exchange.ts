@@ -18,7 +18,7 @@ export class FirstExchange {
    */
   enter(agent: object, origin: string): { ready: Promise<void>; done?: () => void } {
     let byOrigin = this.gates.get(agent);
-    if (!byOrigin) this.gates.set(agent, (byOrigin = new Map()));
+    if (!byOrigin) this.gates.set(agent, (byOrigin = new Map<string, Promise<void>>()));
     const gate = byOrigin.get(origin);
     if (gate) return { ready: gate };
     let done!: () => void;

@@ -193,7 +193,7 @@ export function h2Exchange(sessions: H2Sessions, session: ClientHttp2Session, r:
     };
     const fail = (kind: H2Failure["kind"], message: string) => {
       settle(() => reject(new H2Failure(kind, message)));
-      if (!stream.destroyed) stream.close(load("node:http2").constants.NGHTTP2_CANCEL);
+      if (!stream.destroyed) stream.close((load("node:http2") as typeof import("node:http2")).constants.NGHTTP2_CANCEL);
     };
     const timer = setTimeout(
       () => fail("timeout", `${what}: no complete answer within ${r.timeoutMs} ms`),
@@ -203,14 +203,14 @@ export function h2Exchange(sessions: H2Sessions, session: ClientHttp2Session, r:
     r.signal?.addEventListener("abort", onAbort);
     stream.on("response", (h) => (response = h));
     stream.on("data", (c: Buffer) => chunks.push(c));
-    stream.on("error", (err) => fail("network", `${what}: ${err.message}`));
+    stream.on("error", (err: Error) => fail("network", `${what}: ${err.message}`));
     stream.on("end", () =>
       settle(() => {
         if (!response) return reject(new H2Failure("network", `${what}: the stream ended without a response`));
-        const retryAfter = response["retry-after"];
+        const retryAfter: string | string[] | undefined = response["retry-after"];
         resolve({
           status: Number(response[":status"] ?? 0),
-          retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+          retryAfter: typeof retryAfter === "string" ? retryAfter : retryAfter?.[0],
           text: Buffer.concat(chunks).toString("utf8"),
         });
       }),
