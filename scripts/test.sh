@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm test: type-check, then every test (unit, and integration on a local control plane with a
+# npm test: type-check and lint (typescript-eslint's type-checked rules, prettier's check), then every test (unit, and integration on a local control plane with a
 # real node, Knative Serving and Eventing as pods and the product's image built with buildah, all
 # built from Go modules and Debian packages if needed and started by the run; root), then the fault
 # suite on a control plane of its own, then the tests of `npm start` (each starts its own), then
@@ -11,6 +11,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=use-node.sh
 source scripts/use-node.sh
 npx tsc --noEmit
+if [ $# -eq 0 ]; then
+  npx eslint .
+  npx prettier --check .
+fi
 report() { [ -n "${VITEST_REPORT_DIR:-}" ] && echo "--reporter=default --reporter=json --outputFile.json=$VITEST_REPORT_DIR/$1.json" || true; }
 if [ $# -gt 0 ]; then
   exec npx vitest run "$@"
