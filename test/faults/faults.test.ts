@@ -160,14 +160,20 @@ const fingerprint = (o: (KubeObject & { spec?: unknown; data?: unknown }) | unde
     ).length,
   };
 
+/** What deadlines() reads of a Knative Service in knative/services.yaml. */
+interface KnativeServiceDoc {
+  kind: string;
+  spec: { template: { spec: { containers: { env: { name: string; value: string }[] }[] } } };
+}
+
 /** Each function's invocation deadline, as knative/services.yaml sets it. */
 function deadlines(): Record<string, number> {
   const services = parseAllDocuments(readFileSync(new URL("../../knative/services.yaml", import.meta.url), "utf8"))
-    .map((d) => d.toJS())
-    .filter((d) => d?.kind === "Service");
+    .map((d) => d.toJS() as { kind?: unknown } | null)
+    .filter((d): d is KnativeServiceDoc => d?.kind === "Service");
   return Object.fromEntries(
     services.map((s) => {
-      const env = s.spec.template.spec.containers[0].env as { name: string; value: string }[];
+      const env = s.spec.template.spec.containers[0]!.env;
       return [
         env.find((e) => e.name === "FUNCTION_TARGET")!.value,
         Number(env.find((e) => e.name === "INVOCATION_DEADLINE_SECONDS")!.value),
@@ -541,7 +547,7 @@ describe("under API faults, hostile timing and canaries", () => {
           expect(ready).toMatchObject({
             status: "False",
             reason: "ForeignChild",
-            message: expect.stringContaining(`${kind} ${d.metadata.name}-pool-relay`),
+            message: expect.stringContaining(`${kind} ${d.metadata.name}-pool-relay`) as unknown,
           });
       }
     },

@@ -140,7 +140,10 @@ describe("RBAC", () => {
     await eventually("the Role takes effect", () =>
       relay.list(slices.apiVersion, slices.kind, ns).then(
         () => true,
-        (e: unknown) => (e instanceof ApiError && e.status === 403 ? false : Promise.reject(e)),
+        (e: unknown) => {
+          if (e instanceof ApiError && e.status === 403) return false;
+          throw e;
+        },
       ),
     );
     // The Role grants exactly Pod-mode discovery: no Pods.
@@ -222,13 +225,17 @@ const context = (kube: KubeClient): Context => ({
 // the worst moment.
 describe("apply under races, on the real API server", () => {
   /** The client, except that `before(method, args)` runs first on the named method. */
-  function intercepted(method: "deleteExact" | "apply", before: (...args: any[]) => Promise<void>): KubeClient {
+  function intercepted<M extends "deleteExact" | "apply">(
+    method: M,
+    before: (...args: Parameters<KubeClient[M]>) => Promise<void>,
+  ): KubeClient {
     return new Proxy(client, {
       get(target, prop, receiver) {
-        const value = Reflect.get(target, prop, receiver);
-        if (prop !== method) return typeof value === "function" ? value.bind(target) : value;
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (prop !== method)
+          return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
         return async (...args: unknown[]) => {
-          await before(...args);
+          await before(...(args as Parameters<KubeClient[M]>));
           return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
         };
       },

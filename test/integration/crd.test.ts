@@ -187,7 +187,10 @@ describe("the DynamoPoolRelay CRD", () => {
   });
 
   it("kubectl explain shows a description for every field, list item and map value, nested ones included", () => {
-    const schema = parse(readFileSync(CRD_PATH, "utf8")).spec.versions[0].schema.openAPIV3Schema as Schema;
+    const crd = parse(readFileSync(CRD_PATH, "utf8")) as {
+      spec: { versions: { schema: { openAPIV3Schema: Schema } }[] };
+    };
+    const schema = crd.spec.versions[0]!.schema.openAPIV3Schema;
     const paths = explained(schema, []);
     expect(paths.map(([p]) => p.join("."))).toEqual(
       expect.arrayContaining([
@@ -241,7 +244,7 @@ describe("the DynamoPoolRelay CRD", () => {
     expect(kubectl("get", "dpr", "g1", "-n", scaleNs).stdout).toMatch(/\ng1\s+\S+\s+3\/3\s/);
     const getScale = kubectl("get", "dpr", "g1", "-n", scaleNs, "--subresource=scale", "-o", "json");
     expect(getScale.status, getScale.stderr).toBe(0);
-    const dprScale = JSON.parse(getScale.stdout);
+    const dprScale = JSON.parse(getScale.stdout) as { status: { selector: string } };
     expect(dprScale).toMatchObject({
       kind: "Scale",
       spec: { replicas: 3 },

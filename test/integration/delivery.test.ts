@@ -26,12 +26,17 @@ afterEach(async () => {
     .catch(() => undefined);
 });
 
+interface Delivery {
+  retry: number;
+  deadLetterSink: { ref: { name: string } };
+}
+
 /** The apply Trigger's delivery spec in knative/triggers.yaml. */
-function applyDelivery(): { retry: number; deadLetterSink: { ref: { name: string } } } {
+function applyDelivery(): Delivery {
   const triggers = parseAllDocuments(readFileSync(new URL("../../knative/triggers.yaml", import.meta.url), "utf8")).map(
-    (d) => d.toJS(),
+    (d) => d.toJS() as { metadata?: { name?: string }; spec: { delivery: Delivery } } | null,
   );
-  return triggers.find((t) => t?.metadata?.name === "poolrelay-apply").spec.delivery;
+  return triggers.find((t) => t?.metadata?.name === "poolrelay-apply")!.spec.delivery;
 }
 
 /** ConfigMap writes in the namespace fail with 500: their admission webhook cannot be reached. */

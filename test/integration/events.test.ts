@@ -76,13 +76,13 @@ describe("Kubernetes Events", () => {
     expect(withdrawn.find((e) => e.reason === "Withdrawn")).toMatchObject({
       type: "Normal",
       source: { component: "dynamo-pool-relay/apply" },
-      message: expect.stringMatching(/^Service g1-pool-relay withdrawn: /),
+      message: expect.stringMatching(/^Service g1-pool-relay withdrawn: /) as unknown,
     });
     // From apply, which shows the withdrawal's status itself, or status when apply's write lost to it.
     expect(withdrawn.find((e) => e.reason === "NotReady")).toMatchObject({
       type: "Warning",
-      source: { component: expect.stringMatching(/^dynamo-pool-relay\/(apply|status)$/) },
-      message: expect.stringMatching(/^Ready is False \(NotEligible\): /),
+      source: { component: expect.stringMatching(/^dynamo-pool-relay\/(apply|status)$/) as unknown },
+      message: expect.stringMatching(/^Ready is False \(NotEligible\): /) as unknown,
     });
 
     // The same decision again, for the same generation: a new Service object, so a new Event.
@@ -107,7 +107,7 @@ describe("Kubernetes Events", () => {
       expect(e).toMatchObject({
         count: 1,
         reportingComponent: e.source.component,
-        metadata: { name: expect.stringMatching(/^g1\.[0-9a-f]{16}$/) },
+        metadata: { name: expect.stringMatching(/^g1\.[0-9a-f]{16}$/) as unknown },
       });
     }
     // Every Event write the functions logged for this namespace succeeded (RBAC allows it, the API server accepts it).

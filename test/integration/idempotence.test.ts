@@ -83,7 +83,7 @@ function sourceEvents(ns: string, kind?: string): CloudEvent[] {
 async function handled(ids: readonly string[]): Promise<Invocation[]> {
   return eventually(`${ids.length} sent events are handled`, async () => {
     const chains = ids.map((id) => chain(id));
-    return chains.every((c) => c !== undefined) ? (chains.flat() as Invocation[]) : undefined;
+    return chains.every((c): c is Invocation[] => c !== undefined) ? chains.flat() : undefined;
   });
 }
 

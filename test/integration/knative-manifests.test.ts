@@ -14,6 +14,19 @@ import { ensureBinaries, ensureKnative, type KnativeAssets } from "../../dev/con
 import { adminClient } from "./helpers.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
+
+/** What these tests read of an object in knative/. */
+interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string };
+  data?: Record<string, string>;
+  spec?: {
+    resources?: unknown[];
+    template: { spec: { containers: { env?: { name: string }[]; envFrom?: unknown }[] } };
+  };
+}
+
 let kubectl: string;
 let knative: KnativeAssets;
 
@@ -42,7 +55,7 @@ describe("knative/", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const kinds = parseAllDocuments(r.stdout)
-      .map((d) => d.toJS())
+      .map((d) => d.toJS() as Manifest)
       .map((o) => `${o.kind}/${o.metadata.name}`)
       .sort();
     expect(kinds).toEqual([
@@ -85,8 +98,8 @@ describe("knative/", () => {
   });
 
   it("gives every program the settings ConfigMap by its hashed name, and the ApiServerSource its DGD version", () => {
-    const objects = parseAllDocuments(run("kustomize", "knative/").stdout).map((d) => d.toJS());
-    const settings = objects.find((o) => o.kind === "ConfigMap");
+    const objects = parseAllDocuments(run("kustomize", "knative/").stdout).map((d) => d.toJS() as Manifest);
+    const settings = objects.find((o) => o.kind === "ConfigMap")!;
     expect(settings.metadata.name).toMatch(/^poolrelay-settings-[a-z0-9]{10}$/);
     expect(settings.data).toMatchObject({
       DGD_API_VERSION: "nvidia.com/v1beta1",
@@ -97,9 +110,11 @@ describe("knative/", () => {
     );
     expect(programs).toHaveLength(5);
     for (const p of programs)
-      expect(p.spec.template.spec.containers[0].envFrom).toEqual([{ configMapRef: { name: settings.metadata.name } }]);
-    const watch = objects.find((o) => o.kind === "ApiServerSource");
-    expect(watch.spec.resources).toContainEqual({ apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment" });
+      expect(p.spec!.template.spec.containers[0]!.envFrom).toEqual([
+        { configMapRef: { name: settings.metadata.name } },
+      ]);
+    const watch = objects.find((o) => o.kind === "ApiServerSource")!;
+    expect(watch.spec!.resources).toContainEqual({ apiVersion: "nvidia.com/v1beta1", kind: "DynamoGraphDeployment" });
   });
 
   it("passes Knative's own defaulting and validation, with every webhook default written out", () => {
@@ -148,9 +163,11 @@ describe("knative/", () => {
   it("gets the resync's sink from the real SinkBinding reconciler: K_SINK, the Broker's address, in the eligibility Service", async () => {
     const admin = await adminClient();
     const written = parseAllDocuments(readFileSync(join(root, "knative/services.yaml"), "utf8"))
-      .map((d) => d.toJS())
+      .map((d) => d.toJS() as Manifest | null)
       .find((o) => o?.metadata?.name === "poolrelay-eligibility");
-    expect(written.spec.template.spec.containers[0].env.map((e: { name: string }) => e.name)).not.toContain("K_SINK");
+    expect(written!.spec!.template.spec.containers[0]!.env!.map((e: { name: string }) => e.name)).not.toContain(
+      "K_SINK",
+    );
     const broker = await admin.get<{ status: { address: { url: string } } }>({
       apiVersion: "eventing.knative.dev/v1",
       kind: "Broker",

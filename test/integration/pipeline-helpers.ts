@@ -3,6 +3,8 @@
 // Broker and Triggers route them, and the functions run as their ServiceAccounts with RBAC on.
 import { randomUUID } from "node:crypto";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
+import type { Condition } from "../../shared/api/kubernetes.ts";
+import type { DynamoPoolRelayStatus } from "../../shared/api/dynamo-pool-relay.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually } from "./helpers.ts";
 
@@ -21,14 +23,14 @@ export const dprRef = (ns: string, name: string) => ({
   name,
 });
 
-export type Dpr = KubeObject & { metadata: { generation: number; uid: string }; status?: Record<string, any> };
+export type Dpr = KubeObject & { metadata: { generation: number; uid: string }; status?: DynamoPoolRelayStatus };
 
 export async function getDpr(admin: KubeClient, ns: string, name: string): Promise<Dpr> {
   return (await admin.get<Dpr>(dprRef(ns, name)))!;
 }
 
 export function condition(
-  dpr: { status?: Record<string, any> },
+  dpr: { status?: { conditions?: Condition[] | undefined } | undefined },
   type: string,
 ): { status: string; reason: string; message: string; observedGeneration?: number } | undefined {
   return dpr.status?.["conditions"]?.find((c: { type: string }) => c.type === type);
@@ -44,8 +46,37 @@ export const CHILD_REFS = [
   ["v1", "Service"],
 ] as const;
 
-export async function children(admin: KubeClient, ns: string, name = "g1"): Promise<Record<string, any>> {
-  const out: Record<string, any> = {};
+/** A child as the tests read it: the metadata the API server adds, and the fields of its kind. */
+export type Child<Fields = object> = KubeObject & {
+  metadata: {
+    generation?: number;
+    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
+    managedFields?: { manager: string }[];
+  };
+} & Fields;
+
+export type ChildRole = Child<{ rules: unknown[] }>;
+export type ChildConfigMap = Child<{ data: Record<string, string> }>;
+export type ChildDeployment = Child<{
+  spec: {
+    replicas: number;
+    template: { spec: { containers: { name: string; env?: { name: string; value?: string }[] }[] } };
+  };
+}>;
+export type ChildService = Child<{ spec: { ports: unknown[] } }>;
+
+/** The six children by kind; a child not there is undefined. */
+export interface Children {
+  ServiceAccount?: Child | undefined;
+  Role?: ChildRole | undefined;
+  RoleBinding?: Child | undefined;
+  ConfigMap?: ChildConfigMap | undefined;
+  Deployment?: ChildDeployment | undefined;
+  Service?: ChildService | undefined;
+}
+
+export async function children(admin: KubeClient, ns: string, name = "g1"): Promise<Children> {
+  const out: Record<string, KubeObject | undefined> = {};
   for (const [apiVersion, kind] of CHILD_REFS)
     out[kind] = await admin.get({ apiVersion, kind, namespace: ns, name: `${name}-pool-relay` });
   return out;

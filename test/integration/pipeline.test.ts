@@ -20,13 +20,13 @@ describe("publish", () => {
     const objs = await children(admin, ns);
     for (const [, kind] of CHILD_REFS) {
       expect(objs[kind], kind).toBeDefined();
-      expect(objs[kind].metadata.ownerReferences[0]).toMatchObject({
+      expect(objs[kind]!.metadata.ownerReferences![0]).toMatchObject({
         kind: "DynamoPoolRelay",
         name: "g1",
         uid: dpr.metadata.uid,
         controller: true,
       });
-      expect(objs[kind].metadata.managedFields.map((m: { manager: string }) => m.manager)).toContain(
+      expect(objs[kind]!.metadata.managedFields!.map((m: { manager: string }) => m.manager)).toContain(
         "dynamo-pool-relay/apply",
       );
     }
@@ -37,15 +37,15 @@ describe("publish", () => {
     expect(condition(dpr, "ServicePublished")).toMatchObject({ status: "True", reason: "Published" });
     // The revision the Relay reports as applied is the SHA-256 of the file it reads: the ConfigMap's bytes.
     expect(dpr.status?.["sourcesRevision"]).toBe(
-      createHash("sha256").update(objs["ConfigMap"].data["sources.json"], "utf8").digest("hex"),
+      createHash("sha256").update(objs["ConfigMap"]!.data["sources.json"]!, "utf8").digest("hex"),
     );
-    const doc = JSON.parse(objs["ConfigMap"].data["sources.json"]);
+    const doc = JSON.parse(objs["ConfigMap"]!.data["sources.json"]!) as unknown;
     expect(doc).toEqual({
       version: 1,
       connectionRevision: dpr.status?.["connectionRevision"],
       sources: [{ namespace: `${ns}-g1` }],
     });
-    const env = objs["Deployment"].spec.template.spec.containers[0].env;
+    const env = objs["Deployment"]!.spec.template.spec.containers[0]!.env;
     expect(env).toContainEqual({ name: "DYN_RELAY_CONNECTION_REVISION", value: dpr.status?.["connectionRevision"] });
   });
 
@@ -109,15 +109,15 @@ describe("rollouts", () => {
       (d) => d.status?.["workerNamespaces"]?.length === 2,
     );
     const after = await children(admin, ns);
-    expect(JSON.parse(after["ConfigMap"].data["sources.json"]).sources).toEqual([
+    expect((JSON.parse(after["ConfigMap"]!.data["sources.json"]!) as { sources: unknown }).sources).toEqual([
       { namespace: `${ns}-g1-aaaa1111` },
       { namespace: `${ns}-g1-bbbb2222` },
     ]);
-    expect(after["Deployment"].metadata.generation).toBe(before["Deployment"].metadata.generation);
-    expect(after["Deployment"].spec.template).toEqual(before["Deployment"].spec.template);
+    expect(after["Deployment"]!.metadata.generation).toBe(before["Deployment"]!.metadata.generation);
+    expect(after["Deployment"]!.spec.template).toEqual(before["Deployment"]!.spec.template);
     expect(dpr.status!["sourcesRevision"]).not.toBe(statusBefore["sourcesRevision"]);
     expect(dpr.status!["sourcesRevision"]).toBe(
-      createHash("sha256").update(after["ConfigMap"].data["sources.json"], "utf8").digest("hex"),
+      createHash("sha256").update(after["ConfigMap"]!.data["sources.json"]!, "utf8").digest("hex"),
     );
     expect(dpr.status!["workerNamespaces"]).toEqual([`${ns}-g1-aaaa1111`, `${ns}-g1-bbbb2222`]);
     expect(dpr.status!["connectionRevision"]).toBe(statusBefore["connectionRevision"]);
@@ -137,12 +137,14 @@ describe("rollouts", () => {
       const revision = dpr.status?.["connectionRevision"];
       expect(revision).not.toBe(before["connectionRevision"]);
       const objs = await children(admin, ns);
-      expect(JSON.parse(objs["ConfigMap"].data["sources.json"]).connectionRevision).toBe(revision);
-      expect(objs["Deployment"].spec.template.spec.containers[0].env).toContainEqual({
+      expect(
+        (JSON.parse(objs["ConfigMap"]!.data["sources.json"]!) as { connectionRevision: unknown }).connectionRevision,
+      ).toBe(revision);
+      expect(objs["Deployment"]!.spec.template.spec.containers[0]!.env).toContainEqual({
         name: "DYN_RELAY_CONNECTION_REVISION",
         value: revision,
       });
-      expect(objs["Deployment"].metadata.generation).toBe(2);
+      expect(objs["Deployment"]!.metadata.generation).toBe(2);
       await eventually(
         "a second ReplicaSet rolls the pods",
         async () => (await admin.list("apps/v1", "ReplicaSet", ns, "app.kubernetes.io/instance=g1")).length === 2,
@@ -241,12 +243,12 @@ describe("someone else's edits to fields the product sets", () => {
     const after = await eventually("the Role, the Deployment and the ConfigMap are back", async () => {
       const now = await children(admin, ns);
       const back =
-        now["ConfigMap"].data["sources.json"] === before["ConfigMap"].data["sources.json"] &&
-        now["Deployment"].spec.replicas === 2 &&
-        JSON.stringify(now["Role"].rules) === JSON.stringify(before["Role"].rules);
+        now["ConfigMap"]!.data["sources.json"] === before["ConfigMap"]!.data["sources.json"] &&
+        now["Deployment"]!.spec.replicas === 2 &&
+        JSON.stringify(now["Role"]!.rules) === JSON.stringify(before["Role"]!.rules);
       return back ? now : undefined;
     });
-    expect(after["Role"].rules).toEqual(before["Role"].rules);
+    expect(after["Role"]!.rules).toEqual(before["Role"]!.rules);
     // Put back by the reconcile status's drift request asked for; or by a resync tick's, when the
     // pair's slot came round first (then status may have found nothing to ask for). A broken drift
     // path passes only in a run that a tick happens to land in.
@@ -274,7 +276,7 @@ describe("a foreign Service named <dgd>-pool-relay", () => {
       "reports the foreign Service",
       (d) => condition(d, "ServicePublished")?.reason === "ServiceNotOwned",
     );
-    const service = (await children(admin, ns))["Service"];
+    const service = (await children(admin, ns))["Service"]!;
     expect(service.metadata.resourceVersion).toBe(foreign.metadata.resourceVersion);
     expect(service.metadata.ownerReferences).toBeUndefined();
     expect(condition(dpr, "ServicePublished")).toMatchObject({ status: "False", reason: "ServiceNotOwned" });
@@ -282,7 +284,7 @@ describe("a foreign Service named <dgd>-pool-relay", () => {
 
     await admin.request("DELETE", `/apis/nvidia.com/v1beta1/namespaces/${ns}/dynamographdeployments/g1`);
     await settledDpr(ns, "g1", "is not eligible", (d) => condition(d, "Eligible")?.reason === "DGDNotFound");
-    expect((await children(admin, ns))["Service"].metadata.resourceVersion).toBe(foreign.metadata.resourceVersion);
+    expect((await children(admin, ns))["Service"]!.metadata.resourceVersion).toBe(foreign.metadata.resourceVersion);
   });
 });
 

@@ -14,7 +14,20 @@ import type { CloudEvent } from "../../shared/cloudevent.ts";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
 import { TEST_MANAGER, adminClient, dgdObject, dprObject, eventually, freshNamespace } from "./helpers.ts";
 import { allInvocations, brokerIngress, invocations, tapBroker, type TestTap } from "./knative-helpers.ts";
-import { children, condition, dgdRef, dprRef, rollout, settledDpr } from "./pipeline-helpers.ts";
+import type { DynamoPoolRelayStatus } from "../../shared/api/dynamo-pool-relay.ts";
+import {
+  children,
+  condition,
+  dgdRef,
+  dprRef,
+  rollout,
+  settledDpr,
+  type ChildConfigMap,
+  type ChildDeployment,
+  type ChildRole,
+  type ChildService,
+  type Dpr,
+} from "./pipeline-helpers.ts";
 
 const HASHES = ["aaaa1111", "bbbb2222"];
 let admin: KubeClient;
@@ -32,11 +45,11 @@ afterAll(async () => {
  * IPs): of the ConfigMap's version the status names, only that it is the live one.
  */
 async function state(ns: string) {
-  const get = (apiVersion: string, kind: string, name = "g1-pool-relay") =>
-    admin.get<Record<string, any>>({ apiVersion, kind, namespace: ns, name });
-  const dpr = (await get("nvidia.com/v1alpha1", "DynamoPoolRelay", "g1"))!;
-  const configMap = await get("v1", "ConfigMap");
-  const { conditions, sourcesResourceVersion, ...status } = dpr["status"] ?? {};
+  const get = <T>(apiVersion: string, kind: string, name = "g1-pool-relay") =>
+    admin.get<T>({ apiVersion, kind, namespace: ns, name });
+  const dpr = (await get<Dpr>("nvidia.com/v1alpha1", "DynamoPoolRelay", "g1"))!;
+  const configMap = await get<ChildConfigMap>("v1", "ConfigMap");
+  const { conditions, sourcesResourceVersion, ...status }: DynamoPoolRelayStatus = dpr["status"] ?? {};
   return {
     status: {
       ...status,
@@ -45,9 +58,9 @@ async function state(ns: string) {
     sourcesAtLiveVersion:
       sourcesResourceVersion !== undefined && sourcesResourceVersion === configMap?.["metadata"].resourceVersion,
     sources: configMap?.["data"],
-    template: (await get("apps/v1", "Deployment"))?.["spec"].template,
-    service: (await get("v1", "Service"))?.["spec"].ports,
-    role: (await get("rbac.authorization.k8s.io/v1", "Role"))?.["rules"],
+    template: (await get<ChildDeployment>("apps/v1", "Deployment"))?.["spec"].template,
+    service: (await get<ChildService>("v1", "Service"))?.["spec"].ports,
+    role: (await get<ChildRole>("rbac.authorization.k8s.io/v1", "Role"))?.["rules"],
   };
 }
 
@@ -140,7 +153,7 @@ describe("record and replay", () => {
     stopRecording.abort();
     await recording;
     const original = await state(ns);
-    expect(original.sources["sources.json"]).toContain(`${ns}-g1-bbbb2222`);
+    expect(original.sources!["sources.json"]).toContain(`${ns}-g1-bbbb2222`);
     expect(original.sourcesAtLiveVersion).toBe(true);
 
     const about = (e: CloudEvent) => e.extensions["namespace"] === ns || e.subject === `${ns}/g1`;

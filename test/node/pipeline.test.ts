@@ -17,7 +17,7 @@ describe("the product on the real node", () => {
     expect(condition(dpr, "Eligible")).toMatchObject({ status: "True", reason: "Eligible" });
     const objs = await children(client, ns);
     for (const [, kind] of CHILD_REFS)
-      expect(objs[kind].metadata.ownerReferences[0], kind).toMatchObject({
+      expect(objs[kind]!.metadata.ownerReferences![0], kind).toMatchObject({
         kind: "DynamoPoolRelay",
         name: "g1",
         uid: dpr.metadata.uid,

@@ -118,7 +118,7 @@ describe("the real Relay in the product's pods", () => {
       // configuration reaches a pod of the previous one during a rollout: the running Relay refuses
       // it and keeps what it applied, without a restart.
       const { ConfigMap: configMap, Deployment: deployment } = await children(client, ns);
-      const document = JSON.parse(configMap.data[SOURCES_KEY] as string) as { connectionRevision: string };
+      const document = JSON.parse(configMap!.data[SOURCES_KEY]!) as { connectionRevision: string };
       expect(document.connectionRevision).toBe(status["connectionRevision"]);
       const copy = (doc: object): KubeObject => ({
         apiVersion: "v1",
@@ -132,7 +132,7 @@ describe("the real Relay in the product's pods", () => {
           apiVersion: "v1",
           kind: "Pod",
           metadata: { name: "previous-configuration", namespace: ns },
-          spec: { ...deployment.spec.template.spec, volumes: [{ name: "sources", configMap: { name: "copy" } }] },
+          spec: { ...deployment!.spec.template.spec, volumes: [{ name: "sources", configMap: { name: "copy" } }] },
         },
         TEST_MANAGER,
       );

@@ -45,7 +45,7 @@ export function isolatedEnv(): { env: NodeJS.ProcessEnv; cacheHome: string } {
 
 export interface Started {
   npm: ChildProcess;
-  output(): string;
+  output: () => string;
   stateFile: string;
   state: { pid: number; kubeconfig: string; broker: string; tap: string; logs: string };
 }
