@@ -138,6 +138,19 @@ export function requeueReason(pair: PairView, settings: DecisionSettings): Reque
 export const PROMPT_SHARE = 4;
 const PROMPT: readonly RequeueReason[] = ["Unobserved", "DGDNotShown", "ChildrenOff", "StatusOff"];
 
+/** How often the requeue looks at every pair: a third of the shortest wait, so a due pair waits at most that much more. */
+export const requeueTickMs = (requeueMs: number): number => requeueMs / PROMPT_SHARE / 3;
+
+/**
+ * The latest a pair found off is asked for after its last change (docs/design.md states it, from
+ * this): a reason the functions act on within a quarter of the period, settling or blocked within
+ * the whole period; each plus one tick.
+ */
+export function requeueBoundMs(requeueMs: number): { prompt: number; settling: number } {
+  const tick = requeueTickMs(requeueMs);
+  return { prompt: requeueMs / PROMPT_SHARE + tick, settling: requeueMs + tick };
+}
+
 /** Whether a pair with this reason has been quiet long enough to be asked for (`afterMs`: its backed-off period). */
 export function requeueDue(reason: RequeueReason, activity: Activity, now: number, afterMs: number): boolean {
   if (activity.sending > 0) return false;

@@ -21,7 +21,7 @@ import { parseConfig, parseSourceConfig } from "../../shared/config.ts";
 import { EventType, productEvent } from "../../shared/events.ts";
 import { connect, KubeClient, type KubeObject } from "../../shared/kube/client.ts";
 import { KIND, LABEL_MANAGED_BY, PRODUCT } from "../../shared/names.ts";
-import { PROMPT_SHARE, requeueAction, requeueReason, type Reread } from "../../shared/requeue.ts";
+import { requeueAction, requeueReason, requeueTickMs, type Reread } from "../../shared/requeue.ts";
 import {
   awaitsFirstStatus,
   changeEvent,
@@ -285,14 +285,11 @@ async function requeueTick(): Promise<void> {
 }
 
 let ticking = false;
-const requeue = setInterval(
-  () => {
-    if (ticking || !ready) return;
-    ticking = true;
-    void requeueTick().finally(() => (ticking = false));
-  },
-  requeueMs / PROMPT_SHARE / 3,
-);
+const requeue = setInterval(() => {
+  if (ticking || !ready) return;
+  ticking = true;
+  void requeueTick().finally(() => (ticking = false));
+}, requeueTickMs(requeueMs));
 
 function stats(): Record<string, unknown> {
   const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();

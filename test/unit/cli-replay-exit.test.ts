@@ -14,7 +14,7 @@ function poolrelay(args: string[]): Promise<{ code: number | null; stderr: strin
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ["bin/poolrelay.js", ...args], { cwd: root });
     let stderr = "";
-    child.stderr.on("data", (c: Buffer) => (stderr += c));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
     child.on("close", (code) => resolve({ code, stderr }));
   });
 }

@@ -8,6 +8,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
+import type { RenderResult } from "../../cli/render.ts";
+import type { KubeObject } from "../../shared/render/index.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const NOW = "2026-01-01T00:00:00Z";
@@ -23,8 +25,8 @@ function poolrelayAsync(args: string[]): Promise<{ code: number | null; stdout: 
     const child = spawn(process.execPath, ["bin/poolrelay.js", ...args], { cwd: root });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c));
-    child.stderr.on("data", (c: Buffer) => (stderr += c));
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
@@ -54,8 +56,8 @@ describe("poolrelay render", () => {
   );
 
   it("prints the six objects for the eligible sample, and they parse as YAML", () => {
-    const docs = parseAllDocuments(poolrelay(["render", "-f", "samples/eligible.yaml", "--now", NOW]).stdout).map((d) =>
-      d.toJS(),
+    const docs = parseAllDocuments(poolrelay(["render", "-f", "samples/eligible.yaml", "--now", NOW]).stdout).map(
+      (d) => d.toJS() as KubeObject,
     );
     expect(docs.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
       "ServiceAccount/llama-pool-relay",
@@ -68,19 +70,22 @@ describe("poolrelay render", () => {
   });
 
   it("lists both worker generations of the mid-rollout sample in the sources document", () => {
-    const [result] = JSON.parse(poolrelay(["render", "-f", "samples/rollout.yaml", "-o", "json", "--now", NOW]).stdout);
-    const cm = result.apply.find((o: { kind: string }) => o.kind === "ConfigMap");
-    expect(JSON.parse(cm.data["sources.json"]).sources).toEqual([
+    const [result] = JSON.parse(
+      poolrelay(["render", "-f", "samples/rollout.yaml", "-o", "json", "--now", NOW]).stdout,
+    ) as RenderResult[];
+    const cm = result!.apply.find((o: { kind: string }) => o.kind === "ConfigMap") as
+      (KubeObject & { data: { "sources.json": string } }) | undefined;
+    expect((JSON.parse(cm!.data["sources.json"]) as { sources: unknown }).sources).toEqual([
       { namespace: "inference-qwen-a1b2c3d4" },
       { namespace: "inference-qwen-e5f6a7b8" },
     ]);
-    expect(result.status.workerNamespaces).toEqual(["inference-qwen-a1b2c3d4", "inference-qwen-e5f6a7b8"]);
+    expect(result!.status.workerNamespaces).toEqual(["inference-qwen-a1b2c3d4", "inference-qwen-e5f6a7b8"]);
   });
 
   it("prints the withdrawal and status for the ineligible sample", () => {
     const [result] = JSON.parse(
       poolrelay(["render", "-f", "samples/ineligible.yaml", "-o", "json", "--now", NOW]).stdout,
-    );
+    ) as RenderResult[];
     expect(result).toMatchObject({
       dynamoPoolRelay: "inference/mixtral",
       action: "withdraw",
@@ -88,14 +93,14 @@ describe("poolrelay render", () => {
       apply: [],
       withdraw: [{ kind: "Service", namespace: "inference", name: "mixtral-pool-relay" }],
     });
-    expect(result.status.conditions.find((c: { type: string }) => c.type === "Eligible").status).toBe("False");
+    expect(result!.status.conditions!.find((c: { type: string }) => c.type === "Eligible")!.status).toBe("False");
   });
 
   it("reads stdin and applies --default-discovery-backend", () => {
     const input = readFileSync(`${root}/samples/eligible.yaml`, "utf8");
     const [result] = JSON.parse(
       poolrelay(["render", "-f", "-", "-o", "json", "--default-discovery-backend", "etcd", "--now", NOW], input).stdout,
-    );
+    ) as RenderResult[];
     expect(result).toMatchObject({ action: "withdraw", reason: "DiscoveryBackendNotKubernetes" });
   });
 
@@ -104,7 +109,7 @@ describe("poolrelay render", () => {
       "apiVersion: nvidia.com/v1alpha1\nkind: DynamoPoolRelay\nmetadata: {name: g}\nspec: {image: r, clusterID: c}\n";
     const [result] = JSON.parse(
       poolrelay(["render", "-f", "-", "-o", "json", "-n", "prod", "--now", NOW], input).stdout,
-    );
+    ) as RenderResult[];
     expect(result).toMatchObject({ dynamoPoolRelay: "prod/g", reason: "DGDNotFound" });
   });
 
@@ -150,7 +155,9 @@ describe("poolrelay render", () => {
   });
 
   it("renders the whole samples folder in name order", () => {
-    const results = JSON.parse(poolrelay(["render", "-f", "samples", "-o", "json", "--now", NOW]).stdout);
+    const results = JSON.parse(
+      poolrelay(["render", "-f", "samples", "-o", "json", "--now", NOW]).stdout,
+    ) as RenderResult[];
     expect(results.map((r: { dynamoPoolRelay: string; action: string }) => `${r.dynamoPoolRelay}:${r.action}`)).toEqual(
       ["inference/llama:apply", "inference/mixtral:withdraw", "inference/qwen:apply"],
     );

@@ -94,7 +94,7 @@ describe("DeliveryProxy", () => {
 
   it("forwards and loses the reply", async () => {
     faulty({ lostReply: 1 });
-    expect(await deliver(proxy.uri(FN), "h")).toMatchObject({ error: expect.any(String) });
+    expect(await deliver(proxy.uri(FN), "h")).toMatchObject({ error: expect.any(String) as unknown });
     expect(bodies()).toContain("h");
   });
 

@@ -22,6 +22,31 @@ import { FakeKube } from "./fake-kube.ts";
 const read = (f: string) => readFileSync(new URL(`../../${f}`, import.meta.url), "utf8");
 const NOW = "2026-03-01T00:00:00Z";
 
+/** A CEL rule of the CRD's x-kubernetes-validations. */
+type Rule = { rule: string; message?: string; messageExpression?: string };
+/** What these tests read of crds/nvidia.com_dynamopoolrelays.yaml. */
+interface CrdFile {
+  spec: {
+    versions: {
+      schema: {
+        openAPIV3Schema: {
+          "x-kubernetes-validations": Rule[];
+          properties: {
+            spec: {
+              required: string[];
+              properties: {
+                env: { items: { "x-kubernetes-validations": Rule[] } };
+                replicas: { minimum: number };
+              };
+            };
+          };
+        };
+      };
+      additionalPrinterColumns: { name: string; jsonPath: string; priority?: number }[];
+    }[];
+  };
+}
+
 const reconcile = (namespace: string, name: string): CloudEvent =>
   productEvent(
     EventType.Reconcile,
@@ -71,7 +96,7 @@ describe("the reserved env names, as docs/rules.md lists them", () => {
     expect(result.reply?.data).toMatchObject({
       reason: "InvalidSpec",
       generation: 5,
-      message: expect.stringContaining(`the product sets ${name} itself`),
+      message: expect.stringContaining(`the product sets ${name} itself`) as unknown,
     });
     expect(kube.ops("apply")).toEqual([]);
   });
@@ -164,7 +189,7 @@ describe("DGD_API_VERSION=nvidia.com/v1alpha1", () => {
       );
       expect(configMap).toBeDefined();
     } else {
-      expect(result.fields).toMatchObject({ reason: expect.not.stringMatching(/NotEligible|DGDNotFound/) });
+      expect(result.fields).toMatchObject({ reason: expect.not.stringMatching(/NotEligible|DGDNotFound/) as unknown });
     }
   });
 
@@ -176,12 +201,11 @@ describe("DGD_API_VERSION=nvidia.com/v1alpha1", () => {
 });
 
 describe("admission messages: `poolrelay render` reports what the CRD's rules say", () => {
-  const crd = parse(read("crds/nvidia.com_dynamopoolrelays.yaml"));
-  const schema = crd.spec.versions[0].schema.openAPIV3Schema;
+  const crd = parse(read("crds/nvidia.com_dynamopoolrelays.yaml")) as CrdFile;
+  const schema = crd.spec.versions[0]!.schema.openAPIV3Schema;
   const spec = schema.properties.spec;
-  type Rule = { rule: string; message?: string; messageExpression?: string };
-  const nameRule = (schema["x-kubernetes-validations"] as Rule[]).find((r) => r.rule.includes("self.metadata.name"))!;
-  const envRule = (spec.properties.env.items["x-kubernetes-validations"] as Rule[])[0]!;
+  const nameRule = schema["x-kubernetes-validations"].find((r) => r.rule.includes("self.metadata.name"))!;
+  const envRule = spec.properties.env.items["x-kubernetes-validations"][0]!;
   /** The CRD's messageExpression for one entry: a concatenation of string literals and `self.name`. */
   const envMessage = (name: string) =>
     envRule
@@ -257,11 +281,8 @@ describe("admission messages: `poolrelay render` reports what the CRD's rules sa
 });
 
 describe("kubectl get dpr, and -o wide", () => {
-  const columns = parse(read("crds/nvidia.com_dynamopoolrelays.yaml")).spec.versions[0].additionalPrinterColumns as {
-    name: string;
-    jsonPath: string;
-    priority?: number;
-  }[];
+  const columns = (parse(read("crds/nvidia.com_dynamopoolrelays.yaml")) as CrdFile).spec.versions[0]!
+    .additionalPrinterColumns;
 
   it("shows Ready, Replicas, Endpoint and Age by default, as docs/rules.md says", () => {
     const [, shown] = claim(

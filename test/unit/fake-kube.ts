@@ -84,7 +84,7 @@ export class FakeKube {
   async get<T = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
     this.record({ op: "get", ref });
     // Answered a turn later, as over a network: reads issued together are all issued before it.
-    await null;
+    await Promise.resolve();
     if (ref.kind === "DynamoPoolRelay") this.dprAnswered = true;
     return this.objects.get(keyOf(ref.apiVersion, ref.kind, ref.namespace, ref.name)) as T | undefined;
   }

@@ -50,7 +50,7 @@ async function start(
       config: parseConfig(env, program),
       now: () => "2026-03-01T00:00:00Z",
       post: sinkPost({}),
-      log: (l) => logs.push(JSON.parse(l)),
+      log: (l) => logs.push(JSON.parse(l) as Record<string, unknown>),
     }),
   );
   const server = getTestServer(target);
@@ -234,7 +234,7 @@ describe("bad input is answered 4xx and changes nothing", () => {
     const res = await post(fn, req);
     expect(res.status).toBe(status);
     if (!error) return expect(logs.length).toBe(before);
-    expect(JSON.parse(res.text).error).toMatch(error);
+    expect((JSON.parse(res.text) as { error: string }).error).toMatch(error);
     expect(logs.at(-1)).toMatchObject({ function: fn, status, reads: 0, writes: 0 });
   });
 });
@@ -245,7 +245,7 @@ describe("transient API failures are answered 5xx so the broker retries", () => 
     nock(API).get(dgdPath).reply(200, {});
     const res = await binary("apply", reconcile());
     expect(res.status).toBe(503);
-    expect(JSON.parse(res.text).error).toMatch(/etcd is busy/);
+    expect((JSON.parse(res.text) as { error: string }).error).toMatch(/etcd is busy/);
   });
 
   it("re-reads and retries a status write conflict, then answers 503 if it persists", async () => {
@@ -291,7 +291,7 @@ describe("transient API failures are answered 5xx so the broker retries", () => 
     );
     const res = await structured("status", event);
     expect(res.status).toBe(503);
-    expect(JSON.parse(res.text).error).toMatch(/409 the object has been modified/);
+    expect((JSON.parse(res.text) as { error: string }).error).toMatch(/409 the object has been modified/);
     expect(logs.at(-1)).toMatchObject({ reads: 27, writes: 3 });
   });
 });
@@ -323,7 +323,9 @@ describe("hostile keys", () => {
     ] as const) {
       const res = await binary(fn, event);
       expect(res.status).toBe(422);
-      expect(JSON.parse(res.text).error).toMatch(/must be (a namespace name|an object name|a DynamoPoolRelay name)/);
+      expect((JSON.parse(res.text) as { error: string }).error).toMatch(
+        /must be (a namespace name|an object name|a DynamoPoolRelay name)/,
+      );
       expect(logs.at(-1)).toMatchObject({ function: fn, status: 422, reads: 0, writes: 0 });
     }
   });
@@ -368,7 +370,7 @@ describe("throttling and deadlines", () => {
       },
     });
     expect(res.status).toBe(503);
-    expect(JSON.parse(res.text).error).toMatch(/deadline has passed/);
+    expect((JSON.parse(res.text) as { error: string }).error).toMatch(/deadline has passed/);
     expect(logs.at(-1)).toMatchObject({ function: "hasty", status: 503, reads: 1, writes: 0, deadlineExceeded: true });
   });
 });
@@ -392,13 +394,13 @@ describe("a DynamoPoolRelay the core rejects", () => {
       namespace: "team-a",
       name: "g1",
       generation: 3,
-      message: expect.stringMatching(/spec\.clusterID/),
+      message: expect.stringMatching(/spec\.clusterID/) as unknown,
     });
     expect(created).toEqual([
       expect.objectContaining({
         type: "Warning",
         reason: "InvalidSpec",
-        message: expect.stringMatching(/spec\.clusterID/),
+        message: expect.stringMatching(/spec\.clusterID/) as unknown,
         source: { component: "dynamo-pool-relay/apply" },
         involvedObject: {
           apiVersion: "nvidia.com/v1alpha1",
@@ -461,13 +463,13 @@ describe("a spec the API server refuses", () => {
     expect(JSON.parse(res.text)).toMatchObject({
       reason: "ApplyFailed",
       generation: 2,
-      message: expect.stringMatching(/tolerations\[0\]\.operator: Unsupported value/),
+      message: expect.stringMatching(/tolerations\[0\]\.operator: Unsupported value/) as unknown,
     });
     expect(created).toEqual([
       expect.objectContaining({
         type: "Warning",
         reason: "ApplyFailed",
-        message: expect.stringMatching(/tolerations\[0\]\.operator: Unsupported value/),
+        message: expect.stringMatching(/tolerations\[0\]\.operator: Unsupported value/) as unknown,
       }),
     ]);
     // The dry-run and the Event: no child.
@@ -523,7 +525,7 @@ describe("replies", () => {
       // No API interceptor: a read would fail the invocation.
       const res = await binary("eligibility", dprEvent(`d-${metadata.generation}`, "update", metadata, status ?? {}));
       expect(res.status).toBe(422);
-      expect(JSON.parse(res.text).error).toMatch(
+      expect((JSON.parse(res.text) as { error: string }).error).toMatch(
         /eligibility handles DynamoGraphDeployment change events, got kind DynamoPoolRelay/,
       );
       expect(logs.at(-1)).toMatchObject({ function: "eligibility", status: 422, reads: 0, writes: 0 });
@@ -846,7 +848,7 @@ describe("Kubernetes Events from apply", () => {
       expect.objectContaining({
         type: "Normal",
         reason: "Withdrawn",
-        message: expect.stringMatching(/^Service g1-pool-relay withdrawn: /),
+        message: expect.stringMatching(/^Service g1-pool-relay withdrawn: /) as unknown,
       }),
     ]);
     expect(created[0]!.metadata.name).toBe(eventName(validDpr, { identity: ["Withdrawn", "s1"] }));
@@ -891,7 +893,11 @@ describe("Kubernetes Events from apply", () => {
         decision: "Withdrawn",
         writes: 3,
         kubeEvents: [
-          { reason: "Withdrawn", outcome: "failed", error: expect.stringContaining(`POST ${eventsPath}: ${code}`) },
+          {
+            reason: "Withdrawn",
+            outcome: "failed",
+            error: expect.stringContaining(`POST ${eventsPath}: ${code}`) as unknown,
+          },
         ],
       });
     },
@@ -950,7 +956,7 @@ describe("Kubernetes Events from status", () => {
       expect.objectContaining({
         type: "Warning",
         reason: "NotReady",
-        message: expect.stringMatching(/^Ready is False \(NotEligible\): /),
+        message: expect.stringMatching(/^Ready is False \(NotEligible\): /) as unknown,
         source: { component: "dynamo-pool-relay/status" },
       }),
     ]);

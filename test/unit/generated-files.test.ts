@@ -7,8 +7,20 @@ import { CRD_PATH, API_DOC_PATH, crdYaml, withApiReference } from "../../scripts
 
 type Node = Record<string, unknown>;
 
-const crd = parse(readFileSync(CRD_PATH, "utf8"));
-const version = crd.spec.versions[0];
+/** What these tests read of the generated CRD. */
+interface CrdFile {
+  metadata: { labels: Record<string, string> };
+  spec: {
+    versions: {
+      schema: { openAPIV3Schema: Node };
+      subresources: { scale: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath: string } };
+      additionalPrinterColumns: { name: string; type: string; jsonPath: string }[];
+    }[];
+  };
+}
+
+const crd = parse(readFileSync(CRD_PATH, "utf8")) as CrdFile;
+const version = crd.spec.versions[0]!;
 const root: Node = version.schema.openAPIV3Schema;
 
 /** Every schema node a field path reaches (properties, list items, map values), with that path. */
@@ -69,9 +81,7 @@ describe("generated files", () => {
   });
 
   it("every printer column reads a field of the schema, of the column's type", () => {
-    const simple = (version.additionalPrinterColumns as { name: string; type: string; jsonPath: string }[]).filter(
-      (c) => /^(\.\w+)+$/.test(c.jsonPath),
-    );
+    const simple = version.additionalPrinterColumns.filter((c) => /^(\.\w+)+$/.test(c.jsonPath));
     expect(simple.map((c) => c.name)).toEqual(["Replicas", "Endpoint", "Generation", "Observed", "Namespace", "Age"]);
     const ofSchema = simple.filter((c) => !c.jsonPath.startsWith(".metadata."));
     expect(ofSchema.map((c) => c.name)).toEqual(["Replicas", "Endpoint", "Observed"]);

@@ -13,28 +13,66 @@ function durationMs(iso: string): number {
   return Math.round((Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0)) * 1000);
 }
 
+// What these tests read of each manifest in knative/, as parsed YAML.
+interface Manifest {
+  kind: string;
+}
+type Container = {
+  env: { name: string; value: string }[];
+  readinessProbe?: Record<string, unknown>;
+  livenessProbe?: unknown;
+  securityContext: Record<string, unknown>;
+};
+interface KnativeService extends Manifest {
+  kind: "Service";
+  metadata: { name: string; labels: Record<string, string> };
+  spec: {
+    template: {
+      metadata: { annotations: Record<string, string> };
+      spec: { containerConcurrency: number; timeoutSeconds: number; containers: Container[] };
+    };
+  };
+}
+interface Trigger extends Manifest {
+  kind: "Trigger";
+  metadata: { name: string };
+  spec: { subscriber: { ref: { name: string } }; delivery: { timeout: string } };
+}
+interface PingSource extends Manifest {
+  kind: "PingSource";
+  spec: { schedule: string };
+}
+interface ApiServerSource extends Manifest {
+  kind: "ApiServerSource";
+  spec: { resources: { kind: string; apiVersion: string }[] };
+}
+interface Kustomization extends Manifest {
+  replacements: unknown;
+}
+
 const read = (f: string) => readFileSync(new URL(`../../${f}`, import.meta.url), "utf8");
 const docs = (f: string) =>
   parseAllDocuments(read(f))
-    .map((d) => d.toJS())
-    .filter(Boolean);
-const services = docs("knative/services.yaml").filter((d) => d.kind === "Service");
-const triggers = docs("knative/triggers.yaml").filter((d) => d.kind === "Trigger");
+    .map((d) => d.toJS() as Manifest | null)
+    .filter((d): d is Manifest => Boolean(d));
+const ofKind = <T extends Manifest>(f: string, kind: T["kind"]) => docs(f).filter((d): d is T => d.kind === kind);
+const services = ofKind<KnativeService>("knative/services.yaml", "Service");
+const triggers = ofKind<Trigger>("knative/triggers.yaml", "Trigger");
 
 describe("knative/ and the Dockerfile", () => {
-  it.each(triggers.map((t) => [t.metadata.name, t]))(
+  it.each(triggers.map((t) => [t.metadata.name, t] as const))(
     "%s: the Service's timeout is below the Trigger's per-attempt timeout",
     (_name, trigger) => {
       const service = services.find((s) => s.metadata.name === trigger.spec.subscriber.ref.name);
-      expect(service.spec.template.spec.timeoutSeconds * 1000).toBeLessThan(durationMs(trigger.spec.delivery.timeout));
+      expect(service!.spec.template.spec.timeoutSeconds * 1000).toBeLessThan(durationMs(trigger.spec.delivery.timeout));
     },
   );
 
-  it.each(services.map((s) => [s.metadata.name, s]))(
+  it.each(services.map((s) => [s.metadata.name, s] as const))(
     "%s: each invocation's deadline ends before the Service's timeout",
     (_name, service) => {
       const env = Object.fromEntries(
-        service.spec.template.spec.containers[0].env.map((e: { name: string; value: string }) => [e.name, e.value]),
+        service.spec.template.spec.containers[0]!.env.map((e: { name: string; value: string }) => [e.name, e.value]),
       );
       expect(env["INVOCATION_DEADLINE_SECONDS"]).toMatch(/^\d+$/);
       // Room for the reply to travel back and for a cold start the timeout also covers.
@@ -46,14 +84,14 @@ describe("knative/ and the Dockerfile", () => {
 
   it("runs as a numeric user, so the kubelet can verify runAsNonRoot", () => {
     expect(read("Dockerfile")).toMatch(/^USER \d+(:\d+)?$/m);
-    for (const s of services) expect(s.spec.template.spec.containers[0].securityContext.runAsNonRoot).toBe(true);
+    for (const s of services) expect(s.spec.template.spec.containers[0]!.securityContext.runAsNonRoot).toBe(true);
   });
 
   it("points every Service at a bundle the Dockerfile copies, for its FUNCTION_TARGET", () => {
     expect(read("Dockerfile")).toMatch(/COPY --from=build \/src\/dist\/functions \.\/functions/);
     for (const s of services) {
       const env = Object.fromEntries(
-        s.spec.template.spec.containers[0].env.map((e: { name: string; value: string }) => [e.name, e.value]),
+        s.spec.template.spec.containers[0]!.env.map((e: { name: string; value: string }) => [e.name, e.value]),
       );
       expect(env["FUNCTION_SOURCE"]).toBe(`/app/functions/${env["FUNCTION_TARGET"]}/index.mjs`);
       expect(s.metadata.name).toBe(`poolrelay-${env["FUNCTION_TARGET"]}`);
@@ -81,12 +119,6 @@ describe("knative/ and the Dockerfile", () => {
 // of the Knative Services, the Triggers and the resync PingSource, read from those files and checked
 // on the manifests as parsed YAML.
 describe("knative/ as the docs describe it", () => {
-  type Container = {
-    env: { name: string; value: string }[];
-    readinessProbe?: Record<string, unknown>;
-    livenessProbe?: unknown;
-    securityContext: Record<string, unknown>;
-  };
   const service = (fn: string) => {
     const s = services.find((x) => x.metadata.name === `poolrelay-${fn}`);
     if (!s) throw new Error(`no Knative Service poolrelay-${fn}`);
@@ -111,7 +143,7 @@ describe("knative/ as the docs describe it", () => {
     );
   });
 
-  it.each(services.map((s) => [s.metadata.name, s]))("%s scales to zero and is cluster-local", (_name, s) => {
+  it.each(services.map((s) => [s.metadata.name, s] as const))("%s scales to zero and is cluster-local", (_name, s) => {
     claim(/Services scale to zero, are cluster-local,/);
     expect(s.spec.template.metadata.annotations["autoscaling.knative.dev/min-scale"]).toBe("0");
     expect(s.metadata.labels["networking.knative.dev/visibility"]).toBe("cluster-local");
@@ -129,7 +161,7 @@ describe("knative/ as the docs describe it", () => {
   it.each(FUNCTIONS)("%s: the Service's timeout and its Trigger's per-attempt timeout are the README's", (fn) => {
     const [, timeout, delivery] = claim(new RegExp(`\\b${fn} (\\d+) s under (\\d+) s`));
     expect(service(fn).spec.template.spec.timeoutSeconds).toBe(Number(timeout));
-    expect(durationMs(trigger(fn).spec.delivery.timeout)).toBe(Number(delivery) * 1000);
+    expect(durationMs(trigger(fn)!.spec.delivery.timeout)).toBe(Number(delivery) * 1000);
   });
 
   it.each([...FUNCTIONS, "dead-letter"])(
@@ -159,7 +191,7 @@ describe("knative/ as the docs describe it", () => {
     expect(parseConfig({})).toMatchObject({ resyncPeriodSeconds: Number(period), resyncSlots: Number(slots) });
   });
 
-  it.each(services.map((s) => [s.metadata.name, s]))(
+  it.each(services.map((s) => [s.metadata.name, s] as const))(
     "%s has a TCP readiness probe and a restricted security context",
     (_name, s) => {
       claim(
@@ -182,7 +214,7 @@ describe("knative/ as the docs describe it", () => {
     const [, documentedPeriod] = /`knative\/` sets (\d+)/.exec(periodRow.default)!;
     expect(periodRow.range).toContain("must match the PingSource schedule");
     const [, documentedSlots] = claim(/`RESYNC_SLOTS=(\d+)`/);
-    const ping = docs("knative/pingsource.yaml").find((d) => d.kind === "PingSource");
+    const ping = ofKind<PingSource>("knative/pingsource.yaml", "PingSource")[0]!;
     const every = /^\*\/(\d+) \* \* \* \*$/.exec(ping.spec.schedule);
     expect(every, `a schedule of the form */N * * * *, got ${ping.spec.schedule}`).not.toBeNull();
     const env = envOf(service("eligibility"));
@@ -199,10 +231,10 @@ describe("knative/ as the docs describe it", () => {
     claim(
       /set `DGD_API_VERSION` in `knative\/settings\.env`: the functions, the event\s+source and the ApiServerSource's DGD entry \(a kustomize replacement\) all take it from there/,
     );
-    const source = docs("knative/apiserversource.yaml").find((d) => d.kind === "ApiServerSource");
+    const source = ofKind<ApiServerSource>("knative/apiserversource.yaml", "ApiServerSource")[0]!;
     const entry = source.spec.resources.find((r: { kind: string }) => r.kind === "DynamoGraphDeployment");
-    expect(entry.apiVersion).toBe("DGD_API_VERSION");
-    const kustomization = docs("knative/kustomization.yaml")[0];
+    expect(entry!.apiVersion).toBe("DGD_API_VERSION");
+    const kustomization = docs("knative/kustomization.yaml")[0] as Kustomization;
     expect(kustomization.replacements).toEqual([
       {
         source: { kind: "ConfigMap", name: "poolrelay-settings", fieldPath: "data.DGD_API_VERSION" },

@@ -44,7 +44,7 @@ async function start(name: string, handler: Handler, env: Record<string, string>
       config: parseConfig(env),
       now: () => NOW,
       post: sinkPost({}),
-      log: (l) => logs.push(JSON.parse(l)),
+      log: (l) => logs.push(JSON.parse(l) as Record<string, unknown>),
     }),
   );
   const server = getTestServer(`${name}-sdk`);
@@ -193,7 +193,7 @@ describe("events the SDK emits are taken by every function, in binary, structure
     expect(logs.at(-1)).toMatchObject({ function: "apply", event: { id: event.id }, decision: "Rejected" });
     expect(sdkRead(res.headers, res.text)).toMatchObject({
       type: EventType.Rejected,
-      data: { ...key, reason: "InvalidSpec", message: expect.stringMatching(/spec\.clusterID/) },
+      data: { ...key, reason: "InvalidSpec", message: expect.stringMatching(/spec\.clusterID/) as unknown },
     });
   });
 
@@ -239,7 +239,9 @@ describe("events the SDK emits are taken by every function, in binary, structure
       sdkEvent(EventType.Reconcile, { ...key, cause: "Drift" }),
     ]);
     expect(res.status).toBe(400);
-    expect(JSON.parse(res.text).error).toMatch(/a function handles one event per request, and this batch holds 2/);
+    expect((JSON.parse(res.text) as { error: string }).error).toMatch(
+      /a function handles one event per request, and this batch holds 2/,
+    );
     expect(logs.at(-1)).toMatchObject({ function: "apply", status: 400, reads: 0 });
   });
 });

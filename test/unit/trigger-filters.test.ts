@@ -37,11 +37,13 @@ function matches(filter: Filter, event: Attributes): boolean {
   throw new Error(`a dialect this test does not evaluate: ${keys[0]}`);
 }
 
-const triggers = parseAllDocuments(readFileSync(new URL("../../knative/triggers.yaml", import.meta.url), "utf8"))
-  .map((d) => d.toJS())
-  .filter((d) => d?.kind === "Trigger") as {
+interface Trigger {
+  kind: string;
   spec: { filter?: { attributes?: object }; filters: Filter[]; subscriber: { ref: { name: string } } };
-}[];
+}
+const triggers = parseAllDocuments(readFileSync(new URL("../../knative/triggers.yaml", import.meta.url), "utf8"))
+  .map((d) => d.toJS() as Trigger | null)
+  .filter((d): d is Trigger => d?.kind === "Trigger");
 
 /** The functions whose Trigger passes the event: every expression of `filters` must match. */
 const delivered = (event: Attributes) =>
