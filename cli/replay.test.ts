@@ -254,15 +254,16 @@ describe("replay", () => {
 
 /** A Broker tap as dev/tap.ts serves one: structured events as JSON Lines on GET, here split mid-line. */
 async function tap(lines: string[], { end }: { end: boolean }) {
-  const server = createServer(async (_, res) => {
+  const server = createServer((_, res) => {
     res.writeHead(200, { "content-type": "application/x-ndjson" });
     const text = lines.map((l) => `${l}\n`).join("");
     const half = Math.floor(text.length / 2);
     res.write(text.slice(0, half));
     // A pause, so the reader gets the first half on its own, a line cut in two.
-    await new Promise((r) => setTimeout(r, 20));
-    res.write(text.slice(half));
-    if (end) res.end();
+    setTimeout(() => {
+      res.write(text.slice(half));
+      if (end) res.end();
+    }, 20);
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return {

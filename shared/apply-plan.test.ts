@@ -324,7 +324,7 @@ describe("withAppliedHash", () => {
     } as unknown as KubeObject;
     const annotations = (withAppliedHash(obj).metadata as unknown as { annotations: Record<string, string> })
       .annotations;
-    expect(annotations).toEqual({ note: "kept", [APPLIED_HASH]: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(annotations).toEqual({ note: "kept", [APPLIED_HASH]: expect.stringMatching(/^[0-9a-f]{64}$/) as unknown });
   });
 });
 

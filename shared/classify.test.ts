@@ -290,7 +290,7 @@ describe("keys are checked as the API server checks names, before any request", 
     expect(classifyForStatus(child("../x"))).toMatchObject({
       ok: false,
       status: 422,
-      error: expect.stringMatching(/not managed by dynamo-pool-relay/),
+      error: expect.stringMatching(/not managed by dynamo-pool-relay/) as unknown,
     });
   });
 });

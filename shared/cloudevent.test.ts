@@ -3,10 +3,9 @@ import { describe, expect, it } from "vitest";
 import { fromHttp, fromStructured, toBinary, toStructured, type CloudEvent } from "./cloudevent.ts";
 
 const fixtures = new URL("../test/fixtures/cloudevents/", import.meta.url);
-const valid = JSON.parse(readFileSync(new URL("valid-events.json", fixtures), "utf8")).tests as {
-  id: string;
-  event: Record<string, unknown>;
-}[];
+const { tests: valid } = JSON.parse(readFileSync(new URL("valid-events.json", fixtures), "utf8")) as {
+  tests: { id: string; event: Record<string, unknown> }[];
+};
 const json = (v: unknown) => Buffer.from(JSON.stringify(v));
 
 describe("fromStructured", () => {

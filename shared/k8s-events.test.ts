@@ -21,7 +21,7 @@ describe("renderEvent", () => {
     expect(renderEvent(dpr, rejected("InvalidSpec", "spec.clusterID: bad"), Reporter.Apply, T)).toEqual({
       apiVersion: "v1",
       kind: "Event",
-      metadata: { name: expect.stringMatching(/^g1\.[0-9a-f]{16}$/), namespace: "team-a" },
+      metadata: { name: expect.stringMatching(/^g1\.[0-9a-f]{16}$/) as unknown, namespace: "team-a" },
       involvedObject: {
         apiVersion: "nvidia.com/v1alpha1",
         kind: "DynamoPoolRelay",

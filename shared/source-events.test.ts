@@ -291,7 +291,7 @@ describe("changeEvent: the ApiServerSource's Resource-mode event", () => {
     const d = obj("g1-pool-relay", "42");
     expect(changeEvent("update", d, ctx)).toEqual({
       specversion: "1.0",
-      id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/),
+      id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/) as unknown,
       type: "dev.knative.apiserver.resource.update",
       source: "https://10.96.0.1:443",
       subject: "/apis/apps/v1/namespaces/n/deployments/g1-pool-relay",

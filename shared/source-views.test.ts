@@ -9,10 +9,17 @@ import { computeStatus } from "./status.ts";
 const p = convergedPair();
 const desired = desiredChildren(p.decision);
 const desiredOf = (kind: string) => desired.find((d) => d.kind === kind)!;
-const edit = (obj: Seen, f: (o: Record<string, any>) => void): Seen => {
-  const copy = structuredClone(obj) as Record<string, any>;
+/** A copy of a seen object, with the fields the edits below reach: each case edits an object that has them. */
+interface Editable extends Seen {
+  metadata: Seen["metadata"] & { labels: Record<string, string>; annotations: Record<string, string> };
+  spec: { replicas: number; template: { spec: { containers: { name: string; image: string }[] } } };
+  data: Record<string, string>;
+  rules: unknown[];
+}
+const edit = (obj: Seen, f: (o: Editable) => void): Seen => {
+  const copy = structuredClone(obj) as Editable;
   f(copy);
-  return copy as Seen;
+  return copy;
 };
 
 describe("childView and standIn: a child kept as its view is judged as the child itself", () => {
@@ -21,7 +28,7 @@ describe("childView and standIn: a child kept as its view is judged as the child
     { name: "a Deployment scaled by hand", live: edit(p.children.Deployment, (o) => (o.spec.replicas = 0)) },
     {
       name: "a Deployment with another image",
-      live: edit(p.children.Deployment, (o) => (o.spec.template.spec.containers[0].image = "other:1")),
+      live: edit(p.children.Deployment, (o) => (o.spec.template.spec.containers[0]!.image = "other:1")),
     },
     {
       name: "a Deployment a webhook added a sidecar to (not a difference)",
@@ -50,7 +57,7 @@ describe("childView and standIn: a child kept as its view is judged as the child
     },
     {
       name: "a Service someone else controls",
-      live: edit(p.children.Service, (o) => (o.metadata.ownerReferences[0].uid = "someone")),
+      live: edit(p.children.Service, (o) => (o.metadata.ownerReferences![0]!.uid = "someone")),
     },
     {
       name: "a ConfigMap without any controller",
@@ -116,7 +123,7 @@ describe("childView and standIn: a child kept as its view is judged as the child
 
   it("keeps nothing more for a child named as its pair's children are, of a kind whose updates all count", () => {
     expect(childView(p.children.Role, "g1", []).more).toBeUndefined();
-    expect(childView(p.children.Deployment, "g1", []).more).toMatchObject({ digest: expect.any(String) });
+    expect(childView(p.children.Deployment, "g1", []).more).toMatchObject({ digest: expect.any(String) as unknown });
   });
 });
 

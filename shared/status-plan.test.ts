@@ -217,7 +217,7 @@ describe("planStatus", () => {
       reason: "ForeignChild",
       message: expect.stringMatching(
         /^ServiceAccount g1-pool-relay exists and is not controlled by this DynamoPoolRelay; nothing that needs it is applied/,
-      ),
+      ) as unknown,
     });
   });
 

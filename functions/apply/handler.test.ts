@@ -386,7 +386,7 @@ describe("apply for a DGD change under a status that vouches for the children (a
     const kube = new FakeKube([dpr, dgd(), ...Object.values(current())]);
     await apply(reconcile("Resync"), context(kube));
     const shown = kube.ops("replaceStatus")[0]!.object;
-    expect(shown["status"]).toMatchObject({ observedGeneration: 4, connectionRevision: expect.any(String) });
+    expect(shown["status"]).toMatchObject({ observedGeneration: 4, connectionRevision: expect.any(String) as unknown });
     return {
       kube: new FakeKube([{ ...shown, metadata: { ...shown.metadata, resourceVersion: "8" } }, rolledOut, ...children]),
       before: shown["status"] as Record<string, unknown>,
@@ -434,7 +434,7 @@ describe("apply for a DGD change under a status that vouches for the children (a
     const result = await apply(reconcile("DGDChanged"), context(kube));
     expect(result).toEqual({
       decision: "Converged",
-      fields: { key: expect.objectContaining({ name: "g1" }), childReads: "none" },
+      fields: { key: expect.objectContaining({ name: "g1" }) as unknown, childReads: "none" },
     });
     expect(kube.stats).toEqual({ reads: 4, writes: 3 });
   });
@@ -469,7 +469,10 @@ describe("apply for a DGD change under a status that vouches for the children (a
   it("stops at the DynamoPoolRelay for a change of it whose generation is observed by now: a late or repeated request", async () => {
     const { kube } = await rollout();
     const result = await apply(reconcile("DPRChanged"), context(kube));
-    expect(result).toEqual({ decision: "Observed", fields: { key: expect.objectContaining({ name: "g1" }) } });
+    expect(result).toEqual({
+      decision: "Observed",
+      fields: { key: expect.objectContaining({ name: "g1" }) as unknown },
+    });
     expect(kinds(kube, "get")).toEqual(["DynamoPoolRelay"]);
     expect(kube.stats).toEqual({ reads: 1, writes: 0 });
   });
@@ -501,7 +504,7 @@ describe("apply for a DGD change under a status that vouches for the children (a
         const result = await apply(reconcile(cause), context(kube));
         expect(result).toEqual({
           decision: "Gone",
-          fields: { key: expect.objectContaining({ namespace: "team-a", name: "g1" }) },
+          fields: { key: expect.objectContaining({ namespace: "team-a", name: "g1" }) as unknown },
         });
         expect(kinds(kube, "get")).toEqual(reads);
         expect(kube.stats.writes).toBe(0);
@@ -637,7 +640,7 @@ describe("the status apply shows itself", () => {
     expect(written!.object.metadata.resourceVersion).toBe("7");
     // The Service the write returned is the endpoint shown: it was absent when read.
     expect(written!.object["status"]).toMatchObject({
-      serviceEndpoint: expect.stringMatching(/^g1-pool-relay\.team-a\.svc:\d+$/),
+      serviceEndpoint: expect.stringMatching(/^g1-pool-relay\.team-a\.svc:\d+$/) as unknown,
     });
     expect(at("apply", "ServiceAccount").length).toBe(1);
     expect(kube.readBeforeDpr).toEqual(["DynamoGraphDeployment"]);
@@ -704,7 +707,7 @@ describe("the status apply shows itself", () => {
 });
 
 describe("apply's withdrawn.v1 reply and the withdrawal's delete", () => {
-  const withdrawnData = (service: string, reason = "DGDNotFound") =>
+  const withdrawnData = (service: string, reason = "DGDNotFound"): unknown =>
     expect.objectContaining({ namespace: "team-a", name: "g1", uid: DPR_UID, generation: 4, reason, service });
 
   it("deletes the Service it controls with the UID precondition of the Service it read: service deleted", async () => {

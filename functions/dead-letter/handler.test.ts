@@ -128,7 +128,7 @@ describe("dead-letter", () => {
     expect(lines[0]).toMatchObject({
       decision: "DeadLettered",
       asked: false,
-      why: expect.stringContaining("left to the requeue and the resync"),
+      why: expect.stringContaining("left to the requeue and the resync") as unknown,
     });
   });
 
@@ -140,7 +140,7 @@ describe("dead-letter", () => {
       code: "503",
       destination: DEST,
       asked: false,
-      why: expect.stringContaining("the sink answered 500"),
+      why: expect.stringContaining("the sink answered 500") as unknown,
     });
   });
 

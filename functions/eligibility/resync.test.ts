@@ -102,7 +102,8 @@ function context(kube: KubeClient, emits: ReturnType<typeof recorder>): Context 
 }
 
 const subjects = (events: CloudEvent[]) => events.map((e) => e.subject).sort();
-const idsBySubject = (events: CloudEvent[]) => Object.fromEntries(events.map((e) => [e.subject, e.id]));
+const idsBySubject = (events: CloudEvent[]) =>
+  Object.fromEntries(events.map((e): [string, string] => [e.subject!, e.id]));
 
 describe("the resync tick", () => {
   it("lists in pages of PAGE, as Tables, and emits a request for each due DynamoPoolRelay of every page", async () => {

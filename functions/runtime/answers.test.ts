@@ -27,6 +27,9 @@ interface Answer {
   body: string;
 }
 
+/** The error an answer's JSON body gives. */
+const errorOf = (answer: Answer) => (JSON.parse(answer.body) as { error: string }).error;
+
 /** Calls the shell as the Functions Framework does, and keeps the answer and the log line. */
 async function invoke(
   name: string,
@@ -115,7 +118,7 @@ describe("transient API failures are answered 503, through the shell", () => {
       reconcile,
     );
     expect(answer.status).toBe(503);
-    expect(JSON.parse(answer.body).error).toMatch(/409 Operation cannot be fulfilled/);
+    expect(errorOf(answer)).toMatch(/409 Operation cannot be fulfilled/);
     expect(log).toMatchObject({ function: "apply", status: 503 });
     // It got as far as the first wave of real applies, twice (created unread, then after reading
     // every child): each of its writes conflicted, so no later wave was sent.
@@ -139,7 +142,7 @@ describe("transient API failures are answered 503, through the shell", () => {
       reconcile,
     );
     expect(answer.status).toBe(503);
-    expect(JSON.parse(answer.body).error).toMatch(
+    expect(errorOf(answer)).toMatch(
       /^GET \/apis\/nvidia\.com\/v1(alpha|beta)1\/namespaces\/team-a\/.*: (socket hang up|.*closed|.*ECONNRESET)/,
     );
     expect(log).toMatchObject({ status: 503 });
@@ -164,7 +167,7 @@ describe("transient API failures are answered 503, through the shell", () => {
     vi.advanceTimersByTime(REQUEST_TIMEOUT_MS);
     const { answer, log } = await done;
     expect(answer.status).toBe(503);
-    expect(JSON.parse(answer.body).error).toMatch(new RegExp(`no complete answer within ${REQUEST_TIMEOUT_MS} ms`));
+    expect(errorOf(answer)).toMatch(new RegExp(`no complete answer within ${REQUEST_TIMEOUT_MS} ms`));
     expect(log).toMatchObject({ status: 503 });
     expect(log).not.toHaveProperty("deadlineExceeded");
   });
@@ -181,7 +184,7 @@ describe("transient API failures are answered 503, through the shell", () => {
       reconcile,
     );
     expect(answer.status).toBe(503);
-    expect(JSON.parse(answer.body).error).toMatch(/not sent, the invocation's deadline has passed/);
+    expect(errorOf(answer)).toMatch(/not sent, the invocation's deadline has passed/);
     expect(log).toMatchObject({ status: 503, deadlineExceeded: true, writes: 0 });
     expect(api.seen).toEqual([]);
   });
@@ -210,7 +213,7 @@ function fakeSink(answer: (subject: string) => Promise<number>) {
           taken.push(subject);
           resolve(code);
         },
-        (err: unknown) => (signal.removeEventListener("abort", cut), reject(err)),
+        (err: Error) => (signal.removeEventListener("abort", cut), reject(err)),
       );
     });
   };
@@ -253,7 +256,7 @@ describe("a resync tick whose requests the sink does not take is answered 503, s
     );
     expect(taken.sort()).toEqual(["team-a/g1", "team-a/g2"]);
     expect(answer.status).toBe(503);
-    expect(JSON.parse(answer.body).error).toMatch(
+    expect(errorOf(answer)).toMatch(
       new RegExp(`2 of 2 reconcile requests failed, 0 sent .*: the sink answered ${code} to event`),
     );
     expect(log).toMatchObject({ function: "eligibility", status: 503 });
@@ -270,7 +273,7 @@ describe("a resync tick whose requests the sink does not take is answered 503, s
       tick,
     );
     expect(answer.status).toBe(503);
-    expect(JSON.parse(answer.body).error).toMatch(
+    expect(errorOf(answer)).toMatch(
       /2 of 2 reconcile requests failed.*the sink .* is unreachable: connect ECONNREFUSED/,
     );
   });
@@ -284,7 +287,7 @@ describe("a resync tick whose requests the sink does not take is answered 503, s
       tick,
     );
     expect(answer.status).toBe(503);
-    expect(JSON.parse(answer.body).error).toMatch(/2 of 2 reconcile requests failed.*K_SINK is not set/);
+    expect(errorOf(answer)).toMatch(/2 of 2 reconcile requests failed.*K_SINK is not set/);
     expect(begun).toEqual([]);
   });
 
@@ -338,7 +341,7 @@ describe("a resync tick that outlasts its deadline emits nothing after it", () =
     expect(sink.begun.map((b) => b.subject).sort()).toEqual(["team-a/g0", "team-a/g1"]);
     expect(sink.taken).toEqual([]);
     expect(answer.status).toBe(503);
-    expect(JSON.parse(answer.body).error).toMatch(/2 of 2 reconcile requests failed, 0 sent/);
+    expect(errorOf(answer)).toMatch(/2 of 2 reconcile requests failed, 0 sent/);
     expect(log).toMatchObject({ status: 503, deadlineExceeded: true });
   });
 
@@ -357,7 +360,7 @@ describe("a resync tick that outlasts its deadline emits nothing after it", () =
     expect(sink.begun.filter((b) => b.aborted)).toEqual([]);
     expect(sink.taken).toEqual([]);
     expect(answer.status).toBe(503);
-    expect(JSON.parse(answer.body).error).toMatch(new RegExp(`${due} of ${due} reconcile requests failed, 0 sent`));
+    expect(errorOf(answer)).toMatch(new RegExp(`${due} of ${due} reconcile requests failed, 0 sent`));
     expect(log).toMatchObject({ status: 503, deadlineExceeded: true });
   });
 
@@ -372,7 +375,7 @@ describe("a resync tick that outlasts its deadline emits nothing after it", () =
     );
     expect(sink.begun).toHaveLength(EMIT_CONCURRENCY);
     expect(answer.status).toBe(503);
-    expect(JSON.parse(answer.body).error).toMatch(/^listTablePages: not sent, the invocation's deadline has passed/);
+    expect(errorOf(answer)).toMatch(/^listTablePages: not sent, the invocation's deadline has passed/);
     expect(log).toMatchObject({ status: 503, deadlineExceeded: true, reads: 1, writes: 0 });
   });
 });

@@ -65,7 +65,7 @@ describe("refuseByHeaders", () => {
     {
       name: "a compressed body over the limit: the encoding is named",
       headers: { "content-length": "5000", "content-encoding": " BR " },
-      refusal: { status: 415, error: expect.stringMatching(/^Content-Encoding br is not accepted/) },
+      refusal: { status: 415, error: expect.stringMatching(/^Content-Encoding br is not accepted/) as string },
     },
   ])("$name", ({ headers, refusal }) => {
     expect(refuseByHeaders(headers, limit)).toEqual(refusal);

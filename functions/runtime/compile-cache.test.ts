@@ -11,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 
 const log: string[] = [];
-const node = vi.hoisted(() => ({ answer: undefined as unknown }));
+const node = vi.hoisted((): { answer: unknown } => ({ answer: undefined }));
 vi.mock("node:module", async (actual) => ({
   ...(await actual<typeof import("node:module")>()),
   enableCompileCache: (dir: string) => (log.push(`enable ${dir}`), node.answer),

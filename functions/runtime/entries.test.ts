@@ -11,11 +11,11 @@ import * as statusEntry from "../status/index.ts";
 
 afterEach(() => vi.restoreAllMocks());
 
-describe.each([
-  { name: "apply", entry: applyEntry as Record<string, unknown>, reads: true },
-  { name: "status", entry: statusEntry as Record<string, unknown>, reads: true },
-  { name: "eligibility", entry: eligibilityEntry as Record<string, unknown>, reads: true },
-  { name: "dead-letter", entry: deadLetterEntry as Record<string, unknown>, reads: false },
+describe.each<{ name: string; entry: Record<string, unknown>; reads: boolean }>([
+  { name: "apply", entry: applyEntry, reads: true },
+  { name: "status", entry: statusEntry, reads: true },
+  { name: "eligibility", entry: eligibilityEntry, reads: true },
+  { name: "dead-letter", entry: deadLetterEntry, reads: false },
 ])("the $name entry point", ({ name, entry, reads }) => {
   it(`registers ${name}, which logs under that name`, async () => {
     const fn = getFunction(name) as ((req: unknown, res: unknown) => Promise<void>) | undefined;

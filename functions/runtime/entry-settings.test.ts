@@ -63,6 +63,6 @@ describe("entrySettings", () => {
   });
 
   it("refuses an option it does not know, naming it", () => {
-    expect(entrySettings(["--taget=apply"], env)).toEqual({ error: expect.stringContaining("--taget") });
+    expect(entrySettings(["--taget=apply"], env)).toEqual({ error: expect.stringContaining("--taget") as unknown });
   });
 });

@@ -80,11 +80,19 @@ async function relay(target: string): Promise<{ url: string; freeze: () => void 
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   closers.push(() => {
-    for (const [down, up] of links) (down.destroy(), up.destroy());
+    for (const [down, up] of links) {
+      down.destroy();
+      up.destroy();
+    }
     return new Promise((r) => server.close(() => r()));
   });
   const freeze = () => {
-    for (const [down, up] of links) (down.unpipe(up), up.unpipe(down), down.pause(), up.pause());
+    for (const [down, up] of links) {
+      down.unpipe(up);
+      up.unpipe(down);
+      down.pause();
+      up.pause();
+    }
   };
   return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, freeze };
 }
@@ -179,7 +187,7 @@ describe("HTTP/2 to the API server", () => {
     await expect(
       kube.deleteExact({ apiVersion: "v1", kind: "Service", namespace: "a", name: "s" }, "uid-1"),
     ).resolves.toBe("deleted");
-    expect(bodies.map((b) => JSON.parse(b.slice("DELETE ".length)))).toEqual([
+    expect(bodies.map((b): unknown => JSON.parse(b.slice("DELETE ".length)))).toEqual([
       expect.objectContaining({ preconditions: { uid: "uid-1" } }),
     ]);
   });

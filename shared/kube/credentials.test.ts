@@ -33,7 +33,7 @@ function kubeconfig(cluster: string, user: string | undefined, extra = ""): stri
 /** What reaches the wire: TLS material as text, and the Authorization header. */
 async function wire(c: Connection) {
   const o = await c.httpsOptions();
-  const text = (v: unknown) => (v === undefined ? undefined : String(v));
+  const text = (v: string | Buffer | readonly unknown[] | undefined) => v?.toString();
   return {
     server: c.server,
     ca: text(o.ca),

@@ -26,12 +26,11 @@ function rawDpr(spec: Record<string, unknown> = {}, metadata: Record<string, unk
   };
 }
 
-// The rendered object is plain JSON; `any` lets each case reach the field it is about.
 function deployment(
   spec: Record<string, unknown> = {},
   settings: DecisionSettings = DEFAULT_OPERATOR_DEFAULTS,
   metadata: Record<string, unknown> = {},
-): any {
+) {
   const decision = decide(
     rawDpr(spec, metadata),
     dgd({
@@ -47,7 +46,7 @@ const podSpec = (spec: Record<string, unknown> = {}) => deployment(spec).spec.te
 const container = (spec: Record<string, unknown> = {}) => {
   const containers = podSpec(spec).containers;
   expect(containers).toHaveLength(1);
-  return containers[0];
+  return containers[0]!;
 };
 
 describe("the Relay Deployment's identity", () => {
@@ -75,7 +74,7 @@ describe("the Relay Deployment's identity", () => {
   it("goes in the namespace default, and names its runtime namespace after it, when the DynamoPoolRelay has none (an offline render)", () => {
     const d = deployment({}, DEFAULT_OPERATOR_DEFAULTS, { namespace: undefined });
     expect(d.metadata.namespace).toBe("default");
-    expect(d.spec.template.spec.containers[0].env).toContainEqual({
+    expect(d.spec.template.spec.containers[0]!.env).toContainEqual({
       name: "DYN_NAMESPACE",
       value: "pool-relay-default-g1",
     });
@@ -141,7 +140,7 @@ describe("the Relay container", () => {
 
   it("runs the operator's RELAY_COMMAND instead when one is configured, with the same arguments", () => {
     const c = deployment({}, { ...DEFAULT_OPERATOR_DEFAULTS, relayCommand: ["dynamo-pool-relay", "--log-json"] }).spec
-      .template.spec.containers[0];
+      .template.spec.containers[0]!;
     expect(c.command).toEqual(["dynamo-pool-relay", "--log-json"]);
     expect(c.args).toEqual(["--bind", "0.0.0.0:5561", "--sources-file", "/etc/pool-relay/sources.json"]);
   });
@@ -190,7 +189,7 @@ describe("the Relay's environment", () => {
     }).env;
     expect(env).toEqual([
       { name: "DYN_DC_ID", value: "dc-1" },
-      { name: "DYN_RELAY_CONNECTION_REVISION", value: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      { name: "DYN_RELAY_CONNECTION_REVISION", value: expect.stringMatching(/^[0-9a-f]{64}$/) as unknown },
       { name: "DYN_DISCOVERY_BACKEND", value: "kubernetes" },
       { name: "DYN_KUBE_DISCOVERY_MODE", value: "pod" },
       { name: "DYN_NAMESPACE", value: "pool-relay-team-a-g1" },
@@ -206,7 +205,7 @@ describe("the Relay's environment", () => {
 
   it("carries the connection revision into the pod template, and nothing else that would roll the pods (no annotations)", () => {
     const d = deployment();
-    expect(d.spec.template.spec.containers[0].env).toContainEqual({
+    expect(d.spec.template.spec.containers[0]!.env).toContainEqual({
       name: "DYN_RELAY_CONNECTION_REVISION",
       value: REVISION,
     });
@@ -215,7 +214,7 @@ describe("the Relay's environment", () => {
 
   it("names a runtime namespace outside the <namespace>-<dgd> prefix frontends look for workers under", () => {
     const env = deployment({}, DEFAULT_OPERATOR_DEFAULTS, { name: "llama", namespace: "inference" }).spec.template.spec
-      .containers[0].env;
+      .containers[0]!.env;
     expect(env).toContainEqual({ name: "DYN_NAMESPACE", value: "pool-relay-inference-llama" });
   });
 

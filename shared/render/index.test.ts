@@ -4,7 +4,12 @@ import { decide, type Decision } from "../decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "../eligibility.ts";
 import { DynamoPoolRelay } from "../api/dynamo-pool-relay.ts";
 import { RESERVED_ENV } from "../relay-env.ts";
+import type { renderConfigMap } from "./config-map.ts";
+import type { renderDeployment } from "./deployment.ts";
 import { renderChildren, CHILD_KINDS } from "./index.ts";
+import type { renderRole } from "./role.ts";
+import type { renderRoleBinding } from "./role-binding.ts";
+import type { renderService } from "./service.ts";
 
 type Apply = Extract<Decision, { action: "apply" }>;
 function applyDecision(d = dpr(), g = dgd()): Apply {
@@ -12,11 +17,19 @@ function applyDecision(d = dpr(), g = dgd()): Apply {
   if (decision.action !== "apply") throw new Error(`expected apply, got ${JSON.stringify(decision)}`);
   return decision;
 }
-const byKind = (objects: ReturnType<typeof renderChildren>, kind: string) => objects.find((o) => o.kind === kind)!;
-const podSpec = (objects: ReturnType<typeof renderChildren>) =>
-  (byKind(objects, "Deployment") as any).spec.template.spec;
+/** Each kind as its renderer gives it, so that a case reaches the fields it is about. */
+interface Rendered {
+  ConfigMap: ReturnType<typeof renderConfigMap>;
+  Deployment: ReturnType<typeof renderDeployment>;
+  Service: ReturnType<typeof renderService>;
+  Role: ReturnType<typeof renderRole>;
+  RoleBinding: ReturnType<typeof renderRoleBinding>;
+}
+const byKind = <K extends keyof Rendered>(objects: ReturnType<typeof renderChildren>, kind: K) =>
+  objects.find((o) => o.kind === kind)! as Rendered[K];
+const podSpec = (objects: ReturnType<typeof renderChildren>) => byKind(objects, "Deployment").spec.template.spec;
 const envOf = (objects: ReturnType<typeof renderChildren>) =>
-  podSpec(objects).containers[0].env as { name: string; value?: string }[];
+  podSpec(objects).containers[0]!.env as { name: string; value?: string }[];
 
 describe("renderChildren", () => {
   it("renders the six kinds, each after what it needs, all named <dgd>-pool-relay", () => {
@@ -65,7 +78,7 @@ describe("renderChildren", () => {
   it("puts the canonical sources document in the ConfigMap and ties it to the pod template's connection revision", () => {
     const decision = applyDecision();
     const objects = renderChildren(decision);
-    const text = (byKind(objects, "ConfigMap") as any).data["sources.json"];
+    const text = byKind(objects, "ConfigMap").data["sources.json"];
     expect(text).toBe(decision.sources.text);
     expect(JSON.parse(text)).toEqual({
       version: 1,
@@ -112,12 +125,13 @@ describe("renderChildren", () => {
     });
     if (after.action !== "apply") throw new Error("expected apply");
     const objects = renderChildren(after);
-    expect(podSpec(objects).containers[0].command).toEqual(["python3", "-m", "dynamo.pool_relay"]);
+    expect(podSpec(objects).containers[0]!.command).toEqual(["python3", "-m", "dynamo.pool_relay"]);
     expect(after.connectionRevision).not.toBe(before.connectionRevision);
     expect(envOf(objects)).toContainEqual({ name: "DYN_RELAY_CONNECTION_REVISION", value: after.connectionRevision });
-    expect(JSON.parse((byKind(objects, "ConfigMap") as any).data["sources.json"]).connectionRevision).toBe(
-      after.connectionRevision,
-    );
+    expect(
+      (JSON.parse(byKind(objects, "ConfigMap").data["sources.json"]) as { connectionRevision: string })
+        .connectionRevision,
+    ).toBe(after.connectionRevision);
   });
 
   it("sets exactly the product env names, then the user's env in order", () => {
@@ -188,7 +202,7 @@ describe("renderChildren", () => {
 
   it("runs the Relay in file mode on gRPC 5561 with the cluster ID and a restricted security context", () => {
     const spec = podSpec(renderChildren(applyDecision()));
-    const container = spec.containers[0];
+    const container = spec.containers[0]!;
     expect(container.args).toEqual(["--bind", "0.0.0.0:5561", "--sources-file", "/etc/pool-relay/sources.json"]);
     expect(container.env).toContainEqual({ name: "DYN_DC_ID", value: "dc-1" });
     expect(container.env).toContainEqual({
@@ -211,15 +225,15 @@ describe("renderChildren", () => {
       },
     });
     const objects = renderChildren(applyDecision(d));
-    expect((byKind(objects, "Deployment") as any).spec.replicas).toBe(5);
+    expect(byKind(objects, "Deployment").spec.replicas).toBe(5);
     const spec = podSpec(objects);
     expect(spec.imagePullSecrets).toEqual([{ name: "ngc" }]);
     expect(spec.nodeSelector).toEqual({ pool: "cpu" });
-    expect(spec.containers[0].resources).toEqual({ requests: { cpu: "2" } });
+    expect(spec.containers[0]!.resources).toEqual({ requests: { cpu: "2" } });
   });
 
   it("publishes only Ready pods on the gRPC port, with the discovery labels", () => {
-    const svc = byKind(renderChildren(applyDecision()), "Service") as any;
+    const svc = byKind(renderChildren(applyDecision()), "Service");
     expect(svc.spec).toMatchObject({
       type: "ClusterIP",
       publishNotReadyAddresses: false,
@@ -235,7 +249,7 @@ describe("renderChildren", () => {
   });
 
   it("grants the Relay exactly what Pod-mode discovery needs", () => {
-    const role = byKind(renderChildren(applyDecision()), "Role") as any;
+    const role = byKind(renderChildren(applyDecision()), "Role");
     expect(role.rules).toEqual([
       {
         apiGroups: ["nvidia.com"],
@@ -244,7 +258,7 @@ describe("renderChildren", () => {
       },
       { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["get", "list", "watch"] },
     ]);
-    const binding = byKind(renderChildren(applyDecision()), "RoleBinding") as any;
+    const binding = byKind(renderChildren(applyDecision()), "RoleBinding");
     expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: "g1-pool-relay", namespace: "team-a" }]);
     expect(binding.roleRef).toEqual({ apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "g1-pool-relay" });
   });
