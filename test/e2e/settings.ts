@@ -1,0 +1,36 @@
+// What the end-to-end suite takes from its environment, checked before it touches the cluster.
+import type { KubeObject } from "../../shared/kube/client.ts";
+
+/** The label on every namespace the suite makes: its teardown deletes them by it. */
+export const E2E_NAMESPACE_LABEL = "dynamo-pool-relay.e2e";
+
+export interface E2eSettings {
+  kubeconfig: string;
+  kubectl: string;
+  image: string;
+  relayImage: string;
+}
+
+export function e2eSettings(env: Record<string, string | undefined>): E2eSettings {
+  const missing = (["KUBECONFIG", "POOLRELAY_IMAGE", "POOLRELAY_RELAY_IMAGE"] as const).filter((v) => !env[v]);
+  if (missing.length > 0)
+    throw new Error(
+      `npm run test:e2e needs ${missing.join(", ")}: KUBECONFIG names a cluster with Knative Eventing and Serving, ` +
+        "POOLRELAY_IMAGE the product's image (built from the Dockerfile, pullable there), " +
+        "POOLRELAY_RELAY_IMAGE an image with python3 -m dynamo.kv_dc_relay (ai-dynamo 1.6.1) its nodes can run",
+    );
+  if (env["KUBECONFIG"]!.includes(":"))
+    throw new Error("KUBECONFIG names one file here: the suite installs on, and removes from, exactly one cluster");
+  return {
+    kubeconfig: env["KUBECONFIG"]!,
+    kubectl: env["KUBECTL"] || "kubectl",
+    image: env["POOLRELAY_IMAGE"]!,
+    relayImage: env["POOLRELAY_RELAY_IMAGE"]!,
+  };
+}
+
+/** knative/'s objects with the product's image in place of the name kustomization.yaml gives it. */
+export function withImage(objects: KubeObject[], image: string): KubeObject[] {
+  const json = JSON.stringify(objects).replaceAll(/"image":"dynamo-pool-relay(?:[:@][^"]*)?"/g, `"image":"${image}"`);
+  return JSON.parse(json) as KubeObject[];
+}

@@ -1,0 +1,55 @@
+// What npm run test:e2e takes from its environment, and the image it installs.
+import { describe, expect, it } from "vitest";
+import { e2eSettings, withImage } from "../e2e/settings.ts";
+
+const ENV = {
+  KUBECONFIG: "/tmp/kc",
+  POOLRELAY_IMAGE: "reg.example/dynamo-pool-relay:1",
+  POOLRELAY_RELAY_IMAGE: "reg.example/relay:1",
+};
+
+describe("the e2e suite's settings", () => {
+  it("takes the cluster, the two images and kubectl (from PATH unless KUBECTL names one)", () => {
+    expect(e2eSettings(ENV)).toEqual({
+      kubeconfig: "/tmp/kc",
+      kubectl: "kubectl",
+      image: ENV.POOLRELAY_IMAGE,
+      relayImage: ENV.POOLRELAY_RELAY_IMAGE,
+    });
+    expect(e2eSettings({ ...ENV, KUBECTL: "/opt/kubectl" }).kubectl).toBe("/opt/kubectl");
+  });
+
+  it("names every variable missing, before it touches a cluster", () => {
+    expect(() => e2eSettings({ KUBECONFIG: "/tmp/kc" })).toThrow(
+      /^npm run test:e2e needs POOLRELAY_IMAGE, POOLRELAY_RELAY_IMAGE: /,
+    );
+    expect(() => e2eSettings({})).toThrow(/needs KUBECONFIG, POOLRELAY_IMAGE, POOLRELAY_RELAY_IMAGE/);
+  });
+
+  it("refuses a KUBECONFIG list: it installs on exactly one cluster", () => {
+    expect(() => e2eSettings({ ...ENV, KUBECONFIG: "/a:/b" })).toThrow(/one file/);
+  });
+
+  it("puts the image in place of the name knative/ gives it, tagged or not, and nowhere else", () => {
+    const objects = [
+      {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "a" },
+        spec: { containers: [{ image: "dynamo-pool-relay:0.1.0" }, { image: "dynamo-pool-relay" }] },
+      },
+      {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "b" },
+        spec: { containers: [{ image: "other/dynamo-pool-relay:1" }] },
+      },
+    ];
+    expect(JSON.stringify(withImage(objects, "reg.example/p:2"))).toBe(
+      JSON.stringify([
+        { ...objects[0], spec: { containers: [{ image: "reg.example/p:2" }, { image: "reg.example/p:2" }] } },
+        objects[1],
+      ]),
+    );
+  });
+});
