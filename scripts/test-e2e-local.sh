@@ -6,13 +6,14 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=use-node.sh
 source scripts/use-node.sh
-log=$(mktemp)
-node bin/poolrelay.js cluster up --profile node >"$log.out" 2>"$log"
-if grep -q "already running" "$log"; then
-  echo "test-e2e-local: a control plane is already running (poolrelay cluster down stops it); this run starts and stops its own" >&2
-  exit 1
-fi
-trap 'node bin/poolrelay.js cluster down' EXIT
+# Its own state file (the built binaries and images stay in the usual cache), so that its
+# `cluster down` stops the cluster it started and never one of yours.
+export POOLRELAY_CACHE_DIR=${POOLRELAY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dynamo-pool-relay}
+XDG_CACHE_HOME=$(mktemp -d)
+export XDG_CACHE_HOME
+log="$XDG_CACHE_HOME/up"
+trap 'node bin/poolrelay.js cluster down; rm -rf "$XDG_CACHE_HOME"' EXIT
+node bin/poolrelay.js cluster up --profile node >"$log.out" 2>"$log" || { cat "$log" >&2; exit 1; }
 kubeconfig=$(sed -n 's/^kubeconfig: //p' "$log.out")
 kubectl="$(bash scripts/control-plane-build.sh kube | tail -n 1)/kubectl"
 echo "test-e2e-local: cluster up ($(tail -n 1 "$log")); KUBECONFIG=$kubeconfig"
