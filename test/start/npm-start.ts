@@ -18,10 +18,14 @@ export function alive(pid: number): boolean {
   }
 }
 
-export async function until<T>(what: string, probe: () => T | undefined, timeoutMs: number): Promise<T> {
+export async function until<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs: number,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const v = probe();
+    const v = await probe();
     if (v !== undefined) return v;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
     await new Promise((r) => setTimeout(r, 250));

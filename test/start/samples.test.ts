@@ -93,12 +93,16 @@ describe("npm start", () => {
     const pod = dirname(kept).split("/").pop()!;
     // Knative takes the function to zero when idle; the kubelet then deletes the pod's own log files.
     const podLogs = join(dirname(state.kubeconfig), "node", "pod-logs");
+    // The kubelet removes the log files while the Pod object may still be terminating: wait for both.
     await until(
       `pod ${pod} and its log files gone`,
-      () => (readdirSync(podLogs).some((d) => d.startsWith(`dynamo-system_${pod}_`)) ? undefined : true),
+      async () =>
+        readdirSync(podLogs).some((d) => d.startsWith(`dynamo-system_${pod}_`)) ||
+        (await admin.get({ apiVersion: "v1", kind: "Pod", namespace: "dynamo-system", name: pod }))
+          ? undefined
+          : true,
       300_000,
     );
-    expect(await admin.get({ apiVersion: "v1", kind: "Pod", namespace: "dynamo-system", name: pod })).toBeUndefined();
     expect(readFileSync(kept, "utf8")).toMatch(/^\{"function":"apply",.*"decision":"Applied".*"name":"llama"/m);
   });
 
