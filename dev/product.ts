@@ -108,3 +108,38 @@ export async function productReadiness(admin: KubeClient, objects: readonly Kube
   }
   return out;
 }
+
+/** Waits until every object of `objects` is Ready (productReadiness); fails naming those that are not. */
+export async function waitProductReady(
+  admin: KubeClient,
+  objects: readonly KubeObject[],
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const readiness = await productReadiness(admin, objects);
+    if (readiness.every((r) => r.ready)) return;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `the product's Knative objects did not go Ready within ${timeoutMs / 1000} s:\n${readiness
+          .filter((r) => !r.ready)
+          .map((r) => `  ${r.object}: ${r.detail}`)
+          .join("\n")}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/**
+ * The objects with each image `images` names put in place of that name (tagged or not, as knative/
+ * writes it); another image is kept, or refused with `strict` (every image must be one given).
+ */
+export function withImages(objects: KubeObject[], images: Record<string, string>, strict = false): KubeObject[] {
+  const json = JSON.stringify(objects).replaceAll(/"image":"([^":@]+)((?:[:@][^"]*)?)"/g, (whole, name: string) => {
+    if (images[name]) return `"image":"${images[name]}"`;
+    if (strict) throw new Error(`knative/ names the image ${name}, which is not given`);
+    return whole;
+  });
+  return JSON.parse(json) as KubeObject[];
+}

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { KubeObject } from "../../shared/kube/client.ts";
 import { ensureBinaries } from "../control-plane/binaries.ts";
 import { startControlPlane, type ControlPlane } from "../control-plane/index.ts";
-import { installProduct, PRODUCT_NAMESPACE, productReadiness } from "../product.ts";
+import { installProduct, PRODUCT_NAMESPACE, waitProductReady } from "../product.ts";
 import { followPodLogs, type PodLogs } from "./pod-logs.ts";
 import { clusterUrlFromHost, productOnNode } from "./product-services.ts";
 
@@ -68,20 +68,7 @@ export async function startProductCluster(o: ProductClusterOptions): Promise<Pro
       o.edit ? await o.edit(product, controlPlane) : product,
     );
     // Knative's first pods (the functions', the Broker's) start on a node that may be busy: minutes, not seconds.
-    const deadline = Date.now() + 240_000;
-    for (;;) {
-      const readiness = await productReadiness(controlPlane.client, objects);
-      if (readiness.every((r) => r.ready)) break;
-      if (Date.now() > deadline) {
-        throw new Error(
-          `the product's Knative objects did not go Ready:\n${readiness
-            .filter((r) => !r.ready)
-            .map((r) => `  ${r.object}: ${r.detail}`)
-            .join("\n")}`,
-        );
-      }
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    await waitProductReady(controlPlane.client, objects, 240_000);
     const broker = await controlPlane.client.get<{ status?: { address?: { url?: string } } }>({
       apiVersion: "eventing.knative.dev/v1",
       kind: "Broker",

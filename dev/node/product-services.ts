@@ -4,7 +4,7 @@
  */
 import { request } from "node:http";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
-import { productManifests } from "../product.ts";
+import { productManifests, withImages } from "../product.ts";
 import { knativeImage } from "./knative.ts";
 import { TRAEFIK_NAMESPACE } from "./traefik.ts";
 
@@ -31,14 +31,7 @@ const IMAGES: Record<string, string> = {
 
 /** `kubectl kustomize knative/` with the images built here, as a user sets theirs (kustomize edit set image). */
 export function productOnNode(kubectl: string): KubeObject[] {
-  const json = JSON.stringify(productManifests(kubectl)).replaceAll(
-    /"image":"([^":@]+)(?:[:@][^"]*)?"/g,
-    (_, name: string) => {
-      if (!IMAGES[name]) throw new Error(`knative/ names the image ${name}, which is not built here`);
-      return `"image":"${IMAGES[name]}"`;
-    },
-  );
-  return JSON.parse(json) as KubeObject[];
+  return withImages(productManifests(kubectl), IMAGES, true);
 }
 
 /** POSTs to a cluster-local Knative Service as a pod would after resolving its name: to Traefik's internal Service, with its Host. */

@@ -5,9 +5,9 @@
 import { spawnSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
 import { stringify } from "yaml";
-import { installProduct, productManifests, productReadiness } from "../../dev/product.ts";
+import { installProduct, productManifests, waitProductReady, withImages } from "../../dev/product.ts";
 import { KubeClient, connect, type KubeObject } from "../../shared/kube/client.ts";
-import { E2E_NAMESPACE_LABEL, e2eSettings, withImage } from "./settings.ts";
+import { E2E_NAMESPACE_LABEL, e2eSettings } from "./settings.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -49,24 +49,12 @@ export async function setup(project: TestProject) {
     if (!found)
       throw new Error(`the cluster of ${kubeconfig} has no ${crd}: install Knative Eventing and Serving first`);
   }
-  const objects = withImage(productManifests(kubectl), settings.image);
+  const objects = withImages(productManifests(kubectl), { "dynamo-pool-relay": settings.image });
   const before = await Promise.all(objects.map((o) => admin.get(ref(o))));
   made = objects.filter((_, i) => !before[i]);
   console.log(`[e2e] installing knative/ with ${settings.image}: ${made.length} of ${objects.length} objects new`);
   await installProduct(admin, kubectl, FIELD_MANAGER, objects);
-  const deadline = Date.now() + READY_WITHIN_MS;
-  for (;;) {
-    const readiness = await productReadiness(admin, objects);
-    if (readiness.every((r) => r.ready)) break;
-    if (Date.now() > deadline)
-      throw new Error(
-        `the product did not go Ready within ${READY_WITHIN_MS / 1000} s:\n${readiness
-          .filter((r) => !r.ready)
-          .map((r) => `  ${r.object}: ${r.detail}`)
-          .join("\n")}`,
-      );
-    await new Promise((r) => setTimeout(r, 1000));
-  }
+  await waitProductReady(admin, objects, READY_WITHIN_MS);
   project.provide("kubeconfig", kubeconfig);
   project.provide("relayImage", settings.relayImage);
 }

@@ -1,5 +1,4 @@
 // What the end-to-end suite takes from its environment, checked before it touches the cluster.
-import type { KubeObject } from "../../shared/kube/client.ts";
 
 /** The label on every namespace the suite makes: its teardown deletes them by it. */
 export const E2E_NAMESPACE_LABEL = "dynamo-pool-relay.e2e";
@@ -27,10 +26,4 @@ export function e2eSettings(env: Record<string, string | undefined>): E2eSetting
     image: env["POOLRELAY_IMAGE"]!,
     relayImage: env["POOLRELAY_RELAY_IMAGE"]!,
   };
-}
-
-/** knative/'s objects with the product's image in place of the name kustomization.yaml gives it. */
-export function withImage(objects: KubeObject[], image: string): KubeObject[] {
-  const json = JSON.stringify(objects).replaceAll(/"image":"dynamo-pool-relay(?:[:@][^"]*)?"/g, `"image":"${image}"`);
-  return JSON.parse(json) as KubeObject[];
 }

@@ -1,6 +1,7 @@
 // What npm run test:e2e takes from its environment, and the image it installs.
 import { describe, expect, it } from "vitest";
-import { e2eSettings, withImage } from "../e2e/settings.ts";
+import { withImages } from "../../dev/product.ts";
+import { e2eSettings } from "../e2e/settings.ts";
 
 const ENV = {
   KUBECONFIG: "/tmp/kc",
@@ -45,11 +46,26 @@ describe("the e2e suite's settings", () => {
         spec: { containers: [{ image: "other/dynamo-pool-relay:1" }] },
       },
     ];
-    expect(JSON.stringify(withImage(objects, "reg.example/p:2"))).toBe(
+    expect(JSON.stringify(withImages(objects, { "dynamo-pool-relay": "reg.example/p:2" }))).toBe(
       JSON.stringify([
         { ...objects[0], spec: { containers: [{ image: "reg.example/p:2" }, { image: "reg.example/p:2" }] } },
         objects[1],
       ]),
+    );
+  });
+
+  it("refuses, when strict, an image it is not given (as the local node, which runs only what it built)", () => {
+    const pod = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "a" },
+      spec: { containers: [{ image: "other:1" }] },
+    };
+    expect(withImages([pod], { other: "dev.local/other:local" }, true)[0]).toMatchObject({
+      spec: { containers: [{ image: "dev.local/other:local" }] },
+    });
+    expect(() => withImages([pod], { "dynamo-pool-relay": "x" }, true)).toThrow(
+      /knative\/ names the image other, which is not given/,
     );
   });
 });
