@@ -184,7 +184,7 @@ export async function start(options: StartOptions): Promise<void> {
       log: (l) => out(`  ${l}`),
     });
     stops.push(() => cp.stop());
-    out(`control plane, node and Knative up in ${seconds()} s`);
+    out(`control plane, node and Knative up in ${seconds()} s; their logs and kubeconfig in ${cp.dir}`);
     const admin = cp.client;
     const logs = join(cp.dir, "logs");
     const podLogs = followPodLogs(join(cp.dir, "node", "pod-logs"), logs, (c, text) => {

@@ -102,6 +102,32 @@ describe("SendQueue", () => {
     expect(sink.calls.map((c) => c.id)).toEqual(["a1", "a2"]);
   });
 
+  it("tries a failing send again however long the sink fails, waiting twice as long each time up to 30 s", async () => {
+    // 60 failed attempts: 100 ms doubling to the 30 s cap, then every 30 s, for more than 25 minutes of sleeps.
+    const statuses: (number | Error)[] = [
+      ...Array.from({ length: 30 }, () => 503),
+      ...Array.from({ length: 30 }, () => new Error("ECONNREFUSED")),
+      202,
+    ];
+    let posts = 0;
+    const slept: number[] = [];
+    const q = new SendQueue(
+      () => {
+        const s = statuses[posts++]!;
+        return s instanceof Error ? Promise.reject(s) : Promise.resolve(s);
+      },
+      1,
+      noLog,
+      async (ms) => void slept.push(ms),
+    );
+    q.push("a", ev("a1"));
+    await q.idle();
+    expect(q.counts).toMatchObject({ sent: 1, failedAttempts: 60, refused: 0 });
+    expect(slept.slice(0, 10)).toEqual([100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 30000]);
+    expect(new Set(slept.slice(9))).toEqual(new Set([30000]));
+    expect(slept.reduce((a, b) => a + b, 0)).toBeGreaterThan(25 * 60_000);
+  });
+
   it.each([400, 403, 413, 422])("drops an event the sink refuses with %i, and says so", async (status) => {
     const sink = manualSink();
     const refused: unknown[] = [];

@@ -1,12 +1,15 @@
 // `npm start` installs samples/ and waits for the first DynamoPoolRelay to publish its Service; with
-// --no-samples it installs none. Each case is a real `npm start` on the real node, stopped with
-// SIGINT after: what it prints (the Broker ingress, the tap, the logs folder) works from this host.
+// --no-samples it installs none. Each case is a real `npm start` on the real node: what it prints
+// (the Broker ingress, the tap, the logs folder) works from this host. Each ends by stopping the
+// whole product, Ready, as signals.test.ts stops it while starting: with a terminal's Ctrl-C (the
+// whole process group, so the start process gets it from the terminal and again from npm) and
+// with SIGTERM to npm; nothing of it is left on the host.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { request } from "node:http";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { KubeClient, connect } from "../../shared/kube/client.ts";
-import { alive, npmStart, until, type Started } from "./npm-start.ts";
+import { alive, npmStart, signalAndCheck, until, type Signalled, type Up } from "./npm-start.ts";
 
 type Dpr = {
   metadata: { namespace: string; name: string };
@@ -14,7 +17,14 @@ type Dpr = {
 };
 const condition = (d: Dpr, type: string) => d.status?.conditions?.find((c) => c.type === type);
 
-let started: Started | undefined;
+let started: Up | undefined;
+/** Stops the product this case started, and checks nothing of it is left. */
+const stop = async (signalled: Signalled) => {
+  const run = started!;
+  started = undefined;
+  await signalAndCheck(run, signalled);
+};
+// After a failure: stop what the case started.
 afterEach(async () => {
   if (!started) return;
   const { npm, state } = started;
@@ -104,6 +114,7 @@ describe("npm start", () => {
       300_000,
     );
     expect(readFileSync(kept, "utf8")).toMatch(/^\{"function":"apply",.*"decision":"Applied".*"name":"llama"/m);
+    await stop({ signal: "SIGINT", to: "group" });
   });
 
   it("installs no samples with --no-samples; an event posted to the Broker ingress it prints reaches its tap", async () => {
@@ -149,5 +160,6 @@ describe("npm start", () => {
       source: "/test/start",
       data: { hello: "broker" },
     });
+    await stop({ signal: "SIGTERM", to: "npm" });
   });
 });
