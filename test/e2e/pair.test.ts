@@ -1,40 +1,23 @@
 // One pair's life on the user's cluster, through its API server only: published with the real
 // Relay Ready behind the Service, a DGD rollout reaching the ConfigMap without rolling the pods, the
 // Service withdrawn with the DGD and back with it, the children gone with the DynamoPoolRelay.
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
+import type { KubeClient } from "../../shared/kube/client.ts";
 import { TEST_MANAGER, adminClient, dgdObject, eventually } from "../integration/helpers.ts";
 import { CHILD_REFS, children, condition, rollout, settledDpr } from "../integration/pipeline-helpers.ts";
-import { E2E_NAMESPACE_LABEL } from "./settings.ts";
-
-/** Requests a small cluster can hold, two replicas beside Knative. */
-const RELAY_RESOURCES = { requests: { cpu: "50m", memory: "128Mi" }, limits: { memory: "1Gi" } };
-
-function dpr(namespace: string): KubeObject {
-  return {
-    apiVersion: "nvidia.com/v1alpha1",
-    kind: "DynamoPoolRelay",
-    metadata: { name: "g1", namespace },
-    spec: { image: inject("relayImage"), clusterID: "e2e-cluster", resources: RELAY_RESOURCES },
-  };
-}
+import { createPair, e2eNamespace } from "./objects.ts";
 
 let admin: KubeClient;
 let ns: string;
 beforeAll(async () => {
   admin = await adminClient();
-  ns = `e2e-${randomBytes(3).toString("hex")}`;
-  await admin.apply(
-    { apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: { [E2E_NAMESPACE_LABEL]: "true" } } },
-    TEST_MANAGER,
-  );
+  ns = await e2eNamespace(admin);
 });
 
 describe("a pair on the cluster KUBECONFIG names", () => {
   it("publishes the six children, owned by the DynamoPoolRelay, and goes Ready once two Relay pods are Ready", async () => {
-    await admin.apply(dgdObject(ns, "g1"), TEST_MANAGER);
-    const created = await admin.apply(dpr(ns), TEST_MANAGER);
+    const created = await createPair(admin, ns, inject("relayImage"));
     const ready = await settledDpr(
       ns,
       "g1",

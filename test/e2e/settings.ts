@@ -8,6 +8,8 @@ export interface E2eSettings {
   kubectl: string;
   image: string;
   relayImage: string;
+  /** The earlier build the suite installs first and upgrades from: its knative/ folder and its image. */
+  upgradeFrom?: { knative: string; image: string };
 }
 
 export function e2eSettings(env: Record<string, string | undefined>): E2eSettings {
@@ -20,10 +22,17 @@ export function e2eSettings(env: Record<string, string | undefined>): E2eSetting
     );
   if (env["KUBECONFIG"]!.includes(":"))
     throw new Error("KUBECONFIG names one file here: the suite installs on, and removes from, exactly one cluster");
+  const from = env["POOLRELAY_UPGRADE_FROM"];
+  const fromImage = env["POOLRELAY_UPGRADE_FROM_IMAGE"];
+  if (!from !== !fromImage)
+    throw new Error(
+      "POOLRELAY_UPGRADE_FROM (the knative/ folder of the build to upgrade from) and POOLRELAY_UPGRADE_FROM_IMAGE (that build's image) go together",
+    );
   return {
     kubeconfig: env["KUBECONFIG"]!,
     kubectl: env["KUBECTL"] || "kubectl",
     image: env["POOLRELAY_IMAGE"]!,
     relayImage: env["POOLRELAY_RELAY_IMAGE"]!,
+    ...(from && fromImage ? { upgradeFrom: { knative: from, image: fromImage } } : {}),
   };
 }

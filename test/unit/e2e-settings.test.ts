@@ -27,6 +27,17 @@ describe("the e2e suite's settings", () => {
     expect(() => e2eSettings({})).toThrow(/needs KUBECONFIG, POOLRELAY_IMAGE, POOLRELAY_RELAY_IMAGE/);
   });
 
+  it("takes the build to upgrade from as a pair: its knative/ folder and its image", () => {
+    const from = { POOLRELAY_UPGRADE_FROM: "/tmp/v1/knative", POOLRELAY_UPGRADE_FROM_IMAGE: "reg.example/p:0.9" };
+    expect(e2eSettings({ ...ENV, ...from }).upgradeFrom).toEqual({
+      knative: "/tmp/v1/knative",
+      image: "reg.example/p:0.9",
+    });
+    expect(e2eSettings(ENV).upgradeFrom).toBeUndefined();
+    expect(() => e2eSettings({ ...ENV, POOLRELAY_UPGRADE_FROM: "/tmp/v1/knative" })).toThrow(/go together/);
+    expect(() => e2eSettings({ ...ENV, POOLRELAY_UPGRADE_FROM_IMAGE: "reg.example/p:0.9" })).toThrow(/go together/);
+  });
+
   it("refuses a KUBECONFIG list: it installs on exactly one cluster", () => {
     expect(() => e2eSettings({ ...ENV, KUBECONFIG: "/a:/b" })).toThrow(/one file/);
   });
