@@ -122,16 +122,30 @@ export function sourceLog(): (Record<string, unknown> & { pod: string })[] {
 }
 
 /** The running container of the ApiServerSource's receive adapter, while there is one adapter with one pod. */
-export async function receiveAdapter(admin: KubeClient): Promise<RunningContainer | undefined> {
-  const adapters = (
-    await admin.list<{ metadata: { name: string }; spec: { selector: { matchLabels: Record<string, string> } } }>(
-      "apps/v1",
-      "Deployment",
-      PRODUCT_NAMESPACE,
-    )
-  ).filter((d) => d.metadata.name.startsWith("apiserversource-"));
+export async function receiveAdapter(admin: KubeClient, namespace: string): Promise<RunningContainer | undefined> {
+  type Adapter = {
+    metadata: { name: string; generation?: number };
+    spec: { replicas?: number; selector: { matchLabels: Record<string, string> }; template: unknown };
+    status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; availableReplicas?: number };
+  };
+  const adapters = (await admin.list<Adapter>("apps/v1", "Deployment", PRODUCT_NAMESPACE)).filter((d) =>
+    d.metadata.name.startsWith("apiserversource-"),
+  );
   if (adapters.length !== 1) return undefined;
-  const selector = Object.entries(adapters[0]!.spec.selector.matchLabels)
+  const adapter = adapters[0]!;
+  // Its pods watch the namespaces its template lists (the ApiServerSource's namespaceSelector):
+  // until the roll that adds `namespace` is over, a pod of it may still start, list and send.
+  const { status } = adapter;
+  const want = adapter.spec.replicas ?? 1;
+  if (
+    !JSON.stringify(adapter.spec.template).includes(namespace) ||
+    status?.observedGeneration !== adapter.metadata.generation ||
+    status?.updatedReplicas !== want ||
+    status.replicas !== want ||
+    status.availableReplicas !== want
+  )
+    return undefined;
+  const selector = Object.entries(adapter.spec.selector.matchLabels)
     .map(([k, v]) => `${k}=${v}`)
     .join(",");
   return runningContainer(admin, PRODUCT_NAMESPACE, selector, "receive-adapter");

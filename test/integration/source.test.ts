@@ -239,8 +239,12 @@ describe("the event source's gaps", () => {
     const admin = await adminClient();
     const ns = await fresh("stalled");
     await readyPair(ns);
-    // The new namespace rolled the adapter: wait until one pod of it runs.
-    const adapter = await eventually("the ApiServerSource adapter running", () => receiveAdapter(admin), 120_000);
+    // The new namespace rolls the adapter: wait until the roll that adds it is over and one pod runs.
+    const adapter = await eventually(
+      "the ApiServerSource adapter rolled out with the namespace",
+      () => receiveAdapter(admin, ns),
+      120_000,
+    );
     pause(adapter);
     restore.push(() => resume(adapter));
 
