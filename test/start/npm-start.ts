@@ -74,6 +74,15 @@ function spawnStart(args: string[]): Omit<Started, "pid" | "dir"> {
   let output = "";
   npm.stdout.on("data", (c: Buffer) => (output += c.toString()));
   npm.stderr.on("data", (c: Buffer) => (output += c.toString()));
+  // A case that failed before it stopped npm start: its group killed, the control plane's watchdog
+  // stops the rest, so the next case does not start beside it.
+  onTestFinished(() => {
+    try {
+      process.kill(-npm.pid!, "SIGKILL");
+    } catch {
+      // Gone already: the case stopped it.
+    }
+  });
   return { npm, output: () => output, stateFile: join(cacheHome, "dynamo-pool-relay", "start.json") };
 }
 
