@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 import type { KubeClient, KubeObject } from "../shared/kube/client.ts";
 
-const KNATIVE_DIR = fileURLToPath(new URL("../knative/", import.meta.url));
+/** The product's knative/ folder: what `kubectl apply -k knative/` installs. */
+export const KNATIVE_DIR = fileURLToPath(new URL("../knative/", import.meta.url));
 export const PRODUCT_NAMESPACE = "dynamo-system";
 
 /** The objects of `kubectl kustomize knative/`. */

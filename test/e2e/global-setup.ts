@@ -6,7 +6,6 @@
 // image and waits for it to be Ready. uninstall.test.ts, last, removes the product as a user does;
 // the teardown removes whatever the suite made that is still there, and puts back what was there
 // before and is gone.
-import { spawnSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
 import { stringify } from "yaml";
 import {
@@ -19,6 +18,7 @@ import {
 import { KubeClient, connect, type KubeObject } from "../../shared/kube/client.ts";
 import { eventually } from "../integration/helpers.ts";
 import { CHILD_REFS, children } from "../integration/pipeline-helpers.ts";
+import { kubectlRun, ref } from "./kubectl.ts";
 import { E2E_MANAGER, createPair, e2eNamespace } from "./objects.ts";
 import { E2E_NAMESPACE_LABEL, e2eSettings } from "./settings.ts";
 
@@ -44,19 +44,7 @@ const existed: KubeObject[] = [];
 let kubectl = "kubectl";
 let kubeconfig = "";
 
-function run(args: string[], input?: string): string {
-  const r = spawnSync(kubectl, [`--kubeconfig=${kubeconfig}`, ...args], { encoding: "utf8", input });
-  if (r.error) throw new Error(`${kubectl}: ${r.error.message} (set KUBECTL to a kubectl binary)`);
-  if (r.status !== 0) throw new Error(`kubectl ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
-  return r.stdout;
-}
-
-const ref = (o: KubeObject) => ({
-  apiVersion: o.apiVersion,
-  kind: o.kind,
-  name: o.metadata.name,
-  ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
-});
+const run = (args: string[], input?: string) => kubectlRun(kubectl, kubeconfig, args, input);
 const key = (o: KubeObject) => `${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`;
 
 /** The objects of `manifests` not there yet are the suite's to remove; those there are to put back. */
@@ -76,19 +64,20 @@ async function publishedPair(client: KubeClient, relayImage: string): Promise<Su
   type Dpr = KubeObject & {
     status?: { observedGeneration?: number; readyReplicas?: number; conditions?: { type: string; status: string }[] };
   };
-  for (const deadline = Date.now() + READY_WITHIN_MS; ;) {
-    const d = await client.get<Dpr>({
-      apiVersion: "nvidia.com/v1alpha1",
-      kind: "DynamoPoolRelay",
-      namespace,
-      name: "g1",
-    });
-    const ready = d?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
-    if (ready && d?.status?.readyReplicas === 2 && d.status.observedGeneration === d.metadata.generation) break;
-    if (Date.now() > deadline)
-      throw new Error(`${namespace}/g1 not Ready under the earlier build: ${JSON.stringify(d?.status)}`);
-    await new Promise((r) => setTimeout(r, 1000));
-  }
+  await eventually(
+    `${namespace}/g1 Ready with both Relay pods under the earlier build`,
+    async () => {
+      const d = await client.get<Dpr>({
+        apiVersion: "nvidia.com/v1alpha1",
+        kind: "DynamoPoolRelay",
+        namespace,
+        name: "g1",
+      });
+      const ready = d?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+      return ready && d?.status?.readyReplicas === 2 && d.status.observedGeneration === d.metadata.generation;
+    },
+    READY_WITHIN_MS,
+  );
   const objs = await children(client, namespace);
   const uids = Object.fromEntries(CHILD_REFS.map(([, kind]) => [kind, objs[kind]!.metadata.uid!]));
   return { namespace, uids };

@@ -1,31 +1,19 @@
 // The uninstall docs/install.md gives, run as a user runs it (the suite runs this file last): every
 // DynamoPoolRelay deleted while the functions still run, then `kubectl delete -k knative/`. Nothing
 // of the product is left but what the user made: the DGDs and their namespaces stay.
-import { spawnSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { describe, expect, inject, it } from "vitest";
-import { PRODUCT_NAMESPACE, productManifests } from "../../dev/product.ts";
+import { KNATIVE_DIR, PRODUCT_NAMESPACE, productManifests } from "../../dev/product.ts";
 import type { KubeObject } from "../../shared/kube/client.ts";
 import { adminClient, eventually } from "../integration/helpers.ts";
 import { CHILD_REFS, children } from "../integration/pipeline-helpers.ts";
+import { kubectlRun, ref } from "./kubectl.ts";
 import { createPair, e2eNamespace } from "./objects.ts";
 import { E2E_NAMESPACE_LABEL } from "./settings.ts";
 
-const KNATIVE_DIR = fileURLToPath(new URL("../../knative/", import.meta.url));
 const MANAGED = "app.kubernetes.io/managed-by=dynamo-pool-relay";
 const PART_OF = "app.kubernetes.io/part-of=dynamo-pool-relay";
 
-function kubectl(...args: string[]): void {
-  const r = spawnSync(inject("kubectl"), [`--kubeconfig=${inject("kubeconfig")}`, ...args], { encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`kubectl ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
-}
-
-const ref = (o: KubeObject) => ({
-  apiVersion: o.apiVersion,
-  kind: o.kind,
-  name: o.metadata.name,
-  ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
-});
+const kubectl = (...args: string[]) => kubectlRun(inject("kubectl"), inject("kubeconfig"), args);
 
 describe("uninstall", () => {
   it("removes every object of knative/ and every pair's children; the DGDs and their namespaces stay", async () => {

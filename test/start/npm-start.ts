@@ -86,16 +86,31 @@ function spawnStart(args: string[]): Omit<Started, "pid" | "dir"> {
   return { npm, output: () => output, stateFile: join(cacheHome, "dynamo-pool-relay", "start.json") };
 }
 
+/** `until`, failing at once with npm start's output if it exits first. */
+function whileRunning<T>(
+  run: Omit<Started, "pid" | "dir">,
+  what: string,
+  probe: () => T | undefined,
+  timeoutMs: number,
+): Promise<T> {
+  return until(
+    what,
+    () => {
+      if (run.npm.exitCode !== null) throw new Error(`npm start exited ${run.npm.exitCode}:\n${run.output()}`);
+      return probe();
+    },
+    timeoutMs,
+  );
+}
+
 /** `npm start -- ...args`, resolved once its state file is written (the control plane and the product are up). */
 export async function npmStart(args: string[]): Promise<Up> {
   const run = spawnStart(args);
-  const state = await until(
+  // A node, Knative Serving and Eventing and the product, all pods, on 2 cores: a few minutes.
+  const state = await whileRunning(
+    run,
     "npm start is up",
-    () => {
-      if (run.npm.exitCode !== null) throw new Error(`npm start exited ${run.npm.exitCode}:\n${run.output()}`);
-      return existsSync(run.stateFile) ? (JSON.parse(readFileSync(run.stateFile, "utf8")) as Up["state"]) : undefined;
-      // A node, Knative Serving and Eventing and the product, all pods, on 2 cores: a few minutes.
-    },
+    () => (existsSync(run.stateFile) ? (JSON.parse(readFileSync(run.stateFile, "utf8")) as Up["state"]) : undefined),
     420_000,
   );
   return { ...run, state, pid: state.pid, dir: dirname(state.kubeconfig) };
@@ -107,14 +122,11 @@ export async function npmStart(args: string[]): Promise<Up> {
  */
 export async function npmStarting(args: string[]): Promise<Started> {
   const run = spawnStart(args);
-  const dir = await until(
+  const dir = await whileRunning(
+    run,
     "npm start's control plane, node and Knative are up",
-    () => {
-      if (run.npm.exitCode !== null) throw new Error(`npm start exited ${run.npm.exitCode}:\n${run.output()}`);
-      return /\ncontrol plane, node and Knative up in [\d.]+ s; their logs and kubeconfig in (\S+)\n/.exec(
-        run.output(),
-      )?.[1];
-    },
+    () =>
+      /\ncontrol plane, node and Knative up in [\d.]+ s; their logs and kubeconfig in (\S+)\n/.exec(run.output())?.[1],
     300_000,
   );
   // npm's one child: `exec` takes the script's shell to the start process.
