@@ -32,6 +32,9 @@ cache="${POOLRELAY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dynamo-pool-relay}
 NODE_VERSION=22.23.3
 NPM_VERSION=10.9.9
 mkdir -p "$cache/archives"
+# One build at a time (npm test starts clusters in parallel lanes): the next finds the archives made.
+exec 9>"$cache/lock"
+flock 9
 storage=(--root "$cache/storage" --runroot "$cache/run" --storage-driver overlay)
 bah() { buildah "${storage[@]}" "$@"; }
 log() { printf '[images:build] %s\n' "$*" >&2; }

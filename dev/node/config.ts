@@ -12,6 +12,16 @@ import { stringify } from "yaml";
 export const SLOTS = 16;
 export const NODE_NAME = "poolrelay-node";
 
+/**
+ * The slots in the order a new node tries them: from `next` (the one after the last claimed) round
+ * to the one before, so a slot just freed is the last taken again, and a check that a stopped node
+ * left nothing never sees another node's link or cgroups of the same name (npm test runs lanes).
+ */
+export function slotOrder(next: number): number[] {
+  const from = Number.isInteger(next) ? ((next % SLOTS) + SLOTS) % SLOTS : 0;
+  return Array.from({ length: SLOTS }, (_, i) => (from + i) % SLOTS);
+}
+
 export interface NodePlan {
   slot: number;
   /** The host's end of the link, in the host's network namespace: the API server listens here. */

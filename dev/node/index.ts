@@ -23,6 +23,7 @@ import {
   NODE_NAME,
   nodePlan,
   SLOTS,
+  slotOrder,
   type NodePlan,
 } from "./config.ts";
 
@@ -35,9 +36,12 @@ function ip(...args: string[]): void {
   if (r.status !== 0) throw new Error(`ip ${args.join(" ")} failed: ${(r.stderr || r.error?.message || "").trim()}`);
 }
 
-/** Takes the first free slot by creating its veth pair; the host end gets its address. */
+/** Where the slot after the last one claimed on this machine is kept (tmpfs: a reboot frees every slot). */
+const NEXT_SLOT = "/run/poolrelay-next-node-slot";
+
+/** Takes the first free slot in slotOrder by creating its veth pair; the host end gets its address. */
 export function claimSlot(): NodePlan {
-  for (let slot = 0; slot < SLOTS; slot++) {
+  for (const slot of slotOrder(Number(existsSync(NEXT_SLOT) ? readFileSync(NEXT_SLOT, "utf8") : 0))) {
     const plan = nodePlan(slot);
     try {
       ip("link", "add", plan.hostLink, "type", "veth", "peer", "name", plan.peerLink);
@@ -53,6 +57,7 @@ export function claimSlot(): NodePlan {
       spawnSync("ip", ["link", "del", plan.hostLink]);
       throw err;
     }
+    writeFileSync(NEXT_SLOT, String(slot + 1));
     return plan;
   }
   throw new Error(
