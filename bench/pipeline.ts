@@ -18,6 +18,7 @@ import { startTap, tapTrigger } from "../dev/tap.ts";
 import { BROKER, startProductCluster } from "../dev/node/product-cluster.ts";
 import { settleBounded } from "../shared/concurrency.ts";
 import { ApiError } from "../shared/kube/errors.ts";
+import { EventType } from "../shared/events.ts";
 import { sampleFunctionMemory } from "./function-memory.ts";
 import { serviceMemoryLimit } from "./memory-limit.ts";
 import { buildClassic, startClassic } from "./classic.ts";
@@ -381,6 +382,15 @@ try {
   for (const [label, r] of [...statusRuns].sort((a, b) => b[1].reads + b[1].writes - a[1].reads - a[1].writes)) {
     console.log(`| ${label} | ${r.runs} | ${r.reads} | ${r.writes} | ${((r.reads + r.writes) / PAIRS).toFixed(2)} |`);
   }
+  // Two rules whose saving only a count shows: invocations answered by a run of the same key
+  // another shared (shared/coalesce.ts), and status runs that found children off the decision but
+  // asked no reconcile, since the off children had not changed (apply was still creating them).
+  const shared = (fn: string) => per(fn).filter((i) => i.coalesced === true).length;
+  const offDecision = per("status").filter((i) => i.reflects === false);
+  console.log(
+    `\ninvocations answered by a shared run: apply ${shared("apply")}, status ${shared("status")}; ` +
+      `status runs off the decision: ${offDecision.length}, of them asking a reconcile (Drift): ${offDecision.filter((i) => i.reply?.type === EventType.Reconcile).length}`,
+  );
   // Each pod's container under its Service's memory limit, sampled over both parts of the run (bench/function-memory.ts).
   console.log(
     "\n| function | memory limit | pods | peak memory of a pod (cgroup, page cache included) | restarts |\n|---|---|---|---|---|",

@@ -57,6 +57,19 @@ try {
     (i.key?.namespace === ns && JSON.stringify(i).includes(`"name":"${name}"`)) ||
     ((i.event.subject ?? "").includes(`/namespaces/${ns}/`) && (i.event.subject ?? "").includes(name));
 
+  const lastEvent = (kind: string, name: string) =>
+    events.filter((e) => e.extensions["kind"] === kind && e.extensions["name"] === name).at(-1)!;
+  const liveDpr = async (name: string) =>
+    (await admin.get<KubeObject>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: ns, name }))!;
+  /** Posts an event the tap saw, or one made from it, to the Broker again under a new id. */
+  async function replay(event: CloudEvent): Promise<void> {
+    const res = await fetch(cp.brokerIngress, {
+      method: "POST",
+      ...toBinary({ ...event, id: randomUUID(), time: now() }),
+    });
+    if (res.status !== 202) throw new Error(`the broker ingress answered ${res.status}`);
+  }
+
   /** Runs `act`, waits until no new invocation about the key for 2 s, and sums what it cost. */
   async function measure(label: string, name: string, act: () => Promise<void>): Promise<string> {
     const before = logs();
@@ -99,16 +112,9 @@ try {
       );
       publishToReadyMs = performance.now() - t;
     }),
-    await measure("no-op (the DGD's last event again, new id)", "g1", async () => {
-      const last = events
-        .filter((e) => e.extensions["kind"] === "DynamoGraphDeployment" && e.extensions["name"] === "g1")
-        .at(-1)!;
-      const res = await fetch(cp.brokerIngress, {
-        method: "POST",
-        ...toBinary({ ...last, id: randomUUID(), time: now() }),
-      });
-      if (res.status !== 202) throw new Error(`the broker ingress answered ${res.status}`);
-    }),
+    await measure("no-op (the DGD's last event again, new id)", "g1", () =>
+      replay(lastEvent("DynamoGraphDeployment", "g1")),
+    ),
     await measure("worker-namespace change (DGD rollout)", "g1", async () => {
       const live = (await admin.get<KubeObject>({
         apiVersion: "nvidia.com/v1beta1",
@@ -124,6 +130,20 @@ try {
       await until("the rollout observed", async () => (await dprStatus("g1"))?.workerNamespaces?.length === 2);
       rolloutToObservedMs = performance.now() - t;
     }),
+    // Shortcuts no burst meets, each beside the same kind of event without what it answers from
+    // (docs/shortcuts.md): a name no DynamoPoolRelay can have, a payload showing its generation observed.
+    await measure("a DGD no DynamoPoolRelay can be named for (g1.v1)", "g1.v1", () =>
+      admin.apply(dgd(ns, "g1.v1"), MANAGER).then(() => undefined),
+    ),
+    await measure("a DGD with no DynamoPoolRelay (g2)", "g2", () =>
+      admin.apply(dgd(ns, "g2"), MANAGER).then(() => undefined),
+    ),
+    await measure("the DynamoPoolRelay's update replayed, its generation observed", "g1", async () =>
+      replay({ ...lastEvent("DynamoPoolRelay", "g1"), data: await liveDpr("g1") }),
+    ),
+    await measure("the same replayed without its status", "g1", async () =>
+      replay({ ...lastEvent("DynamoPoolRelay", "g1"), data: { ...(await liveDpr("g1")), status: undefined } }),
+    ),
   ];
 
   // 2. Cold start of each bundled function as a process here, with its ServiceAccount's rights.

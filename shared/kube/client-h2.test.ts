@@ -206,6 +206,27 @@ describe("HTTP/2 to the API server", () => {
     expect([api.seen.requests.length, api.seen.connections]).toEqual([2, 1]);
   });
 
+  it("sends a write again, at once, only when the server refused its stream (REFUSED_STREAM: never processed)", async () => {
+    const resets: number[] = [];
+    const api = await apiServer((req, res) => {
+      const code = resets.shift();
+      if (code === undefined) return namespace(req, res);
+      (res as unknown as http2.Http2ServerResponse).stream.close(code);
+    });
+    const kube = await client(api.url);
+    resets.push(http2.constants.NGHTTP2_REFUSED_STREAM, http2.constants.NGHTTP2_REFUSED_STREAM);
+    await expect(kube.request("POST", "/api/v1/namespaces", { kind: "Namespace" })).resolves.toEqual({
+      kind: "Namespace",
+    });
+    expect(api.seen.requests).toEqual(Array(3).fill("HTTP/2.0 POST /api/v1/namespaces"));
+    // Any other reset may come after the write was made: the caller decides.
+    resets.push(http2.constants.NGHTTP2_INTERNAL_ERROR);
+    await expect(kube.request("POST", "/api/v1/namespaces", { kind: "Namespace" })).rejects.toMatchObject({
+      reason: "NetworkError",
+    });
+    expect(api.seen.requests).toHaveLength(4);
+  });
+
   it("opens a new connection once the server closed the last one (GOAWAY)", async () => {
     const api = await apiServer();
     const kube = await client(api.url);

@@ -682,6 +682,8 @@ async function overH2(
     if (err.kind === "aborted" || (err.kind === "timeout" && out.byDeadline)) throw deadlineExceeded(what, "cut");
     // Not the deadline: the connection may be dead; a PING tells (dead, the next request opens a new one).
     if (err.kind === "timeout") throw (h2.check(session), new ApiError(0, "Timeout", err.message));
+    // Never processed, so safe to send again whatever the method: at once, as a throttled request is.
+    if (err.kind === "refused") throw new ApiError(0, "RefusedStream", err.message, 0);
     throw new ApiError(0, "NetworkError", err.message);
   }
 }

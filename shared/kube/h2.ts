@@ -43,8 +43,9 @@ export interface Outgoing {
 
 /** Why an exchange failed before a complete answer: the caller turns it into an ApiError. */
 export class H2Failure extends Error {
-  readonly kind: "network" | "timeout" | "aborted";
-  constructor(kind: "network" | "timeout" | "aborted", message: string) {
+  /** `refused`: the server reset the stream with REFUSED_STREAM, which says it did nothing with it (RFC 9113, 8.7). */
+  readonly kind: "network" | "refused" | "timeout" | "aborted";
+  constructor(kind: H2Failure["kind"], message: string) {
     super(message);
     this.kind = kind;
   }
@@ -184,6 +185,7 @@ export function h2Exchange(sessions: H2Sessions, session: ClientHttp2Session, r:
       sessions.drop(session);
       return reject(new H2Failure("network", `${what}: ${(err as Error).message}`));
     }
+    const { constants } = load("node:http2") as typeof import("node:http2");
     let response: IncomingHttpHeaders | undefined;
     const chunks: Buffer[] = [];
     const settle = (f: () => void) => {
@@ -193,7 +195,7 @@ export function h2Exchange(sessions: H2Sessions, session: ClientHttp2Session, r:
     };
     const fail = (kind: H2Failure["kind"], message: string) => {
       settle(() => reject(new H2Failure(kind, message)));
-      if (!stream.destroyed) stream.close((load("node:http2") as typeof import("node:http2")).constants.NGHTTP2_CANCEL);
+      if (!stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
     };
     const timer = setTimeout(
       () => fail("timeout", `${what}: no complete answer within ${r.timeoutMs} ms`),
@@ -203,7 +205,8 @@ export function h2Exchange(sessions: H2Sessions, session: ClientHttp2Session, r:
     r.signal?.addEventListener("abort", onAbort);
     stream.on("response", (h) => (response = h));
     stream.on("data", (c: Buffer) => chunks.push(c));
-    stream.on("error", (err: Error) => fail("network", `${what}: ${err.message}`));
+    const reset = () => (stream.rstCode === constants.NGHTTP2_REFUSED_STREAM ? "refused" : "network");
+    stream.on("error", (err: Error) => fail(reset(), `${what}: ${err.message}`));
     stream.on("end", () =>
       settle(() => {
         if (!response) return reject(new H2Failure("network", `${what}: the stream ended without a response`));
@@ -217,7 +220,7 @@ export function h2Exchange(sessions: H2Sessions, session: ClientHttp2Session, r:
     );
     // A reset or a closed session ends the stream without 'end'.
     stream.on("close", () =>
-      fail("network", `${what}: the stream closed before the response was complete (code ${stream.rstCode})`),
+      fail(reset(), `${what}: the stream closed before the response was complete (code ${stream.rstCode})`),
     );
     stream.end(r.payload);
   });
