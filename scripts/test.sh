@@ -7,7 +7,8 @@
 # real Relay); the e2e suite on a cluster it reaches only through the kubeconfig of `poolrelay
 # cluster up --profile node`. With arguments, one vitest run with them, no lint (npm run
 # test:faults passes the fault suite's config). VITEST_REPORT_DIR=DIR adds a JSON report per run
-# (DIR/main.json, faults.json, start.json, node.json, e2e.json), which CI counts.
+# (DIR/unit.json, main.json for integration, faults.json, start.json, node.json, e2e.json), which
+# CI counts.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=use-node.sh
@@ -25,23 +26,31 @@ bash scripts/host-packages.sh
 # Three lanes at once, each a chain of suites on clusters of their own: the suites mostly wait on
 # real clusters (one after another they kept this 2-core machine 40% busy), so the run takes as
 # long as its longest lane. Each lane writes to its own log, printed whole when all are done; job
-# control (set -m) gives each lane a process group, which an interrupt here is passed on to. The
-# longest lane's cluster starts alone: three nodes importing their images at once took it from
-# about 1.5 to 6 minutes; the others start once it is up (or after 5 minutes).
+# control (set -m) gives each lane a process group, which an interrupt here is passed on to.
+# Clusters start one at a time, each once the one before is up (or after 5 minutes): three nodes
+# importing their images at once took one from 1.5 to 6 minutes, and unit tests run beside that
+# timed out. The unit tests run here while the first cluster starts.
 set -m
 logs=$(mktemp -d)
 lanes=()
 # shellcheck disable=SC2046
 lane() { "$@" >"$logs/${#lanes[@]}.log" 2>&1 & lanes+=($!); }
 trap 'for p in "${lanes[@]}"; do kill -INT -- "-$p" 2>/dev/null || true; done' INT TERM
-lane npx vitest run $(report main)
-for _ in $(seq 150); do
-  grep -qs "Knative and the product Ready" "$logs/0.log" || ! kill -0 "${lanes[0]}" 2>/dev/null && break
-  sleep 2
-done
-lane sh -c "npx vitest run --config vitest.faults.config.ts $(report faults); a=\$?; npx vitest run --config vitest.start.config.ts $(report start) && exit \$a"
-lane sh -c "npx vitest run --config vitest.node.config.ts $(report node); a=\$?; bash scripts/test-e2e-local.sh $(report e2e) && exit \$a"
+# up N: waits until lane N's cluster is up or the lane has ended.
+up() {
+  for _ in $(seq 150); do
+    grep -qs "Knative and the product Ready" "$logs/$1.log" || ! kill -0 "${lanes[$1]}" 2>/dev/null && return
+    sleep 2
+  done
+}
 status=0
+lane npx vitest run --project integration $(report main)
+# shellcheck disable=SC2046
+npx vitest run --project unit $(report unit) || status=$?
+up 0
+lane sh -c "npx vitest run --config vitest.faults.config.ts $(report faults); a=\$?; npx vitest run --config vitest.start.config.ts $(report start) && exit \$a"
+up 1
+lane sh -c "npx vitest run --config vitest.node.config.ts $(report node); a=\$?; bash scripts/test-e2e-local.sh $(report e2e) && exit \$a"
 for i in "${!lanes[@]}"; do
   wait "${lanes[$i]}" || status=$?
   cat "$logs/$i.log"
