@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2046 # report's words are vitest's arguments
 # npm test: type-check and lint (typescript-eslint's type-checked rules, prettier's check), then
 # every test: unit, and integration on a local control plane with a real node, Knative Serving and
 # Eventing as pods and the product's image built with buildah (all built from Go modules and Debian
@@ -29,13 +30,12 @@ bash scripts/host-packages.sh
 # control (set -m) gives each lane a process group, which an interrupt here is passed on to.
 # Clusters start one at a time, each once the one before is up (or after 5 minutes): three nodes
 # importing their images at once took one from 1.5 to 6 minutes, and unit tests run beside that
-# timed out. The unit tests run here while the first cluster starts.
+# timed out. The unit tests run alone beside the first cluster's start.
 set -m
 logs=$(mktemp -d)
 lanes=()
-# shellcheck disable=SC2046
 lane() { "$@" >"$logs/${#lanes[@]}.log" 2>&1 & lanes+=($!); }
-trap 'for p in "${lanes[@]}"; do kill -INT -- "-$p" 2>/dev/null || true; done' INT TERM
+trap 'for p in "${lanes[@]}"; do kill -INT -- "-$p" 2>/dev/null || true; done; echo "interrupted; the logs of the lanes are in $logs" >&2; exit 130' INT TERM
 # up N: waits until lane N's cluster is up or the lane has ended.
 up() {
   for _ in $(seq 150); do
@@ -45,13 +45,14 @@ up() {
 }
 status=0
 lane npx vitest run --project integration $(report main)
-# shellcheck disable=SC2046
-npx vitest run --project unit $(report unit) || status=$?
+lane npx vitest run --project unit $(report unit)
+wait "${lanes[1]}" || status=$?
+cat "$logs/1.log"
 up 0
 lane sh -c "npx vitest run --config vitest.faults.config.ts $(report faults); a=\$?; npx vitest run --config vitest.start.config.ts $(report start) && exit \$a"
-up 1
+up 2
 lane sh -c "npx vitest run --config vitest.node.config.ts $(report node); a=\$?; bash scripts/test-e2e-local.sh $(report e2e) && exit \$a"
-for i in "${!lanes[@]}"; do
+for i in 0 2 3; do
   wait "${lanes[$i]}" || status=$?
   cat "$logs/$i.log"
 done
