@@ -57,7 +57,11 @@ export function claimSlot(): NodePlan {
       spawnSync("ip", ["link", "del", plan.hostLink]);
       throw err;
     }
-    writeFileSync(NEXT_SLOT, String(slot + 1));
+    try {
+      writeFileSync(NEXT_SLOT, String(slot + 1));
+    } catch {
+      // Only a hint of where to start next: without it the next node starts from slot 0.
+    }
     return plan;
   }
   throw new Error(
