@@ -6,7 +6,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          // A guard against a hang, not a measure: npm test runs them beside a cluster starting.
+          // A guard against a hang, not a measure: npm test's lanes run them beside a cluster starting.
           testTimeout: 20_000,
           include: [
             "shared/**/*.test.ts",
