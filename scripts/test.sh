@@ -24,18 +24,27 @@ if [ $# -gt 0 ]; then
   exec npx vitest run "$@"
 fi
 bash scripts/host-packages.sh
-status=0
+# suite NAME: one suite, with its JSON report; chain NAME...: each in turn, failing if any failed.
+suite() {
+  case $1 in
+    unit) npx vitest run --project unit $(report unit) ;;
+    main) npx vitest run --project integration $(report main) ;;
+    e2e) bash scripts/test-e2e-local.sh $(report e2e) ;;
+    *) npx vitest run --config "vitest.$1.config.ts" $(report "$1") ;;
+  esac
+}
+chain() {
+  local failed=0
+  for name in "$@"; do suite "$name" || failed=$?; done
+  return $failed
+}
 # One suite after another unless POOLRELAY_TEST_LANES=3: in lanes the load made a timing-bound
 # test fail in 3 of 5 whole runs (bench/HISTORY.md); none of the last three runs one after another
 # failed that way.
 if [ "${POOLRELAY_TEST_LANES:-1}" != 3 ]; then
-  npx vitest run --project unit $(report unit) || status=$?
-  npx vitest run --project integration $(report main) || status=$?
-  npx vitest run --config vitest.faults.config.ts $(report faults) || status=$?
-  npx vitest run --config vitest.start.config.ts $(report start) || status=$?
-  npx vitest run --config vitest.node.config.ts $(report node) || status=$?
-  bash scripts/test-e2e-local.sh $(report e2e) || status=$?
-  exit $status
+  failed=0
+  chain unit main faults start node e2e || failed=$?
+  exit $failed
 fi
 # Three lanes at once, each a chain of suites on clusters of their own: the suites mostly wait on
 # real clusters (one after another they kept this 2-core machine 40% busy), so the run takes as
@@ -56,14 +65,15 @@ up() {
     sleep 2
   done
 }
-lane npx vitest run --project integration $(report main)
-lane npx vitest run --project unit $(report unit)
+status=0
+lane chain main
+lane chain unit
 wait "${lanes[1]}" || status=$?
 cat "$logs/1.log"
 up 0
-lane sh -c "npx vitest run --config vitest.faults.config.ts $(report faults); a=\$?; npx vitest run --config vitest.start.config.ts $(report start) && exit \$a"
+lane chain faults start
 up 2
-lane sh -c "npx vitest run --config vitest.node.config.ts $(report node); a=\$?; bash scripts/test-e2e-local.sh $(report e2e) && exit \$a"
+lane chain node e2e
 for i in 0 2 3; do
   wait "${lanes[$i]}" || status=$?
   cat "$logs/$i.log"
