@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { selectorMatches, selectorProblems, selectorQuery, type LabelSelector } from "./label-selector.ts";
+import { selectorMatches, selectorQuery, type LabelSelector } from "./label-selector.ts";
 
 describe("selectorMatches", () => {
   const labels = { app: "llm", tier: "decode", "nvidia.com/pool": "a" };
@@ -84,52 +84,5 @@ describe("selectorQuery", () => {
     [{ matchLabels: { app: "llm" }, matchExpressions: [{ key: "zone", operator: "DoesNotExist" }] }, "app=llm,!zone"],
   ])("%j → %s", (selector, query) => {
     expect(selectorQuery(selector)).toBe(query);
-  });
-});
-
-describe("selectorProblems", () => {
-  it("finds nothing wrong in a valid selector", () => {
-    expect(
-      selectorProblems({
-        matchLabels: { app: "llm", "nvidia.com/pool": "a", empty: "" },
-        matchExpressions: [
-          { key: "tier", operator: "In", values: ["decode", "prefill"] },
-          { key: "zone", operator: "DoesNotExist" },
-        ],
-      }),
-    ).toEqual([]);
-  });
-
-  it.each<[LabelSelector, RegExp]>([
-    [{ matchLabels: { "bad key": "x" } }, /^matchLabels: the label key "bad key" must be a name of at most 63/],
-    [{ matchLabels: { ["k".repeat(64)]: "x" } }, /must be a name of at most 63/],
-    [{ matchLabels: { "Bad_Prefix/app": "x" } }, /has a prefix that is not a DNS-1123 subdomain/],
-    [{ matchLabels: { "/app": "x" } }, /has a prefix that is not a DNS-1123 subdomain/],
-    [{ matchLabels: { app: "-x" } }, /^matchLabels: the value "-x" of the label "app" must be at most 63/],
-    [{ matchLabels: { app: "v".repeat(64) } }, /must be at most 63 characters/],
-    [
-      { matchExpressions: [{ key: "tier", operator: "In", values: [] }] },
-      /^matchExpressions\[0\]: the operator In needs at least one value$/,
-    ],
-    [
-      { matchExpressions: [{ key: "tier", operator: "NotIn" }] },
-      /^matchExpressions\[0\]: the operator NotIn needs at least one value$/,
-    ],
-    [
-      { matchExpressions: [{ key: "tier", operator: "Exists", values: ["x"] }] },
-      /^matchExpressions\[0\]: the operator Exists takes no values$/,
-    ],
-    [
-      { matchExpressions: [{ key: "tier", operator: "DoesNotExist", values: ["x"] }] },
-      /the operator DoesNotExist takes no values/,
-    ],
-    [
-      { matchExpressions: [{ key: "tier", operator: "In", values: ["ok", "not ok"] }] },
-      /^matchExpressions\[0\]: the value "not ok"/,
-    ],
-  ])("refuses %j", (selector, message) => {
-    const problems = selectorProblems(selector);
-    expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(message);
   });
 });

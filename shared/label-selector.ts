@@ -1,8 +1,9 @@
 /**
- * Kubernetes label selectors (metav1.LabelSelector), judged as the API server judges them: which
- * selectors are valid, which labels they match, and the query string a LIST takes. A
- * DynamoPoolRelay's `spec.dgdSelector` picks its DGDs with one; the core matches in memory what the
- * API server would select, so the source and the functions agree on the same set.
+ * Kubernetes label selectors (metav1.LabelSelector), judged as the API server judges them: the
+ * syntax of keys and values, which labels a selector matches, and the query string a LIST takes. A
+ * DynamoPoolRelay's `spec.dgdSelector` picks its DGDs with one (its schema, which refuses an invalid
+ * one: ./api/label-selector.ts); the core matches in memory what the API server would select, so
+ * the source and the functions agree on the same set.
  */
 
 export type Operator = "In" | "NotIn" | "Exists" | "DoesNotExist";
@@ -18,51 +19,11 @@ export interface LabelSelector {
   matchExpressions?: Requirement[];
 }
 
-/** A label key: an optional DNS-1123 subdomain prefix (at most 253) and `/`, then a name of at most 63. */
-const KEY_NAME = /^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$/;
-const KEY_PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-/** A label value: empty, or at most 63 characters of the name's alphabet. */
-const VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
-function keyProblem(key: string): string | undefined {
-  const slash = key.indexOf("/");
-  const [prefix, name] = slash < 0 ? [undefined, key] : [key.slice(0, slash), key.slice(slash + 1)];
-  if (prefix !== undefined && (prefix.length === 0 || prefix.length > 253 || !KEY_PREFIX.test(prefix)))
-    return `the label key "${key}" has a prefix that is not a DNS-1123 subdomain of at most 253 characters`;
-  if (name.length === 0 || name.length > 63 || !KEY_NAME.test(name))
-    return `the label key "${key}" must be a name of at most 63 characters (letters, digits, '-', '_' and '.', starting and ending with a letter or digit), with an optional DNS subdomain prefix and '/'`;
-  return undefined;
-}
-
-function valueProblem(key: string, value: string): string | undefined {
-  if (value.length > 63 || !VALUE.test(value))
-    return `the value "${value}" of the label "${key}" must be at most 63 characters (letters, digits, '-', '_' and '.', starting and ending with a letter or digit), or empty`;
-  return undefined;
-}
-
-/** Why the API server would refuse this selector, or undefined when it is valid. Paths are relative to the selector. */
-export function selectorProblems(selector: LabelSelector): string[] {
-  const problems: string[] = [];
-  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
-    const p = keyProblem(key) ?? valueProblem(key, value);
-    if (p) problems.push(`matchLabels: ${p}`);
-  }
-  (selector.matchExpressions ?? []).forEach((r, i) => {
-    const at = `matchExpressions[${i}]`;
-    const k = keyProblem(r.key);
-    if (k) problems.push(`${at}: ${k}`);
-    const values = r.values ?? [];
-    if ((r.operator === "In" || r.operator === "NotIn") && values.length === 0)
-      problems.push(`${at}: the operator ${r.operator} needs at least one value`);
-    if ((r.operator === "Exists" || r.operator === "DoesNotExist") && values.length > 0)
-      problems.push(`${at}: the operator ${r.operator} takes no values`);
-    for (const v of values) {
-      const p = valueProblem(r.key, v);
-      if (p) problems.push(`${at}: ${p}`);
-    }
-  });
-  return problems;
-}
+/** A label key: an optional DNS-1123 subdomain and `/`, then a name of 1-63 characters. */
+export const LABEL_KEY =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+/** A label value: empty, or 1-63 characters starting and ending with a letter or digit. */
+export const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
 
 /**
  * Does a valid selector match these labels? Every matchLabels pair and every requirement must

@@ -7,6 +7,7 @@ import * as z from "../zod.ts";
 import { DNS1035_LABEL, MAX_DGD_NAME_LENGTH, SERVICE_SUFFIX } from "../names.ts";
 import { RESERVED_ENV, isReservedEnv } from "../relay-env.ts";
 import { CEL } from "./admission.ts";
+import { LabelSelector } from "./label-selector.ts";
 import {
   Condition,
   EnvVar,
@@ -119,6 +120,12 @@ export const DynamoPoolRelaySpec = z
     priorityClassName: z
       .optional(z.string().check(z.maxLength(253)))
       .check(z.meta({ description: "PriorityClass of the Relay pods." })),
+    dgdSelector: z.optional(LabelSelector).check(
+      z.meta({
+        description:
+          "The DynamoGraphDeployments this Relay serves: every one in this namespace whose labels the selector matches. When omitted, the DynamoGraphDeployment of the same name.",
+      }),
+    ),
   })
   .check(
     z.meta({
