@@ -30,6 +30,8 @@ export const Reason = {
   DiscoveryModeNotPod: "DiscoveryModeNotPod",
   SourcesLimitExceeded: "SourcesLimitExceeded",
   InvalidDGD: "InvalidDGD",
+  NoDGDSelected: "NoDGDSelected",
+  NoEligibleDGD: "NoEligibleDGD",
   InvalidSpec: "InvalidSpec",
   // ServicePublished
   Published: "Published",

@@ -25,7 +25,7 @@ export type Decision =
   | {
       action: "withdraw";
       dpr: DynamoPoolRelay;
-      reason: IneligibleReason | typeof Reason.SourcesLimitExceeded | typeof Reason.InvalidDGD;
+      reason: VerdictReason | typeof Reason.SourcesLimitExceeded;
       message: string;
     }
   | { action: "reject"; reason: typeof Reason.InvalidSpec; message: string };
@@ -49,8 +49,11 @@ export function objectKey(obj: { metadata?: { namespace?: string; name?: string 
  * what the event source keeps of one (shared/source-views.ts).
  */
 export type DgdVerdict =
-  | { eligible: true; namespaces: string[] }
-  | { eligible: false; reason: IneligibleReason | typeof Reason.InvalidDGD; message: string };
+  { eligible: true; namespaces: string[] } | { eligible: false; reason: VerdictReason; message: string };
+
+/** Why a DGD, or a selection of DGDs (shared/selection.ts), decides no Relay. */
+export type VerdictReason =
+  IneligibleReason | typeof Reason.InvalidDGD | typeof Reason.NoDGDSelected | typeof Reason.NoEligibleDGD;
 
 /**
  * @param name the DGD's name, which is its DynamoPoolRelay's
