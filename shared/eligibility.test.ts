@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { dgd, dgdV1alpha1 } from "../test/builders.ts";
-import { DEFAULT_OPERATOR_DEFAULTS, eligibility } from "./eligibility.ts";
+import { DEFAULT_OPERATOR_DEFAULTS, dgdEligibility, eligibility } from "./eligibility.ts";
 
 const BACKEND = "nvidia.com/dynamo-discovery-backend";
 const MODE = "nvidia.com/dynamo-kube-discovery-mode";
@@ -155,5 +155,17 @@ describe("eligibility", () => {
     expect(!verdict.eligible && verdict.reason).toBe(reason);
     if (typeof message === "string") expect(!verdict.eligible && verdict.message).toBe(message);
     else if (message) expect(!verdict.eligible && verdict.message).toMatch(message);
+  });
+});
+
+describe("dgdEligibility", () => {
+  it("judges a DGD a selector picks whatever its name: the Relay's Service is named after its DynamoPoolRelay", () => {
+    const dotted = dgd({ name: "g.1" });
+    expect(eligibility("g.1", dotted, DEFAULT_OPERATOR_DEFAULTS)).toMatchObject({ reason: "InvalidServiceName" });
+    expect(dgdEligibility("g.1", dotted, DEFAULT_OPERATOR_DEFAULTS)).toEqual({ eligible: true });
+    expect(dgdEligibility("g.1", dgd({ name: "g.1", deleting: true }), DEFAULT_OPERATOR_DEFAULTS)).toMatchObject({
+      eligible: false,
+      reason: "DGDDeleting",
+    });
   });
 });

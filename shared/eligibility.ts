@@ -100,6 +100,18 @@ export function eligibility(
 ): Eligibility {
   const nameProblem = serviceNameProblem(name);
   if (nameProblem) return { eligible: false, reason: Reason.InvalidServiceName, message: nameProblem };
+  return dgdEligibility(name, dgd, defaults);
+}
+
+/**
+ * Decides eligibility of the DGD named `name` whatever its name: a DGD a selector picks serves a
+ * Relay named after its DynamoPoolRelay, not after the DGD.
+ */
+export function dgdEligibility(
+  name: string,
+  dgd: DynamoGraphDeployment | undefined,
+  defaults: OperatorDefaults,
+): Eligibility {
   if (!dgd) {
     return {
       eligible: false,
