@@ -6,11 +6,24 @@ import { DynamoPoolRelay } from "./api/dynamo-pool-relay.ts";
 import { DynamoGraphDeployment } from "./api/dynamo-graph-deployment.ts";
 import { Reason } from "./conditions.ts";
 import { connectionRevision } from "./connection-revision.ts";
-import { eligibility, type IneligibleReason, type OperatorDefaults } from "./eligibility.ts";
+import {
+  dgdEligibility,
+  eligibility,
+  type Eligibility,
+  type IneligibleReason,
+  type OperatorDefaults,
+} from "./eligibility.ts";
 import { formatIssues } from "./issues.ts";
 import { DEFAULT_RELAY_COMMAND } from "./relay-env.ts";
+import { selectDgds, selectionVerdict, type Excluded, type SelectionVerdict } from "./selection.ts";
 import { sourcesDocument, type SourcesDocument } from "./sources-document.ts";
 import { workerNamespaces } from "./worker-namespaces.ts";
+
+/** Of a DynamoPoolRelay with spec.dgdSelector: how many DGDs it selects, and those left out. */
+export interface Selection {
+  selected: number;
+  excluded: Excluded[];
+}
 
 export type Decision =
   | {
@@ -21,12 +34,14 @@ export type Decision =
       relayCommand: readonly string[];
       connectionRevision: string;
       sources: SourcesDocument;
+      selection?: Selection;
     }
   | {
       action: "withdraw";
       dpr: DynamoPoolRelay;
       reason: VerdictReason | typeof Reason.SourcesLimitExceeded;
       message: string;
+      selection?: Selection;
     }
   | { action: "reject"; reason: typeof Reason.InvalidSpec; message: string };
 
@@ -55,11 +70,8 @@ export type DgdVerdict =
 export type VerdictReason =
   IneligibleReason | typeof Reason.InvalidDGD | typeof Reason.NoDGDSelected | typeof Reason.NoEligibleDGD;
 
-/**
- * @param name the DGD's name, which is its DynamoPoolRelay's
- * @param rawDgd the DGD as read, or undefined when there is none
- */
-export function dgdVerdict(name: string, rawDgd: unknown, settings: OperatorDefaults): DgdVerdict {
+/** A DGD as read, judged by `judge` once it parses. */
+function verdictOf(rawDgd: unknown, judge: (dgd: DynamoGraphDeployment | undefined) => Eligibility): DgdVerdict {
   let dgd: DynamoGraphDeployment | undefined;
   if (rawDgd !== undefined) {
     const parsedDgd = DynamoGraphDeployment.safeParse(rawDgd);
@@ -72,8 +84,21 @@ export function dgdVerdict(name: string, rawDgd: unknown, settings: OperatorDefa
     }
     dgd = parsedDgd.data;
   }
-  const verdict = eligibility(name, dgd, settings);
+  const verdict = judge(dgd);
   return verdict.eligible ? { eligible: true, namespaces: workerNamespaces(dgd!) } : verdict;
+}
+
+/**
+ * @param name the DGD's name, which is its DynamoPoolRelay's
+ * @param rawDgd the DGD as read, or undefined when there is none
+ */
+export function dgdVerdict(name: string, rawDgd: unknown, settings: OperatorDefaults): DgdVerdict {
+  return verdictOf(rawDgd, (dgd) => eligibility(name, dgd, settings));
+}
+
+/** What a DGD a selector picks decides, whatever its name: its Relay is named after the DynamoPoolRelay. */
+export function selectedVerdict(rawDgd: { metadata: { name: string } }, settings: OperatorDefaults): DgdVerdict {
+  return verdictOf(rawDgd, (dgd) => dgdEligibility(rawDgd.metadata.name, dgd, settings));
 }
 
 /**
@@ -82,11 +107,41 @@ export function dgdVerdict(name: string, rawDgd: unknown, settings: OperatorDefa
  * @param settings the operator-wide settings (the functions pass their configuration's `defaults`)
  */
 export function decide(rawDpr: unknown, rawDgd: unknown, settings: DecisionSettings): Decision {
-  return decideFrom(rawDpr, (name) => dgdVerdict(name, rawDgd, settings), settings);
+  return decideFrom(rawDpr, (dpr) => dgdVerdict(dpr.metadata.name, rawDgd, settings), settings);
 }
 
-/** The decision, with what the DGD decides given as its verdict (asked for only of a valid DynamoPoolRelay). */
-export function decideFrom(rawDpr: unknown, dgd: (name: string) => DgdVerdict, settings: DecisionSettings): Decision {
+type Named = { metadata: { name: string; labels?: Record<string, string> } };
+
+/**
+ * The decision from the DGDs of the DynamoPoolRelay's namespace that were read: those its
+ * spec.dgdSelector matches, or, without one, the DGD of its name.
+ */
+export function decideAmong(rawDpr: unknown, rawDgds: readonly Named[], settings: DecisionSettings): Decision {
+  return decideFrom(
+    rawDpr,
+    (dpr) =>
+      dpr.spec.dgdSelector
+        ? selectionVerdict(
+            selectDgds(dpr.spec.dgdSelector, rawDgds).map((d) => ({
+              name: d.metadata.name,
+              verdict: selectedVerdict(d, settings),
+            })),
+          )
+        : dgdVerdict(
+            dpr.metadata.name,
+            rawDgds.find((d) => d.metadata.name === dpr.metadata.name),
+            settings,
+          ),
+    settings,
+  );
+}
+
+/** The decision, with what the DGD (or the selected DGDs) decide given as a verdict (asked for only of a valid DynamoPoolRelay). */
+export function decideFrom(
+  rawDpr: unknown,
+  dgd: (dpr: DynamoPoolRelay) => DgdVerdict | SelectionVerdict,
+  settings: DecisionSettings,
+): Decision {
   const parsedDpr = DynamoPoolRelay.safeParse(rawDpr);
   if (!parsedDpr.success) {
     return {
@@ -96,9 +151,13 @@ export function decideFrom(rawDpr: unknown, dgd: (name: string) => DgdVerdict, s
     };
   }
   const dpr = parsedDpr.data;
-  const verdict = dgd(dpr.metadata.name);
-  if (!verdict.eligible) return { action: "withdraw", dpr, reason: verdict.reason, message: verdict.message };
-  return decideFor(dpr, verdict.namespaces, settings);
+  const verdict = dgd(dpr);
+  const selection =
+    "selected" in verdict ? { selection: { selected: verdict.selected, excluded: verdict.excluded } } : {};
+  if (!verdict.eligible)
+    return { action: "withdraw", dpr, reason: verdict.reason, message: verdict.message, ...selection };
+  const decision = decideFor(dpr, verdict.namespaces, settings);
+  return { ...decision, ...selection };
 }
 
 /** The decision for an eligible DGD whose workers register under `namespaces`. */

@@ -119,7 +119,7 @@ export class SourceStore {
     const current =
       r.dgd && !verdict
         ? undefined
-        : decideFrom(r.dpr, (name) => verdict ?? dgdVerdict(name, undefined, this.settings), this.settings);
+        : decideFrom(r.dpr, (dpr) => verdict ?? dgdVerdict(dpr.metadata.name, undefined, this.settings), this.settings);
     const decisions = [...(recorded ? [recorded] : []), ...(current ? [current] : [])];
     this.made.set(pair, { dpr: r.dpr, dgd: r.dgd, decisions });
     for (const oldest of this.made.keys()) {

@@ -15,6 +15,7 @@ export function dgd(
     name?: string;
     namespace?: string;
     annotations?: Record<string, string>;
+    labels?: Record<string, string>;
     components?: ComponentOptions[];
     componentNames?: Record<string, string[]>;
     deleting?: boolean;
@@ -28,6 +29,7 @@ export function dgd(
       name: options.name ?? "g1",
       namespace: options.namespace ?? "team-a",
       ...(options.annotations ? { annotations: options.annotations } : {}),
+      ...(options.labels ? { labels: options.labels } : {}),
       ...(options.deleting ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}),
     },
     spec: {
