@@ -35,7 +35,7 @@ describe("decideAmong", () => {
     expect(d).toMatchObject({
       action: "apply",
       workerNamespaces: ["team-a-b", "team-a-model-v1"],
-      selection: { selected: 3, excluded: [{ name: "c", reason: "DiscoveryModeNotPod" }] },
+      selection: { selected: 3, eligible: 2, excluded: [{ name: "c", reason: "DiscoveryModeNotPod" }] },
     });
     if (d.action !== "apply") return;
     expect(JSON.parse(d.sources.text)).toMatchObject({
@@ -47,7 +47,7 @@ describe("decideAmong", () => {
     expect(decideAmong(selecting, [pool("relay", { pool: "b" })], DEFAULT_OPERATOR_DEFAULTS)).toMatchObject({
       action: "withdraw",
       reason: "NoDGDSelected",
-      selection: { selected: 0, excluded: [] },
+      selection: { selected: 0, eligible: 0, excluded: [] },
     });
   });
 
@@ -63,7 +63,7 @@ describe("decideAmong", () => {
       action: "withdraw",
       reason: "SourcesLimitExceeded",
       message: `${MAX_SOURCES + 1} worker namespaces exceed the Relay's limit of ${MAX_SOURCES} sources`,
-      selection: { selected: MAX_SOURCES + 1, excluded: [] },
+      selection: { selected: MAX_SOURCES + 1, eligible: MAX_SOURCES + 1, excluded: [] },
     });
   });
 });

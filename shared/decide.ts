@@ -19,9 +19,13 @@ import { selectDgds, selectionVerdict, type Excluded, type SelectionVerdict } fr
 import { sourcesDocument, type SourcesDocument } from "./sources-document.ts";
 import { workerNamespaces } from "./worker-namespaces.ts";
 
-/** Of a DynamoPoolRelay with spec.dgdSelector: how many DGDs it selects, and those left out. */
+/**
+ * Of a DynamoPoolRelay with spec.dgdSelector: how many DGDs it selects, how many are eligible, and
+ * those left out (all of them, or, in a decision made again from the status, the ones it lists).
+ */
 export interface Selection {
   selected: number;
+  eligible: number;
   excluded: Excluded[];
 }
 
@@ -153,7 +157,9 @@ export function decideFrom(
   const dpr = parsedDpr.data;
   const verdict = dgd(dpr);
   const selection =
-    "selected" in verdict ? { selection: { selected: verdict.selected, excluded: verdict.excluded } } : {};
+    "selected" in verdict
+      ? { selection: { selected: verdict.selected, eligible: verdict.eligibleCount, excluded: verdict.excluded } }
+      : {};
   if (!verdict.eligible)
     return { action: "withdraw", dpr, reason: verdict.reason, message: verdict.message, ...selection };
   const decision = decideFor(dpr, verdict.namespaces, settings);

@@ -32,6 +32,7 @@ describe("selectionVerdict", () => {
       eligible: true,
       namespaces: ["shared", "team-a-1234", "team-b"],
       selected: 3,
+      eligibleCount: 2,
       excluded: [{ name: "c", reason: Reason.DiscoveryModeNotPod, message: "discovery mode is container" }],
     });
   });
@@ -51,6 +52,7 @@ describe("selectionVerdict", () => {
       reason: Reason.NoDGDSelected,
       message: "no DynamoGraphDeployment in this namespace matches spec.dgdSelector",
       selected: 0,
+      eligibleCount: 0,
       excluded: [],
     });
   });

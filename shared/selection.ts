@@ -20,12 +20,16 @@ export interface Excluded {
 export type SelectionVerdict = DgdVerdict & {
   /** How many DGDs the selector matched. */
   selected: number;
+  /** How many of them are eligible. */
+  eligibleCount: number;
   /** The selected DGDs that are not eligible, by name. */
   excluded: Excluded[];
 };
 
 /** Ineligible DGDs a message names one by one; the rest are counted. */
 export const NAMED_IN_MESSAGE = 5;
+/** Ineligible selected DGDs the status lists (excludedDGDs); the rest are counted. */
+export const MAX_EXCLUDED_SHOWN = 16;
 
 interface Labelled {
   metadata: { name: string; labels?: Record<string, string> | undefined };
@@ -45,7 +49,7 @@ export function selectionVerdict(selected: readonly { name: string; verdict: Dgd
     verdict.eligible ? [] : [{ name, reason: verdict.reason, message: verdict.message }],
   );
   const namespaces = sorted.flatMap(({ verdict }) => (verdict.eligible ? verdict.namespaces : []));
-  const counts = { selected: sorted.length, excluded };
+  const counts = { selected: sorted.length, eligibleCount: sorted.length - excluded.length, excluded };
   if (sorted.length === 0)
     return {
       eligible: false,

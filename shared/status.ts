@@ -9,6 +9,7 @@ import { CONDITION_ORDER, ConditionType, Reason } from "./conditions.ts";
 import type { Decision } from "./decide.ts";
 import { selectorLabels, serviceEndpoint } from "./names.ts";
 import { ownership, type Ownership, type Owned } from "./ownership.ts";
+import { MAX_EXCLUDED_SHOWN } from "./selection.ts";
 
 export interface ObservedDeployment {
   metadata: { generation?: number };
@@ -203,6 +204,12 @@ function inEffect(
   };
 }
 
+/** The Eligible message of a selection with at least one eligible DGD. */
+function eligibleSelection({ selected, eligible }: { selected: number; eligible: number }): string {
+  const of = `${eligible} of the ${selected} DynamoGraphDeployments spec.dgdSelector matches use Kubernetes discovery in Pod mode`;
+  return eligible === selected ? of : `${of}; the others are listed in status.excludedDGDs`;
+}
+
 export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
   const { decision, observed, dpr } = input;
   const previous = input.previous ?? {};
@@ -226,12 +233,15 @@ export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
   }
   const name = `${dpr.metadata.namespace ?? "default"}/${dpr.metadata.name}`;
   const svcName = `${dpr.metadata.name}-pool-relay`;
+  const selection = decision.selection;
   const eligible: Verdict =
     decision.action === "apply"
       ? {
           status: true,
           reason: Reason.Eligible,
-          message: `DynamoGraphDeployment ${name} uses Kubernetes discovery in Pod mode`,
+          message: selection
+            ? eligibleSelection(selection)
+            : `DynamoGraphDeployment ${name} uses Kubernetes discovery in Pod mode`,
         }
       : { status: false, reason: decision.reason, message: decision.message };
   // For the decision the stored status records, the Service it showed gets the verdict it got.
@@ -259,6 +269,15 @@ export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
     // `kubectl scale dpr --replicas=3` it reads 2/3 until the third pod is Ready.
     readyOfDesired: `${depStatus?.readyReplicas ?? 0}/${decision.dpr.spec.replicas}`,
     labelSelector: selector,
+    ...(selection
+      ? {
+          selectedDGDs: selection.selected,
+          eligibleDGDs: selection.eligible,
+          ...(selection.excluded.length > 0
+            ? { excludedDGDs: selection.excluded.slice(0, MAX_EXCLUDED_SHOWN).map((e) => ({ ...e })) }
+            : {}),
+        }
+      : {}),
     ...(decision.action !== "apply"
       ? {}
       : input.reflects

@@ -4,7 +4,7 @@
  * ConfigMap alone (sourcesOnly), and status takes the decision without the DGD (recordedDecision).
  */
 import { ConditionType, Reason, readyReason } from "./conditions.ts";
-import { decide, decideFor, type Decision, type DecisionSettings } from "./decide.ts";
+import { decide, decideFor, type Decision, type DecisionSettings, type VerdictReason } from "./decide.ts";
 import type { ReconcileCause } from "./events.ts";
 import { DynamoPoolRelay, type DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
 
@@ -84,12 +84,26 @@ export function recordedDecision(
   const dpr = parsed.data;
   const status = settledStatus(dpr);
   if (!status) return undefined;
+  // A selector's status records the selection; one without records none.
+  if (!dpr.spec.dgdSelector !== (status.selectedDGDs === undefined)) return undefined;
+  const selection =
+    status.selectedDGDs === undefined
+      ? {}
+      : {
+          selection: {
+            selected: status.selectedDGDs,
+            eligible: status.eligibleDGDs ?? 0,
+            excluded: (status.excludedDGDs ?? []).map((e) => ({ ...e, reason: e.reason as VerdictReason })),
+          },
+        };
   const eligible = conditionOf(status, ConditionType.Eligible)!;
   if (eligible.status === "True") {
     if (!status.workerNamespaces) return undefined;
     const decision = decideFor(dpr, status.workerNamespaces, settings);
     // The sources document carries the connection revision: the same sources revision is the same connection too.
-    return decision.action === "apply" && decision.sources.revision === status.sourcesRevision ? decision : undefined;
+    return decision.action === "apply" && decision.sources.revision === status.sourcesRevision
+      ? { ...decision, ...selection }
+      : undefined;
   }
   return withdrawnAlready(status)
     ? {
@@ -97,6 +111,7 @@ export function recordedDecision(
         dpr,
         reason: eligible.reason as Extract<Decision, { action: "withdraw" }>["reason"],
         message: eligible.message,
+        ...selection,
       }
     : undefined;
 }

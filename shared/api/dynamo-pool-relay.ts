@@ -8,6 +8,7 @@ import { DNS1035_LABEL, MAX_DGD_NAME_LENGTH, SERVICE_SUFFIX } from "../names.ts"
 import { RESERVED_ENV, isReservedEnv } from "../relay-env.ts";
 import { CEL } from "./admission.ts";
 import { LabelSelector } from "./label-selector.ts";
+import { MAX_EXCLUDED_SHOWN } from "../selection.ts";
 import {
   Condition,
   EnvVar,
@@ -186,6 +187,33 @@ export const DynamoPoolRelayStatus = z
         description: "Revision of the Relay's connection settings, in both the sources document and the pod template.",
       }),
     ),
+    selectedDGDs: z.optional(
+      int32("DynamoGraphDeployments spec.dgdSelector matches (only with a selector).").check(z.minimum(0)),
+    ),
+    eligibleDGDs: z.optional(
+      int32("Of those, the eligible ones, whose worker namespaces the Relay watches (only with a selector).").check(
+        z.minimum(0),
+      ),
+    ),
+    excludedDGDs: z
+      .optional(
+        z
+          .array(
+            z.object({
+              name: z.string().check(z.meta({ description: "The DynamoGraphDeployment's name." })),
+              reason: z.string().check(z.meta({ description: "Why it is not eligible, as an Eligible reason." })),
+              message: z.string().check(z.maxLength(1024), z.meta({ description: "Why, in words." })),
+            }),
+          )
+          .check(z.maxLength(MAX_EXCLUDED_SHOWN)),
+      )
+      .check(
+        z.meta({
+          description: `Selected DynamoGraphDeployments that are not eligible, by name: the first ${MAX_EXCLUDED_SHOWN}; selectedDGDs - eligibleDGDs counts them all.`,
+          "x-kubernetes-list-type": "map",
+          "x-kubernetes-list-map-keys": ["name"],
+        }),
+      ),
     sourcesResourceVersion: z.optional(z.string()).check(
       z.meta({
         description:
