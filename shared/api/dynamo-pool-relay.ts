@@ -199,11 +199,13 @@ export const DynamoPoolRelayStatus = z
       .optional(
         z
           .array(
-            z.object({
-              name: z.string().check(z.meta({ description: "The DynamoGraphDeployment's name." })),
-              reason: z.string().check(z.meta({ description: "Why it is not eligible, as an Eligible reason." })),
-              message: z.string().check(z.maxLength(1024), z.meta({ description: "Why, in words." })),
-            }),
+            z
+              .object({
+                name: z.string().check(z.meta({ description: "The DynamoGraphDeployment's name." })),
+                reason: z.string().check(z.meta({ description: "Why it is not eligible, as an Eligible reason." })),
+                message: z.string().check(z.maxLength(1024), z.meta({ description: "Why, in words." })),
+              })
+              .check(z.meta({ description: "A selected DynamoGraphDeployment that is not eligible." })),
           )
           .check(z.maxLength(MAX_EXCLUDED_SHOWN)),
       )
