@@ -15,7 +15,8 @@ import {
 } from "../../shared/apply-plan.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForApply } from "../../shared/classify.ts";
-import { decide, type Decision } from "../../shared/decide.ts";
+import { decideAmong, type Decision } from "../../shared/decide.ts";
+import { readDgds } from "../runtime/dgds.ts";
 import {
   EventType,
   productEvent,
@@ -38,6 +39,7 @@ import type { VouchedSources } from "../../shared/vouched-status.ts";
 import { ownership } from "../../shared/ownership.ts";
 import { planReads, type ReadPlan, type StoredDpr } from "../../shared/read-plan.ts";
 import type { KubeObject } from "../../shared/render/index.ts";
+import type { KubeObject as ReadObject } from "../../shared/kube/client.ts";
 import { unobserved } from "../../shared/resync.ts";
 import {
   endpointsBehind,
@@ -98,7 +100,7 @@ async function converge(
   // 2. Read the truth.
   const truth = await readPair(ctx, key, asked);
   if (truth === "Observed" || truth === "Gone") return { decision: truth, fields: { key } };
-  const { dpr, dgd } = truth;
+  const { dpr, dgds } = truth;
   const outcome = {
     namespace: key.namespace,
     name: key.name,
@@ -109,7 +111,7 @@ async function converge(
     recordEvent(ctx.kube, renderEvent(dpr, occurrence, Reporter.Apply, ctx.now()), lookFirst);
 
   // 3. Decide.
-  const decision = decide(dpr, dgd, ctx.config.defaults);
+  const decision = decideAmong(dpr, dgds, ctx.config.defaults);
   if (decision.action === "reject") {
     const data = { ...outcome, reason: "InvalidSpec", message: decision.message } as const;
     const events = [await report(rejected("InvalidSpec", decision.message), true)];
@@ -173,7 +175,7 @@ async function readPair(
   ctx: Context,
   key: ReconcileData,
   asked: readonly ReconcileCause[],
-): Promise<{ dpr: DynamoPoolRelay & StoredDpr; dgd: unknown } | "Gone" | "Observed"> {
+): Promise<{ dpr: DynamoPoolRelay & StoredDpr; dgds: ReadObject[] } | "Gone" | "Observed"> {
   const readDpr = () =>
     ctx.kube.get<DynamoPoolRelay>({ apiVersion: API_VERSION, kind: KIND, namespace: key.namespace, name: key.name });
   const readDgd = () =>
@@ -191,7 +193,10 @@ async function readPair(
   const live = !dpr || dpr.metadata.deletionTimestamp ? undefined : dpr;
   const then = planReads({ fn: "apply", causes: asked, dpr: live ?? "gone" });
   if (then.answer || !live) return then.answer === "Observed" ? "Observed" : "Gone";
-  return { dpr: live, dgd: then.reads.includes("DynamoGraphDeployment") ? await readDgd() : dgd };
+  // A selector's DGDs are known only once the DynamoPoolRelay is read: one LIST after it.
+  if (live.spec.dgdSelector) return { dpr: live, dgds: await readDgds(ctx.kube, ctx.config.dgdApiVersion, live) };
+  const one = then.reads.includes("DynamoGraphDeployment") ? await readDgd() : dgd;
+  return { dpr: live, dgds: one ? [one] : [] };
 }
 
 /**

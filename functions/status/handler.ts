@@ -7,7 +7,8 @@ import type { DynamoPoolRelay } from "../../shared/api/dynamo-pool-relay.ts";
 import type { LiveObject } from "../../shared/apply-plan.ts";
 import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForStatus, mergeStatusInputs, type StatusInput } from "../../shared/classify.ts";
-import { decide } from "../../shared/decide.ts";
+import { decideAmong } from "../../shared/decide.ts";
+import { readDgds } from "../runtime/dgds.ts";
 import { EventType, keyString, productEvent, type DprKey } from "../../shared/events.ts";
 import { Reporter } from "../../shared/k8s-events.ts";
 import { isConflict } from "../../shared/kube/errors.ts";
@@ -69,10 +70,8 @@ async function reconcileStatus(
   if (reads.answer) return { decision: reads.answer, fields: { key, childReads: "none" } };
   const wants = (kind: Read) => reads.reads.includes(kind);
   const get = <T>(kind: Read, apiVersion: string) => (wants(kind) ? ctx.kube.get<T>(ref(apiVersion, kind)) : undefined);
-  const [dgd, deployment, service, endpointSlices, serviceAccount, role, roleBinding, configMap] = await Promise.all([
-    wants("DynamoGraphDeployment")
-      ? ctx.kube.get(ref(ctx.config.dgdApiVersion, "DynamoGraphDeployment", key.name))
-      : undefined,
+  const [dgds, deployment, service, endpointSlices, serviceAccount, role, roleBinding, configMap] = await Promise.all([
+    wants("DynamoGraphDeployment") ? readDgds(ctx.kube, ctx.config.dgdApiVersion, dpr) : [],
     get<LiveObject & ObservedDeployment>("Deployment", "apps/v1"),
     get<LiveObject>("Service", "v1"),
     wants("EndpointSlice") ? relayEndpointSlices(ctx.kube, key) : [],
@@ -83,7 +82,7 @@ async function reconcileStatus(
   ]);
 
   // 3. Decide.
-  const decision = recorded ?? decide(dpr, dgd, ctx.config.defaults);
+  const decision = recorded ?? decideAmong(dpr, dgds, ctx.config.defaults);
   // A child not read is absent from the observed world: as the stored status, which vouched for it, has it.
   const unread = recorded ? {} : { serviceAccount, role, roleBinding, configMap };
   const observed: StatusPlanInput["observed"] = {
