@@ -9,6 +9,7 @@ import { decideAmong, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
 import { MAX_EXCLUDED_SHOWN } from "./selection.ts";
 import { planStatus } from "./status-plan.ts";
+import { dprView } from "./source-views.ts";
 import { recordedDecision } from "./vouched-status.ts";
 
 const NOW = "2026-02-01T00:00:00Z";
@@ -98,5 +99,15 @@ describe("a selection in the status", () => {
     expect(recordedDecision({ ...selecting, spec, status }, settings)).toBeUndefined();
     const { selectedDGDs: _s, eligibleDGDs: _e, ...unselected } = status;
     expect(recordedDecision({ ...selecting, status: unselected }, settings)).toBeUndefined();
+  });
+
+  it("is kept in the event source's view, which makes the same recorded decision", () => {
+    const dgds = [pooled("a"), ...Array.from({ length: MAX_EXCLUDED_SHOWN + 1 }, (_, i) => pooled(`x${i}`, true))];
+    const status = statusOf(decideAmong(selecting, dgds, settings));
+    const view = dprView({ ...selecting, status } as never);
+    expect(view.status).toMatchObject({ selectedDGDs: MAX_EXCLUDED_SHOWN + 2, eligibleDGDs: 1 });
+    const fromView = recordedDecision(view, settings);
+    expect(fromView).toBeDefined();
+    expect(statusOf(fromView!)).toEqual(status);
   });
 });

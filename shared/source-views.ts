@@ -140,9 +140,14 @@ export function dprView(obj: Seen): DprView {
     sourcesRevision,
     connectionRevision,
     sourcesResourceVersion,
+    selectedDGDs,
+    eligibleDGDs,
+    excludedDGDs,
   } = stored;
   // Undefined fields kept, not deleted: deleting a field leaves an object in V8's slow, larger form.
-  // The connection revision is the spec's: pairs of one spec share it.
+  // The connection revision is the spec's: pairs of one spec share it. A selector's status keeps
+  // its selection, which its recorded decision is made again from (shared/vouched-status.ts): a
+  // second shape, for those DynamoPoolRelays only.
   const status = {
     observedGeneration,
     conditions: conditions?.map(keptCondition),
@@ -150,6 +155,7 @@ export function dprView(obj: Seen): DprView {
     sourcesRevision,
     connectionRevision: intern(connectionRevision),
     sourcesResourceVersion,
+    ...(selectedDGDs === undefined ? {} : { selectedDGDs, eligibleDGDs, excludedDGDs }),
   };
   return {
     apiVersion: intern(apiVersion),

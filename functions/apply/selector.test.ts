@@ -61,7 +61,7 @@ describe("apply for a DynamoPoolRelay with spec.dgdSelector", () => {
       },
     ]);
     const configMap = kube.ops("apply").find((c) => c.object.kind === "ConfigMap" && !c.options.dryRun)!.object;
-    expect(JSON.parse((configMap as { data: Record<string, string> }).data["sources.json"]!)).toMatchObject({
+    expect(JSON.parse((configMap as unknown as { data: Record<string, string> }).data["sources.json"]!)).toMatchObject({
       sources: [{ namespace: "team-a-a" }, { namespace: "team-a-b" }],
     });
     const [written] = kube.ops("replaceStatus");
