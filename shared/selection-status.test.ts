@@ -104,7 +104,7 @@ describe("a selection in the status", () => {
   it("is kept in the event source's view, which makes the same recorded decision", () => {
     const dgds = [pooled("a"), ...Array.from({ length: MAX_EXCLUDED_SHOWN + 1 }, (_, i) => pooled(`x${i}`, true))];
     const status = statusOf(decideAmong(selecting, dgds, settings));
-    const view = dprView({ ...selecting, status } as never);
+    const view = dprView({ ...selecting, status });
     expect(view.status).toMatchObject({ selectedDGDs: MAX_EXCLUDED_SHOWN + 2, eligibleDGDs: 1 });
     const fromView = recordedDecision(view, settings);
     expect(fromView).toBeDefined();
