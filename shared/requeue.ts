@@ -10,7 +10,9 @@
  * for: a pair whose events wait in a burst's backlog is not lost). A converged pair costs nothing.
  */
 import { desiredChildren } from "./apply-plan.ts";
-import { decideFrom, dgdVerdict, type DecisionSettings } from "./decide.ts";
+import { decideFrom, dgdVerdict, type DecisionSettings, type DgdVerdict } from "./decide.ts";
+import { selectorMatches } from "./label-selector.ts";
+import { selectionVerdict, type SelectionVerdict } from "./selection.ts";
 import { childName } from "./names.ts";
 import { unconverged } from "./resync.ts";
 import {
@@ -19,6 +21,7 @@ import {
   shownDigest,
   sliceStandIn,
   slicesOf,
+  selectorOf,
   standIn,
   type ChildView,
   type DgdView,
@@ -29,21 +32,46 @@ import { recordedDecision, showsDecision } from "./vouched-status.ts";
 
 export type RequeueReason = "Unobserved" | "Blocked" | "Settling" | "DGDNotShown" | "ChildrenOff" | "StatusOff";
 
-/** What the source knows of a pair: its DynamoPoolRelay, its DGD (undefined: none exists) and the children labelled as its. */
+/**
+ * What the source knows of a pair: its DynamoPoolRelay, its DGD (undefined: none exists) and the
+ * children labelled as its; for a DynamoPoolRelay with spec.dgdSelector, every DGD of its namespace
+ * (`namespaceDgds`), among which its selector picks.
+ */
 export interface PairView {
   dpr: DprView;
   dgd: DgdView | undefined;
   children: readonly ChildView[];
+  namespaceDgds?: readonly { name: string; view: DgdView }[];
 }
 
 /**
  * What the source must read before it can judge a pair: its DGD, kept by version alone (no
- * DynamoPoolRelay paired with it when it was seen), or children whose intent no decision the source
- * knew when it saw them rendered.
+ * DynamoPoolRelay paired with it when it was seen); the DGDs of its namespace, some kept without
+ * their labels (no selector in the namespace when they were seen: `namespaceDgds`); or children
+ * whose intent no decision the source knew when it saw them rendered.
  */
 export interface Reread {
   dgd: boolean;
+  namespaceDgds?: true;
   children: ChildView[];
+}
+
+/**
+ * What the pair's DGD, or the DGDs its selector picks, decide, from the source's views; "reread"
+ * when a view it needs was kept without what it decides.
+ */
+export function pairVerdict(pair: PairView, settings: DecisionSettings): DgdVerdict | SelectionVerdict | "reread" {
+  const { dpr } = pair;
+  if (pair.namespaceDgds) {
+    if (pair.namespaceDgds.some((d) => !d.view.selection)) return "reread";
+    const selector = selectorOf(dpr);
+    const picked = selector
+      ? pair.namespaceDgds.filter((d) => selectorMatches(selector, d.view.selection!.labels))
+      : [];
+    return selectionVerdict(picked.map((d) => ({ name: d.name, verdict: d.view.selection!.verdict })));
+  }
+  if (pair.dgd && !pair.dgd.verdict) return "reread";
+  return pair.dgd?.verdict ?? dgdVerdict(dpr.metadata.name, undefined, settings);
 }
 
 /** The longest a pair asked for again and again without changing waits between two requests. */
@@ -89,8 +117,9 @@ export function requeueReason(pair: PairView, settings: DecisionSettings): Reque
   if (dpr.metadata.deletionTimestamp) return undefined;
   const reason = unconverged(dpr);
   if (reason) return reason;
-  if (pair.dgd && !pair.dgd.verdict) return { dgd: true, children: [] };
-  const verdict = pair.dgd?.verdict ?? dgdVerdict(dpr.metadata.name, undefined, settings);
+  const verdict = pairVerdict(pair, settings);
+  if (verdict === "reread")
+    return pair.namespaceDgds ? { dgd: false, namespaceDgds: true, children: [] } : { dgd: true, children: [] };
   if (!showsDecision(dpr, () => decideFrom(dpr, () => verdict, settings))) return "DGDNotShown";
   const recorded = recordedDecision(dpr, settings);
   // A status that vouches for nothing (a rejected spec) has nothing the children could be off.

@@ -1,13 +1,15 @@
 /**
  * What the event source knows, by pair: each DynamoPoolRelay, the DGD of its name and the children
  * labelled as its, as views (shared/source-views.ts), with what the requeue needs of its recent
- * activity. Fed by watches and lists; a list tells what changed since the last one, as the source
+ * activity; and, for the DynamoPoolRelays that pick DGDs by label, the DGDs of their namespace, and
+ * which of them a DGD's change reaches. Fed by watches and lists; a list tells what changed since the last one, as the source
  * must send it (an add, an update or a delete, with what was known before). No I/O and no clock:
  * times come from the caller.
  */
-import { decideFrom, dgdVerdict, type Decision, type DecisionSettings } from "./decide.ts";
+import { decideFrom, type Decision, type DecisionSettings } from "./decide.ts";
+import { selectorMatches, type LabelSelector } from "./label-selector.ts";
 import { KIND, LABEL_INSTANCE, LABEL_MANAGED_BY, PRODUCT } from "./names.ts";
-import type { PairView, RequeueReason, Reread } from "./requeue.ts";
+import { pairVerdict, type PairView, type RequeueReason, type Reread } from "./requeue.ts";
 import type { Change, SentFacts } from "./source-events.ts";
 import {
   childView,
@@ -16,6 +18,8 @@ import {
   flat,
   nameOf,
   pairOf,
+  selectorOf,
+  selects,
   type ChildView,
   type DgdView,
   type DprView,
@@ -53,11 +57,15 @@ export function sentFactsOf(previous: Previous): SentFacts | undefined {
   return "kind" in previous ? { digest: previous.more?.digest } : {};
 }
 
-/** A change the store took, with the pair it belongs to and the object's view before it. */
+/**
+ * A change the store took, with the pair it belongs to and the object's view before it; of a DGD,
+ * the DynamoPoolRelays whose selector matches it before or after the change (`selectedBy`).
+ */
 export interface Taken {
   change: Change;
   pair: string;
   previous: Previous;
+  selectedBy?: string[];
 }
 
 const keyOf = (obj: Pick<Seen, "metadata">) => `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`;
@@ -76,6 +84,10 @@ export class SourceStore {
   private readonly settings: DecisionSettings;
   /** The decisions made for the pairs seen last, with the views they were made from. */
   private readonly made = new Map<string, { dpr: DprView; dgd: DgdView | undefined; decisions: readonly Decision[] }>();
+  /** By namespace, the DynamoPoolRelays with spec.dgdSelector (by pair), with their selector when it is valid. */
+  private readonly selecting = new Map<string, Map<string, LabelSelector | undefined>>();
+  /** By namespace, the names of its DGDs: a selector's candidates. */
+  private readonly dgdsIn = new Map<string, Set<string>>();
 
   constructor(settings: DecisionSettings) {
     this.settings = settings;
@@ -96,7 +108,15 @@ export class SourceStore {
 
   view(pair: string): PairView | undefined {
     const r = this.records.get(pair);
-    return r?.dpr ? { dpr: r.dpr, dgd: r.dgd, children: r.children } : undefined;
+    if (!r?.dpr) return undefined;
+    const view = { dpr: r.dpr, dgd: r.dgd, children: r.children };
+    if (!selects(r.dpr)) return view;
+    const namespace = pair.slice(0, pair.indexOf("/"));
+    const namespaceDgds = [...(this.dgdsIn.get(namespace) ?? [])].flatMap((name) => {
+      const dgd = this.records.get(`${namespace}/${name}`)?.dgd;
+      return dgd ? [{ name, view: dgd }] : [];
+    });
+    return { ...view, namespaceDgds };
   }
 
   /**
@@ -115,11 +135,8 @@ export class SourceStore {
     }
     const recorded = recordedDecision(r.dpr, this.settings);
     // A DGD kept by its version alone decides nothing yet; none at all decides a withdrawal.
-    const verdict = r.dgd?.verdict;
-    const current =
-      r.dgd && !verdict
-        ? undefined
-        : decideFrom(r.dpr, (dpr) => verdict ?? dgdVerdict(dpr.metadata.name, undefined, this.settings), this.settings);
+    const verdict = pairVerdict(this.view(pair)!, this.settings);
+    const current = verdict === "reread" ? undefined : decideFrom(r.dpr, () => verdict, this.settings);
     const decisions = [...(recorded ? [recorded] : []), ...(current ? [current] : [])];
     this.made.set(pair, { dpr: r.dpr, dgd: r.dgd, decisions });
     for (const oldest of this.made.keys()) {
@@ -145,13 +162,17 @@ export class SourceStore {
       return undefined;
     if (change === "delete" && previous === undefined) return undefined;
     const r = record ?? this.fresh(pair, now);
-    if (obj.kind === KIND) this.takeDpr(r, change, obj);
-    else if (obj.kind === DGD_KIND) this.takeDgd(r, change, obj);
-    else this.takeChild(r, pair, change, obj);
+    let selectedBy: string[] | undefined;
+    if (obj.kind === KIND) this.takeDpr(r, pair, change, obj);
+    else if (obj.kind === DGD_KIND) {
+      this.takeDgd(r, pair, change, obj);
+      selectedBy = this.reselected(pair, previous as DgdView | undefined, r.dgd, now);
+    } else this.takeChild(r, pair, change, obj);
     // Quiet from now, judged anew, and the requeue's backoff starts over.
     Object.assign(r, { since: now, asked: 0, judged: undefined });
     this.prune(pair, r);
-    return { change: previous === undefined && change === "update" ? "add" : change, pair, previous };
+    const taken: Taken = { change: previous === undefined && change === "update" ? "add" : change, pair, previous };
+    return selectedBy ? { ...taken, selectedBy } : taken;
   }
 
   /**
@@ -164,8 +185,10 @@ export class SourceStore {
     const previous = r && this.current(r, obj);
     if (!r || !previous || versionOf(previous) !== obj.metadata.resourceVersion) return this.take("update", obj, now);
     // The same version: nothing changed in the world, so the pair's activity stays as it was.
-    if (obj.kind === DGD_KIND) r.dgd = dgdView(obj, r.dpr !== undefined, this.settings);
-    else if (obj.kind !== KIND) this.takeChild(r, pair!, "update", obj);
+    if (obj.kind === DGD_KIND) {
+      r.dgd = this.dgdViewOf(obj, r);
+      this.reselected(pair!, undefined, undefined, undefined);
+    } else if (obj.kind !== KIND) this.takeChild(r, pair!, "update", obj);
     r.judged = undefined;
     return undefined;
   }
@@ -258,19 +281,74 @@ export class SourceStore {
     return r;
   }
 
-  private takeDpr(r: PairRecord, change: Change, obj: Seen): void {
+  private takeDpr(r: PairRecord, pair: string, change: Change, obj: Seen): void {
+    const namespace = pair.slice(0, pair.indexOf("/"));
+    const selecting = this.selecting.get(namespace);
+    selecting?.delete(pair);
+    if (selecting?.size === 0) this.selecting.delete(namespace);
     if (change === "delete") {
       r.dpr = undefined;
-      // No pair to judge a DGD for: its version is enough again.
-      if (r.dgd) r.dgd = { resourceVersion: r.dgd.resourceVersion };
+      // No pair to judge a DGD for: its version (and what a selector reads) is enough again.
+      if (r.dgd) {
+        const { resourceVersion, selection } = r.dgd;
+        r.dgd = selection ? { resourceVersion, selection } : { resourceVersion };
+      }
       return;
     }
     r.dpr = dprView(obj);
+    if (selects(r.dpr))
+      this.selecting.set(
+        namespace,
+        (this.selecting.get(namespace) ?? new Map<string, LabelSelector | undefined>()).set(pair, selectorOf(r.dpr)),
+      );
   }
 
-  private takeDgd(r: PairRecord, change: Change, obj: Seen): void {
-    if (change === "delete") r.dgd = undefined;
-    else r.dgd = dgdView(obj, r.dpr !== undefined, this.settings);
+  /** A DGD's view: what it decides when a DynamoPoolRelay of its name is known, its labels when one of its namespace selects. */
+  private dgdViewOf(obj: Seen, r: PairRecord): DgdView {
+    return dgdView(obj, r.dpr !== undefined, this.settings, this.selecting.has(obj.metadata.namespace ?? ""));
+  }
+
+  private takeDgd(r: PairRecord, pair: string, change: Change, obj: Seen): void {
+    const namespace = pair.slice(0, pair.indexOf("/"));
+    const names = this.dgdsIn.get(namespace) ?? new Set<string>();
+    if (change === "delete") {
+      r.dgd = undefined;
+      names.delete(obj.metadata.name);
+    } else {
+      r.dgd = this.dgdViewOf(obj, r);
+      names.add(flat(obj.metadata.name));
+    }
+    if (names.size > 0) this.dgdsIn.set(namespace, names);
+    else this.dgdsIn.delete(namespace);
+  }
+
+  /**
+   * After a DGD's change, the selector DynamoPoolRelays of its namespace: each one's decisions are
+   * made again and it is judged anew; those whose selector matches the DGD before or after the change
+   * (`before`, `after`: its views) changed, and are quiet from `now`. Without `now` (a DGD read again
+   * at the version known), none changed.
+   */
+  private reselected(
+    dgdPair: string,
+    before: DgdView | undefined,
+    after: DgdView | undefined,
+    now: number | undefined,
+  ): string[] | undefined {
+    const selecting = this.selecting.get(dgdPair.slice(0, dgdPair.indexOf("/")));
+    if (!selecting) return undefined;
+    const matches = (selector: LabelSelector | undefined, view: DgdView | undefined) =>
+      selector !== undefined && view?.selection !== undefined && selectorMatches(selector, view.selection.labels);
+    const selectedBy: string[] = [];
+    for (const [pair, selector] of selecting) {
+      const r = this.records.get(pair);
+      if (!r) continue;
+      this.made.delete(pair);
+      r.judged = undefined;
+      if (now === undefined || !(matches(selector, before) || matches(selector, after))) continue;
+      Object.assign(r, { since: now, asked: 0 });
+      selectedBy.push(pair);
+    }
+    return selectedBy;
   }
 
   private takeChild(r: PairRecord, pair: string, change: Change, obj: Seen): void {

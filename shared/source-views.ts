@@ -14,9 +14,10 @@
  */
 import type { Condition } from "./api/kubernetes.ts";
 import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
+import { LabelSelector } from "./api/label-selector.ts";
 import { APPLIED_HASH, childState, desiredChild, type LiveObject } from "./apply-plan.ts";
 import { stableJson } from "./connection-revision.ts";
-import { dgdVerdict, type Decision, type DgdVerdict } from "./decide.ts";
+import { dgdVerdict, selectedVerdict, type Decision, type DgdVerdict } from "./decide.ts";
 import type { OperatorDefaults } from "./eligibility.ts";
 import { childName, LABEL_INSTANCE, LABEL_MANAGED_BY, PRODUCT } from "./names.ts";
 import { CHILD_KINDS, type ChildKind, type KubeObject } from "./render/index.ts";
@@ -175,23 +176,40 @@ function internedSpec(spec: unknown): unknown {
   return spec;
 }
 
-/** A DGD: its version, and what it decides once a DynamoPoolRelay pairs with it (`verdict`). */
+/**
+ * A DGD: its version, what it decides once a DynamoPoolRelay pairs with it (`verdict`), and, in a
+ * namespace where a DynamoPoolRelay selects DGDs by label, what a selector reads (`selection`).
+ */
 export interface DgdView {
   resourceVersion?: string | undefined;
   verdict?: DgdVerdict;
+  selection?: SelectionView;
 }
 
-/** @param paired whether a DynamoPoolRelay of its name is known: only then is its verdict kept. */
-export function dgdView(obj: Seen, paired: boolean, settings: OperatorDefaults): DgdView {
+/** What a selector reads of a DGD: its labels, and what it decides whatever its name (decide.ts, selectedVerdict). */
+export interface SelectionView {
+  labels: Record<string, string>;
+  verdict: DgdVerdict;
+}
+
+const compact = (verdict: DgdVerdict): DgdVerdict =>
+  verdict.eligible
+    ? { eligible: true, namespaces: verdict.namespaces.map(flat) }
+    : { ...verdict, reason: intern(verdict.reason) };
+
+/**
+ * @param paired whether a DynamoPoolRelay of its name is known: only then is its verdict kept.
+ * @param selecting whether a DynamoPoolRelay of its namespace selects DGDs by label: only then are its labels kept.
+ */
+export function dgdView(obj: Seen, paired: boolean, settings: OperatorDefaults, selecting = false): DgdView {
   const resourceVersion = obj.metadata.resourceVersion;
-  if (!paired) return { resourceVersion };
-  const verdict = dgdVerdict(obj.metadata.name, obj, settings);
-  return {
-    resourceVersion,
-    verdict: verdict.eligible
-      ? { eligible: true, namespaces: verdict.namespaces.map(flat) }
-      : { ...verdict, reason: intern(verdict.reason) },
-  };
+  const view: DgdView = paired
+    ? { resourceVersion, verdict: compact(dgdVerdict(obj.metadata.name, obj, settings)) }
+    : { resourceVersion };
+  if (!selecting) return view;
+  const labels: Record<string, string> = {};
+  for (const [k, v] of Object.entries(obj.metadata.labels ?? {})) labels[intern(k)] = intern(v);
+  return { ...view, selection: { labels, verdict: compact(selectedVerdict(obj, settings)) } };
 }
 
 /** The counts status shows of a Deployment (ObservedDeployment, flat). */
@@ -365,3 +383,24 @@ export function sliceStandIn(view: ChildView): { endpoints: { conditions: { read
 /** The EndpointSlices behind a pair's Service, among its children's views. */
 export const slicesOf = (children: Iterable<ChildView>): ChildView[] =>
   [...children].filter((c) => c.kind === "EndpointSlice" && c.more?.service === undefined);
+
+/** Whether a DynamoPoolRelay picks its DGDs by label (valid or not): its view then takes every DGD of its namespace. */
+export const selects = (dpr: { spec?: unknown }): dpr is { spec: { dgdSelector: unknown } } =>
+  typeof dpr.spec === "object" &&
+  dpr.spec !== null &&
+  (dpr.spec as { dgdSelector?: unknown }).dgdSelector !== undefined;
+
+const selectors = new WeakMap<object, LabelSelector | null>();
+
+/**
+ * A DynamoPoolRelay's spec.dgdSelector, when it is valid (an invalid one makes its decision a
+ * rejection, and selects nothing); parsed once for each spec kept.
+ */
+export function selectorOf(dpr: { spec?: unknown }): LabelSelector | undefined {
+  if (!selects(dpr)) return undefined;
+  const known = selectors.get(dpr.spec);
+  if (known !== undefined) return known ?? undefined;
+  const parsed = LabelSelector.safeParse(dpr.spec.dgdSelector);
+  selectors.set(dpr.spec, parsed.success ? parsed.data : null);
+  return parsed.success ? parsed.data : undefined;
+}

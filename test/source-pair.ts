@@ -3,7 +3,8 @@
 // them (test/live-children.ts), the Deployment's status with its pods Ready, and the EndpointSlice
 // behind the Service. Each can be replaced, so a table case states only what it changes.
 import { desiredChildren } from "../shared/apply-plan.ts";
-import { decide, type Decision } from "../shared/decide.ts";
+import type { LabelSelector } from "../shared/api/label-selector.ts";
+import { decide, decideAmong, type Decision } from "../shared/decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "../shared/eligibility.ts";
 import { SourceStore } from "../shared/source-store.ts";
 import type { Seen } from "../shared/source-views.ts";
@@ -70,10 +71,14 @@ export interface ConvergedPair {
   slice: Seen;
 }
 
-/** The pair converged and Ready: the status is what a full run computes from these objects. */
-export function convergedPair(): ConvergedPair {
-  const d = dpr({ generation: 1, uid: UID });
-  const decision = decide(d, rolled(), settings) as Extract<Decision, { action: "apply" }>;
+/**
+ * The pair converged and Ready: the status is what a full run computes from these objects. With
+ * `selecting`, its DynamoPoolRelay picks its DGDs by this selector among these DGDs of its namespace.
+ */
+export function convergedPair(selecting?: { selector: LabelSelector; dgds: Seen[] }): ConvergedPair {
+  const d = dpr({ generation: 1, uid: UID, ...(selecting ? { spec: { dgdSelector: selecting.selector } } : {}) });
+  const made = selecting ? decideAmong(d, selecting.dgds, settings) : decide(d, rolled(), settings);
+  const decision = made as Extract<Decision, { action: "apply" }>;
   const children = liveChildren({
     dprUid: UID,
     clusterID: "dc-1",

@@ -85,6 +85,14 @@ describe("a DGD change", () => {
     }
   });
 
+  it("asks for nothing when the DynamoPoolRelay of its name picks its DGDs by label: the source asks for it", async () => {
+    const picking = relay() as KubeObject & { spec: Record<string, unknown> };
+    const kube = new FakeKube([{ ...picking, spec: { ...picking.spec, dgdSelector: { matchLabels: { pool: "a" } } } }]);
+    const result = await eligibility(change("e-sel", "update", worker()), context(kube));
+    expect(result).toEqual({ decision: "PicksByLabel", fields: { key } });
+    expect(kube.stats).toEqual({ reads: 1, writes: 0 });
+  });
+
   it("asks for nothing, and reads nothing, for a DGD whose name no DynamoPoolRelay can have", async () => {
     const kube = new FakeKube();
     const long = "d".repeat(60);

@@ -6,6 +6,7 @@ import type { CloudEvent } from "../../shared/cloudevent.ts";
 import { classifyForEligibility, type EligibilityInput } from "../../shared/classify.ts";
 import { changesNothing, type ObservedDpr } from "../../shared/vouched-status.ts";
 import { API_VERSION, KIND } from "../../shared/names.ts";
+import { selects } from "../../shared/source-views.ts";
 import { EventType, productEvent, type DprKey } from "../../shared/events.ts";
 import { settleBounded } from "../../shared/concurrency.ts";
 import { ApiError } from "../../shared/kube/errors.ts";
@@ -41,8 +42,15 @@ async function onChange(
 ): Promise<Result> {
   const { key } = input;
   // 2. Read: is there a DynamoPoolRelay for this key?
-  const dpr = await ctx.kube.get<ResyncCandidate & ObservedDpr>({ apiVersion: API_VERSION, kind: KIND, ...key });
+  const dpr = await ctx.kube.get<ResyncCandidate & ObservedDpr & { spec?: unknown }>({
+    apiVersion: API_VERSION,
+    kind: KIND,
+    ...key,
+  });
   if (!dpr || dpr.metadata.deletionTimestamp) return { decision: "NoDynamoPoolRelay", fields: { key } };
+  // One that picks its DGDs by label is not this DGD's by name: the source asks for it when a DGD
+  // its selector matches changes (functions/source/main.ts, askSelectors).
+  if (selects(dpr)) return { decision: "PicksByLabel", fields: { key } };
   // A DGD event whose DGD decides what the status says the children carry: nothing to do.
   if (changesNothing(dpr, input.observed, ctx.config.defaults)) return { decision: "Unchanged", fields: { key } };
   // 3. Reply: a reconcile request.

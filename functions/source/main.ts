@@ -146,10 +146,30 @@ function firstStatus(pair: string): void {
   if (dpr && elector.leading) for (const [key, event] of held) send(pair, key, event);
 }
 
+/**
+ * A DGD's change, for each DynamoPoolRelay whose selector matches the DGD before or after it: a
+ * reconcile request, held as a child's update is, so that a burst of DGD changes asks once. (The
+ * DynamoPoolRelay of the DGD's name hears of it from the ApiServerSource, through eligibility.)
+ */
+function askSelectors(obj: Seen, taken: Taken): void {
+  if (!elector.leading) return;
+  for (const pair of taken.selectedBy ?? []) {
+    const [namespace, name] = [pair.slice(0, pair.indexOf("/")), pair.slice(pair.indexOf("/") + 1)];
+    const cause = `dgd-${obj.metadata.uid ?? obj.metadata.name}-${obj.metadata.resourceVersion ?? ""}`;
+    const event = productEvent(
+      EventType.Reconcile,
+      { namespace, name, cause: "DGDChanged" },
+      { source: REQUEUE_SOURCE, cause, time: new Date().toISOString() },
+    );
+    send(pair, requeueKey(pair), event, config.batchMs);
+  }
+}
+
 /** A change the store took: sent when this replica leads, and the kind's events are sent at all. */
 function pass(watch: Watch & { plural: string }, obj: Seen, taken: Taken): void {
   const { pair, change } = taken;
   if (watch.kind === KIND) firstStatus(pair);
+  if (watch.kind === DGD_KIND) askSelectors(obj, taken);
   if (!elector.leading || !sent(change, obj, sentFactsOf(taken.previous))) return;
   const event = changeEvent(change, obj, {
     source: connection.server,
@@ -223,12 +243,21 @@ const requeueMs = config.requeueSeconds * 1000;
 /** Pairs whose objects are being read again, so each is read once at a time. */
 const rereading = new Set<string>();
 
-/** Reads again what the source could not judge a pair from: its DGD, or children seen before their intent was known. */
+/**
+ * Reads again what the source could not judge a pair from: its DGD, the DGDs of its namespace (in
+ * one LIST), or children seen before their intent was known.
+ */
 async function reread(pair: string, what: Reread): Promise<void> {
   if (rereading.has(pair) || rereading.size >= REREADS_AT_ONCE) return;
   rereading.add(pair);
   const [namespace, name] = [pair.slice(0, pair.indexOf("/")), pair.slice(pair.indexOf("/") + 1)];
   try {
+    if (what.namespaceDgds) {
+      counts.rereads++;
+      const apiVersion = settings.dgdApiVersion;
+      for (const dgd of await kube.list<KubeObject>(apiVersion, DGD_KIND, namespace))
+        store.retake({ ...dgd, apiVersion, kind: DGD_KIND }, now());
+    }
     const refs = [
       ...(what.dgd ? [{ apiVersion: settings.dgdApiVersion, kind: DGD_KIND, name }] : []),
       ...what.children.map((c) => ({

@@ -67,5 +67,20 @@ export const printerColumns = () => [
     priority: 1,
     description: "Namespace of the DynamoPoolRelay",
   },
+  // Blank for a DynamoPoolRelay paired by name: the counts are a selector's.
+  {
+    name: "Selected",
+    type: "integer",
+    jsonPath: ".status.selectedDGDs",
+    priority: 1,
+    description: "DynamoGraphDeployments spec.dgdSelector matches",
+  },
+  {
+    name: "Eligible",
+    type: "integer",
+    jsonPath: ".status.eligibleDGDs",
+    priority: 1,
+    description: "Of those, the eligible ones: the Relay's sources",
+  },
   { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
 ];

@@ -295,7 +295,7 @@ describe("kubectl get dpr, and -o wide", () => {
 
   it("adds the Ready condition's reason, the generation, the observed generation and the namespace with -o wide (priority 1)", () => {
     claim(
-      /\(`-o wide` adds the Ready reason, the generation, the observed generation and\s+the namespace: the four cells the resync lists, with Name and Ready/,
+      /\(`-o wide` adds the Ready reason, the generation, the observed generation and\s+the namespace: the four cells the resync lists, with Name and Ready, instead of the objects; and,\s+for a selector, how many DGDs it selects and how many of them are eligible/,
     );
     expect(columns.filter((c) => (c.priority ?? 0) > 0)).toEqual([
       expect.objectContaining({
@@ -306,6 +306,8 @@ describe("kubectl get dpr, and -o wide", () => {
       expect.objectContaining({ name: "Generation", priority: 1, jsonPath: ".metadata.generation" }),
       expect.objectContaining({ name: "Observed", priority: 1, jsonPath: ".status.observedGeneration" }),
       expect.objectContaining({ name: "Namespace", priority: 1, jsonPath: ".metadata.namespace" }),
+      expect.objectContaining({ name: "Selected", priority: 1, jsonPath: ".status.selectedDGDs" }),
+      expect.objectContaining({ name: "Eligible", priority: 1, jsonPath: ".status.eligibleDGDs" }),
     ]);
   });
 });

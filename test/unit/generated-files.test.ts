@@ -82,9 +82,18 @@ describe("generated files", () => {
 
   it("every printer column reads a field of the schema, of the column's type", () => {
     const simple = version.additionalPrinterColumns.filter((c) => /^(\.\w+)+$/.test(c.jsonPath));
-    expect(simple.map((c) => c.name)).toEqual(["Replicas", "Endpoint", "Generation", "Observed", "Namespace", "Age"]);
+    expect(simple.map((c) => c.name)).toEqual([
+      "Replicas",
+      "Endpoint",
+      "Generation",
+      "Observed",
+      "Namespace",
+      "Selected",
+      "Eligible",
+      "Age",
+    ]);
     const ofSchema = simple.filter((c) => !c.jsonPath.startsWith(".metadata."));
-    expect(ofSchema.map((c) => c.name)).toEqual(["Replicas", "Endpoint", "Observed"]);
+    expect(ofSchema.map((c) => c.name)).toEqual(["Replicas", "Endpoint", "Observed", "Selected", "Eligible"]);
     for (const c of ofSchema) expect(field(c.jsonPath), c.name).toMatchObject({ type: c.type });
     // ObjectMeta's fields, which the schema does not describe: of the types Kubernetes gives them.
     const ofMeta = simple.filter((c) => c.jsonPath.startsWith(".metadata."));
