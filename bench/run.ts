@@ -53,14 +53,37 @@ try {
     )?.status;
   const logs = () => (cp.podLogs.sweep(), allInvocationsByPod(cp.logs));
   const count = () => [...logs().values()].reduce((n, l) => n + l.length, 0);
-  const about = (name: string) => (i: Invocation) =>
-    (i.key?.namespace === ns && JSON.stringify(i).includes(`"name":"${name}"`)) ||
-    ((i.event.subject ?? "").includes(`/namespaces/${ns}/`) && (i.event.subject ?? "").includes(name));
+  const about = (names: readonly string[]) => (i: Invocation) =>
+    names.some(
+      (name) =>
+        (i.key?.namespace === ns && JSON.stringify(i).includes(`"name":"${name}"`)) ||
+        ((i.event.subject ?? "").includes(`/namespaces/${ns}/`) && (i.event.subject ?? "").includes(name)),
+    );
 
   const lastEvent = (kind: string, name: string) =>
     events.filter((e) => e.extensions["kind"] === kind && e.extensions["name"] === name).at(-1)!;
   const liveDpr = async (name: string) =>
     (await admin.get<KubeObject>({ apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", namespace: ns, name }))!;
+  const SELECTOR = { matchLabels: { "bench/pool": "a" } };
+  const labelled = (d: KubeObject): KubeObject => ({
+    ...d,
+    metadata: { ...d.metadata, labels: SELECTOR.matchLabels },
+  });
+  /** A DGD's workers in two generations, as the Dynamo operator reports a rollout; resolves once `dprName`'s status shows them. */
+  async function rollout(dgdName: string, dprName: string): Promise<void> {
+    const live = (await admin.get<KubeObject>({
+      apiVersion: "nvidia.com/v1beta1",
+      kind: "DynamoGraphDeployment",
+      namespace: ns,
+      name: dgdName,
+    }))!;
+    const names = [`${dgdName}-decode-aaaa1111`, `${dgdName}-decode-bbbb2222`];
+    await admin.replaceStatus({ ...live, status: { components: { decode: { componentNames: names } } } });
+    await until(`${dgdName}'s rollout observed`, async () =>
+      (await dprStatus(dprName))?.workerNamespaces?.some((n) => n.endsWith(`${dgdName}-bbbb2222`)),
+    );
+  }
+
   /** Posts an event the tap saw, or one made from it, to the Broker again under a new id. */
   async function replay(event: CloudEvent): Promise<void> {
     const res = await fetch(cp.brokerIngress, {
@@ -70,8 +93,8 @@ try {
     if (res.status !== 202) throw new Error(`the broker ingress answered ${res.status}`);
   }
 
-  /** Runs `act`, waits until no new invocation about the key for 2 s, and sums what it cost. */
-  async function measure(label: string, name: string, act: () => Promise<void>): Promise<string> {
+  /** Runs `act`, waits until no new invocation about the keys for 2 s, and sums what it cost. */
+  async function measure(label: string, name: string | string[], act: () => Promise<void>): Promise<string> {
     const before = logs();
     await act();
     let seen = -1;
@@ -83,7 +106,7 @@ try {
       return false;
     });
     cp.podLogs.sweep();
-    const slice = since(cp.logs, before).filter(about(name));
+    const slice = since(cp.logs, before).filter(about(typeof name === "string" ? [name] : name));
     // BENCH_DETAIL=1: every invocation of the chain, to see which events cost what.
     if (process.env["BENCH_DETAIL"])
       for (const l of slice)
@@ -116,20 +139,24 @@ try {
       replay(lastEvent("DynamoGraphDeployment", "g1")),
     ),
     await measure("worker-namespace change (DGD rollout)", "g1", async () => {
-      const live = (await admin.get<KubeObject>({
-        apiVersion: "nvidia.com/v1beta1",
-        kind: "DynamoGraphDeployment",
-        namespace: ns,
-        name: "g1",
-      }))!;
       const t = performance.now();
-      await admin.replaceStatus({
-        ...live,
-        status: { components: { decode: { componentNames: ["g1-decode-aaaa1111", "g1-decode-bbbb2222"] } } },
-      });
-      await until("the rollout observed", async () => (await dprStatus("g1"))?.workerNamespaces?.length === 2);
+      await rollout("g1", "g1");
       rolloutToObservedMs = performance.now() - t;
     }),
+    // The same rollout of a DGD that a DynamoPoolRelay of another name selects by label (with a
+    // second DGD): its change reaches the DynamoPoolRelay through the source; eligibility still
+    // asks for the DGD's own name and finds none.
+    await measure("publish (a selector over 2 DGDs, pool)", ["pool", "s1", "s2"], async () => {
+      for (const name of ["s1", "s2"]) await admin.apply(labelled(dgd(ns, name)), MANAGER);
+      const pool = dpr(ns, "pool");
+      await admin.apply({ ...pool, spec: { ...(pool["spec"] as object), dgdSelector: SELECTOR } }, MANAGER);
+      await until("pool Ready", async () =>
+        (await dprStatus("pool"))?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
+      );
+    }),
+    await measure("worker-namespace change of a selected DGD (s1's rollout)", ["pool", "s1"], () =>
+      rollout("s1", "pool"),
+    ),
     // Shortcuts no burst meets, each beside the same kind of event without what it answers from
     // (docs/shortcuts.md): a name no DynamoPoolRelay can have, a payload showing its generation observed.
     await measure("a DGD no DynamoPoolRelay can be named for (g1.v1)", "g1.v1", () =>

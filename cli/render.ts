@@ -6,7 +6,7 @@ import { stringify } from "yaml";
 import { admissionMessage } from "../shared/api/admission.ts";
 import { DynamoPoolRelay } from "../shared/api/dynamo-pool-relay.ts";
 import { DynamoGraphDeployment } from "../shared/api/dynamo-graph-deployment.ts";
-import { decide, objectKey, type Decision } from "../shared/decide.ts";
+import { decideAmong, objectKey, type Decision } from "../shared/decide.ts";
 import type { OperatorDefaults } from "../shared/eligibility.ts";
 import { formatIssues } from "../shared/issues.ts";
 import { childName } from "../shared/names.ts";
@@ -106,7 +106,10 @@ function result(decision: Exclude<Decision, { action: "reject" }>, options: Rend
 export function render(objects: readonly SourcedObject[], options: RenderOptions): RenderResult[] {
   const { dprs, dgds } = validated(objects, options.namespace);
   return dprs.map((dpr) => {
-    const decision = decide(dpr, dgds.get(objectKey(dpr)), options.defaults);
+    // Those of its namespace: the one of its name, or those its spec.dgdSelector matches.
+    const namespace = objectKey(dpr).split("/")[0];
+    const candidates = [...dgds.values()].filter((d) => objectKey(d).split("/")[0] === namespace);
+    const decision = decideAmong(dpr, candidates as never, options.defaults);
     // validated() already parsed every DynamoPoolRelay, so the core cannot reject one here.
     if (decision.action === "reject") throw new InputError(decision.message);
     return result(decision, options);

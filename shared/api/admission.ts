@@ -11,6 +11,9 @@ import { dotPath } from "../issues.ts";
 /** Marks an issue raised by a refinement that the CRD states as a CEL rule with this very message. */
 export const CEL = { cel: true } as const;
 
+/** Marks an issue raised by a refinement that the CRD states as a map's maxProperties. */
+export const tooMany = (count: number, max: number) => ({ tooMany: { count, max } }) as const;
+
 type Issue = z.core.$ZodIssue & { input?: unknown };
 
 function jsonType(value: unknown): string {
@@ -57,8 +60,14 @@ function fieldMessage(issue: Issue): string {
       return `${at}: Invalid value: ${quoted(input)}: ${issue.message}`;
     case "invalid_value":
       return `${at}: Unsupported value: ${quoted(input)}: supported values: ${issue.values.map(quoted).join(", ")}`;
-    default:
+    default: {
+      const many =
+        issue.code === "custom"
+          ? (issue.params as Partial<ReturnType<typeof tooMany>> | undefined)?.tooMany
+          : undefined;
+      if (many) return `${at}: Too many: ${many.count}: must have at most ${many.max} items`;
       return `${at}: Invalid value: ${issue.message}`;
+    }
   }
 }
 

@@ -6,7 +6,10 @@
  */
 import * as z from "../zod.ts";
 import { LABEL_KEY, LABEL_VALUE } from "../label-selector.ts";
-import { CEL } from "./admission.ts";
+import { CEL, tooMany } from "./admission.ts";
+
+/** Labels a matchLabels may name: far more than a selector needs, few enough for its CEL rule's cost. */
+export const MAX_MATCH_LABELS = 64;
 
 const NEEDS_VALUES = "self.operator == 'In' || self.operator == 'NotIn'";
 export const VALUES_RULE = {
@@ -14,7 +17,8 @@ export const VALUES_RULE = {
   messageExpression: `(${NEEDS_VALUES}) ? 'the operator ' + self.operator + ' needs at least one value' : 'the operator ' + self.operator + ' takes no values'`,
 };
 const MATCH_LABEL_KEYS_RULE = {
-  rule: `self.all(k, k.matches('${LABEL_KEY.source}'))`,
+  // A raw string: in a quoted one, CEL refuses the pattern's \. as an escape.
+  rule: `self.all(k, k.matches(r'${LABEL_KEY.source}'))`,
   message:
     "every key of matchLabels must be a label key: an optional DNS subdomain and '/', then 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
 };
@@ -52,11 +56,16 @@ export const LabelSelector = z
   .object({
     matchLabels: z.optional(z.record(z.string(), labelValue("The value the label must have."))).check(
       z.superRefine((labels, ctx) => {
-        if (Object.keys(labels ?? {}).some((k) => !LABEL_KEY.test(k)))
+        const keys = Object.keys(labels ?? {});
+        if (keys.length > MAX_MATCH_LABELS)
+          ctx.addIssue({ code: "custom", path: [], message: "", params: tooMany(keys.length, MAX_MATCH_LABELS) });
+        else if (keys.some((k) => !LABEL_KEY.test(k)))
           ctx.addIssue({ code: "custom", path: [], message: MATCH_LABEL_KEYS_RULE.message, params: CEL });
       }),
       z.meta({
         description: "Labels a DynamoGraphDeployment must have, each with this value.",
+        // Bounds the CEL rule's cost, which the API server estimates from the map's largest size.
+        maxProperties: MAX_MATCH_LABELS,
         "x-kubernetes-validations": [MATCH_LABEL_KEYS_RULE],
       }),
     ),

@@ -110,7 +110,7 @@ describe("the DynamoPoolRelay CRD", () => {
     const wide = kubectl("get", "dpr", "-n", ns, "-o", "wide");
     expect(wide.stderr).toBe("");
     expect(wide.stdout.split("\n")[0]).toMatch(
-      /^NAME\s+READY\s+REPLICAS\s+ENDPOINT\s+REASON\s+GENERATION\s+OBSERVED\s+NAMESPACE\s+AGE$/,
+      /^NAME\s+READY\s+REPLICAS\s+ENDPOINT\s+REASON\s+GENERATION\s+OBSERVED\s+NAMESPACE\s+SELECTED\s+ELIGIBLE\s+AGE$/,
     );
     // Generation 1, observed or not yet (blank), and the namespace.
     expect(wide.stdout).toMatch(new RegExp(`\\ncolumns\\s.*\\s1\\s+(1\\s+)?${ns}\\s`));
@@ -372,6 +372,35 @@ describe("the DynamoPoolRelay CRD", () => {
     },
     { name: "r-env-noname", spec: { image: "i", clusterID: "c", env: [{ value: "x" }] } },
     { name: "r.dot", spec: { image: "i", clusterID: "c" } },
+    {
+      name: "r-selector-values",
+      spec: {
+        image: "i",
+        clusterID: "c",
+        dgdSelector: {
+          matchExpressions: [
+            { key: "pool", operator: "In" },
+            { key: "tier", operator: "Exists", values: ["gold"] },
+          ],
+        },
+      },
+    },
+    {
+      name: "r-selector-labels",
+      spec: { image: "i", clusterID: "c", dgdSelector: { matchLabels: { "not a key": "a", pool: "-a" } } },
+    },
+    {
+      name: "r-selector-many",
+      spec: {
+        image: "i",
+        clusterID: "c",
+        dgdSelector: { matchLabels: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, "v"])) },
+      },
+    },
+    {
+      name: "r-selector-operator",
+      spec: { image: "i", clusterID: "c", dgdSelector: { matchExpressions: [{ key: "pool", operator: "Has" }] } },
+    },
   ])("poolrelay render answers $name with the API server's own messages", async ({ name, spec }) => {
     const obj = { apiVersion: "nvidia.com/v1alpha1", kind: "DynamoPoolRelay", metadata: { name, namespace: ns }, spec };
     // Created as `kubectl create` does (a server-side apply of a mistyped field fails with 500, unparsed).

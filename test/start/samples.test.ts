@@ -58,7 +58,7 @@ function keptWith(logs: string, text: string): string[] {
 }
 
 describe("npm start", () => {
-  it("installs the samples: llama and qwen go Ready on the real Relay, mixtral is reported not eligible; the function's log outlives its pod", async () => {
+  it("installs the samples: llama, qwen and the selector shared go Ready on the real Relay, mixtral is reported not eligible; the function's log outlives its pod", async () => {
     const admin = await reconciling([]);
     const { state } = started!;
     // Ready needs one Relay replica listening, not both: the second may still be starting.
@@ -79,10 +79,18 @@ describe("npm start", () => {
       "inference/llama",
       "inference/mixtral",
       "inference/qwen",
+      "inference/shared",
     ]);
     const byName = Object.fromEntries(list.map((d) => [d.metadata.name, d]));
     expect(condition(byName["llama"]!, "Ready")).toMatchObject({ status: "True", reason: "Ready" });
     expect(condition(byName["qwen"]!, "Ready")).toMatchObject({ status: "True", reason: "Ready" });
+    // The selector's Relay serves two DGDs' workers (samples/selector.yaml), mistral left out.
+    expect(condition(byName["shared"]!, "Ready")).toMatchObject({ status: "True", reason: "Ready" });
+    expect(byName["shared"]!.status).toMatchObject({
+      selectedDGDs: 2,
+      eligibleDGDs: 2,
+      workerNamespaces: ["inference-llama-a-5b1e9d20", "inference-llama-b-7c4a0f63"],
+    });
     expect(condition(byName["mixtral"]!, "Eligible")).toMatchObject({
       status: "False",
       reason: "DiscoveryBackendNotKubernetes",

@@ -159,7 +159,7 @@ describe("poolrelay render", () => {
       poolrelay(["render", "-f", "samples", "-o", "json", "--now", NOW]).stdout,
     ) as RenderResult[];
     expect(results.map((r: { dynamoPoolRelay: string; action: string }) => `${r.dynamoPoolRelay}:${r.action}`)).toEqual(
-      ["inference/llama:apply", "inference/mixtral:withdraw", "inference/qwen:apply"],
+      ["inference/llama:apply", "inference/mixtral:withdraw", "inference/qwen:apply", "inference/shared:apply"],
     );
     expect(parse(JSON.stringify(results))).toEqual(results);
   });
