@@ -66,6 +66,20 @@ describe("a selector DynamoPoolRelay, converged", () => {
     expect(requeueReason(store.view(PAIR)!, settings)).toBe(reaches ? "DGDNotShown" : undefined);
   });
 
+  it("is not converged while its status shows another selection than its DGDs make, the union the same", () => {
+    const p = picking();
+    const status = p.dpr["status"] as Record<string, unknown>;
+    for (const stale of [
+      { selectedDGDs: 12 },
+      { eligibleDGDs: 1 },
+      { excludedDGDs: [{ name: "a9", reason: "DGDNotFound", message: "" }] },
+    ]) {
+      const dpr = { ...p.dpr, status: { ...status, ...stale } };
+      const store = storeWith([dpr, ...objectsOf(p).slice(1)]);
+      expect(requeueReason(store.view(PAIR)!, settings)).toBe("DGDNotShown");
+    }
+  });
+
   it("a selected DGD deleted reaches it, by the labels it had", () => {
     const store = storeWith(objectsOf(picking()));
     expect(store.take("delete", labelled("a1", { pool: "a" }), 5)?.selectedBy).toEqual([PAIR]);

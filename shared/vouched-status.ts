@@ -4,7 +4,15 @@
  * ConfigMap alone (sourcesOnly), and status takes the decision without the DGD (recordedDecision).
  */
 import { ConditionType, Reason, readyReason } from "./conditions.ts";
-import { decide, decideFor, type Decision, type DecisionSettings, type VerdictReason } from "./decide.ts";
+import {
+  decide,
+  decideFor,
+  type Decision,
+  type DecisionSettings,
+  type Selection,
+  type VerdictReason,
+} from "./decide.ts";
+import { MAX_EXCLUDED_SHOWN } from "./selection.ts";
 import type { ReconcileCause } from "./events.ts";
 import { DynamoPoolRelay, type DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
 
@@ -134,6 +142,7 @@ export function showsDecision(dpr: ObservedDpr, decision: () => Decision): boole
   if (!status) return false;
   const eligible = conditionOf(status, ConditionType.Eligible)!;
   const made = decision();
+  if (made.action !== "reject" && !showsSelection(status, made.selection)) return false;
   switch (made.action) {
     case "apply":
       return (
@@ -146,4 +155,19 @@ export function showsDecision(dpr: ObservedDpr, decision: () => Decision): boole
     case "reject":
       return false;
   }
+}
+
+/**
+ * Whether the status shows a selector's selection as the decision makes it: its counts and the DGDs
+ * left out (as many as it lists). A same-name decision has none, and its status shows none.
+ */
+function showsSelection(status: DynamoPoolRelayStatus, selection: Selection | undefined): boolean {
+  if (!selection) return status.selectedDGDs === undefined;
+  const shown = (status.excludedDGDs ?? []).map((e) => `${e.name}/${e.reason}`);
+  const made = selection.excluded.slice(0, MAX_EXCLUDED_SHOWN).map((e) => `${e.name}/${e.reason}`);
+  return (
+    status.selectedDGDs === selection.selected &&
+    status.eligibleDGDs === selection.eligible &&
+    shown.join(" ") === made.join(" ")
+  );
 }

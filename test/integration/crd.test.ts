@@ -385,10 +385,13 @@ describe("the DynamoPoolRelay CRD", () => {
         },
       },
     },
+    // A key and a value refused apart: with both, the API server reports the CEL rule on the map
+    // beside the value's pattern, where render, as for any field, reports the schema's alone.
     {
-      name: "r-selector-labels",
-      spec: { image: "i", clusterID: "c", dgdSelector: { matchLabels: { "not a key": "a", pool: "-a" } } },
+      name: "r-selector-key",
+      spec: { image: "i", clusterID: "c", dgdSelector: { matchLabels: { "not a key": "a" } } },
     },
+    { name: "r-selector-value", spec: { image: "i", clusterID: "c", dgdSelector: { matchLabels: { pool: "-a" } } } },
     {
       name: "r-selector-many",
       spec: {

@@ -2,13 +2,14 @@
 // product renders, on the real node: the kubelet's gRPC probes make them Ready, the DynamoPoolRelay
 // reports Ready from their endpoints, a DGD rollout reaches the running Relay through the mounted
 // ConfigMap without a restart (the revision it applies is the status's), and the Relay refuses a
-// document of another connection revision. Each Relay reports what it runs at GET /engine/state.
+// document of another connection revision; a selector's Relay applies the union of its DGDs' worker
+// namespaces. Each Relay reports what it runs at GET /engine/state.
 import { describe, expect, it } from "vitest";
 import { NODE_NAME } from "../../dev/node/config.ts";
 import { RELAY_IMAGE, RELAY_RESOURCES } from "../../dev/node/product-services.ts";
 import { selectorLabels, SOURCES_KEY } from "../../shared/names.ts";
 import type { KubeClient, KubeObject } from "../../shared/kube/client.ts";
-import { adminClient, eventually, freshNamespace, TEST_MANAGER } from "../integration/helpers.ts";
+import { adminClient, dgdObject, dprObject, eventually, freshNamespace, TEST_MANAGER } from "../integration/helpers.ts";
 import { installedProduct } from "./installed.ts";
 import { children, condition, published, rollout, settledDpr } from "../integration/pipeline-helpers.ts";
 
@@ -38,8 +39,8 @@ async function engineState(pod: Pod): Promise<EngineState> {
   return (await res.json()) as EngineState;
 }
 
-async function relayPods(client: KubeClient, ns: string): Promise<Pod[]> {
-  const selector = Object.entries(selectorLabels("g1"))
+async function relayPods(client: KubeClient, ns: string, name = "g1"): Promise<Pod[]> {
+  const selector = Object.entries(selectorLabels(name))
     .map(([k, v]) => `${k}=${v}`)
     .join(",");
   const pods = await client.list<Pod>("v1", "Pod", ns, selector);
@@ -174,6 +175,66 @@ describe("the real Relay in the product's pods", () => {
       });
       expect(still?.metadata.uid).toBe(previous.metadata.uid);
       expect(still?.status?.containerStatuses?.[0]?.restartCount).toBe(0);
+    },
+  );
+
+  it(
+    "serves the three DGDs a selector picks: each Relay pod applies their union, then a rollout of one of them",
+    { timeout: 900_000 },
+    async () => {
+      const client = await adminClient();
+      await installedProduct(client);
+      const ns = await freshNamespace("relay-selector");
+      for (const name of ["a1", "a2", "a3"]) {
+        const dgd = dgdObject(ns, name);
+        await client.apply({ ...dgd, metadata: { ...dgd.metadata, labels: { pool: "a" } } }, TEST_MANAGER);
+      }
+      await client.apply(
+        dprObject(ns, "pool", {
+          image: RELAY_IMAGE,
+          resources: RELAY_RESOURCES,
+          nodeSelector: { "kubernetes.io/hostname": NODE_NAME },
+          dgdSelector: { matchLabels: { pool: "a" } },
+        }),
+        TEST_MANAGER,
+      );
+      const ready = await settledDpr(
+        ns,
+        "pool",
+        "Ready over three DGDs with both Relay pods Ready",
+        (d) => condition(d, "Ready")?.status === "True" && d.status?.["readyReplicas"] === 2,
+        300_000,
+      );
+      expect(ready.status).toMatchObject({
+        selectedDGDs: 3,
+        eligibleDGDs: 3,
+        workerNamespaces: [`${ns}-a1`, `${ns}-a2`, `${ns}-a3`],
+      });
+      const pods = await relayPods(client, ns, "pool");
+      expect(pods).toHaveLength(2);
+      for (const pod of pods)
+        expect((await engineState(pod)).sources).toMatchObject({
+          appliedRevision: ready.status?.["sourcesRevision"],
+          count: 3,
+          lastError: null,
+        });
+
+      await rollout(ns, ["a1b2c3", "d4e5f6"], "a2");
+      const rolled = await settledDpr(
+        ns,
+        "pool",
+        "shows a2's rollout",
+        (d) => d.status?.["workerNamespaces"]?.length === 4,
+        120_000,
+      );
+      await eventually(
+        "each Relay pod applies the four sources",
+        async () =>
+          (await Promise.all(pods.map(engineState))).every(
+            (st) => st.sources.appliedRevision === rolled.status?.["sourcesRevision"] && st.sources.count === 4,
+          ),
+        180_000,
+      );
     },
   );
 });
