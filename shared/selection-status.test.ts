@@ -3,12 +3,10 @@
 // makes the very same status: no run under the recorded decision rewrites it.
 import { describe, expect, it } from "vitest";
 import { dgd, dpr } from "../test/builders.ts";
-import { appliedHashes, liveChildren } from "../test/live-children.ts";
-import { desiredChildren } from "./apply-plan.ts";
+import { carriedStatus } from "../test/carried-status.ts";
 import { decideAmong, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
 import { MAX_EXCLUDED_SHOWN } from "./selection.ts";
-import { planStatus } from "./status-plan.ts";
 import { dprView } from "./source-views.ts";
 import { recordedDecision } from "./vouched-status.ts";
 
@@ -25,30 +23,7 @@ const pooled = (name: string, container = false) =>
   dgd({ name, labels: { pool: "a" }, ...(container ? { annotations: { [MODE]: "container" } } : {}) });
 
 /** The status the status function writes once the children carry `decision`. */
-function statusOf(decision: Decision) {
-  const live =
-    decision.action === "apply"
-      ? liveChildren({
-          dprUid: UID,
-          clusterID: "dc-1",
-          connectionRevision: decision.connectionRevision,
-          sourcesText: decision.sources.text,
-          appliedHash: appliedHashes(desiredChildren(decision)),
-        })
-      : undefined;
-  const observed = {
-    serviceAccount: live?.ServiceAccount,
-    role: live?.Role,
-    roleBinding: live?.RoleBinding,
-    configMap: live?.ConfigMap,
-    deployment: live?.Deployment,
-    service: live?.Service,
-    endpointSlices: [],
-  };
-  const { status, reflects } = planStatus({ dpr: selecting, decision, observed, changed: [], now: NOW });
-  expect(reflects).toBe(true);
-  return status;
-}
+const statusOf = (decision: Decision) => carriedStatus(selecting, decision, NOW);
 
 describe("a selection in the status", () => {
   it("shows how many DGDs are selected and eligible, and names those left out", () => {

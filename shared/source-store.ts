@@ -1,10 +1,10 @@
 /**
  * What the event source knows, by pair: each DynamoPoolRelay, the DGD of its name and the children
  * labelled as its, as views (shared/source-views.ts), with what the requeue needs of its recent
- * activity; and, for the DynamoPoolRelays that pick DGDs by label, the DGDs of their namespace, and
- * which of them a DGD's change reaches. Fed by watches and lists; a list tells what changed since the last one, as the source
- * must send it (an add, an update or a delete, with what was known before). No I/O and no clock:
- * times come from the caller.
+ * activity; and, for the DynamoPoolRelays that pick DGDs by label, the DGDs of their namespace,
+ * and which of them a DGD's change reaches. Fed by watches and lists; a list tells what changed
+ * since the last one, as the source must send it (an add, an update or a delete, with what was
+ * known before). No I/O and no clock: times come from the caller.
  */
 import { decideFrom, type Decision, type DecisionSettings } from "./decide.ts";
 import { selectorMatches, type LabelSelector } from "./label-selector.ts";

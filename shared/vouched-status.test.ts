@@ -1,11 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { dgd, dpr } from "../test/builders.ts";
-import { appliedHashes, liveChildren } from "../test/live-children.ts";
+import { carriedStatus } from "../test/carried-status.ts";
 import { desiredChildren } from "./apply-plan.ts";
 import { decide, type Decision, type DecisionSettings } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
 import { changesNothing, sourcesOnly, type ObservedDpr } from "./vouched-status.ts";
-import { planStatus } from "./status-plan.ts";
 
 const NOW = "2026-02-01T00:00:00Z";
 const UID = "11111111-2222-3333-4444-555555555555";
@@ -16,28 +15,7 @@ const rolledOn = dgd({ componentNames: { decode: ["g1-decode-aaaa1111", "g1-deco
 /** The DynamoPoolRelay as the status function leaves it once the children carry the decision for `source`. */
 function settledOn(source: unknown, generation = 3): ObservedDpr {
   const d = dpr({ generation, uid: UID });
-  const decision = decide(d, source, settings);
-  const live =
-    decision.action === "apply"
-      ? liveChildren({
-          dprUid: UID,
-          clusterID: "dc-1",
-          connectionRevision: decision.connectionRevision,
-          sourcesText: decision.sources.text,
-          appliedHash: appliedHashes(desiredChildren(decision)),
-        })
-      : undefined;
-  const observed = {
-    serviceAccount: live?.ServiceAccount,
-    role: live?.Role,
-    roleBinding: live?.RoleBinding,
-    configMap: live?.ConfigMap,
-    deployment: live?.Deployment,
-    service: live?.Service,
-    endpointSlices: [],
-  };
-  const { status, reflects } = planStatus({ dpr: d, decision, observed, changed: [], now: NOW });
-  expect(reflects).toBe(true);
+  const status = carriedStatus(d, decide(d, source, settings), NOW);
   return { ...d, status };
 }
 
