@@ -17,8 +17,9 @@ const labelledDgd = (ns: string, name: string, labels: Record<string, string>): 
   const d = dgdObject(ns, name);
   return { ...d, metadata: { ...d.metadata, labels } };
 };
+// Small requests: the fake node's 64 CPUs bound the Relay pods of the whole suite, 1 CPU each by default.
 const picking = (ns: string, name: string, matchLabels: Record<string, string>) =>
-  dprObject(ns, name, { dgdSelector: { matchLabels } });
+  dprObject(ns, name, { dgdSelector: { matchLabels }, resources: { requests: { cpu: "10m", memory: "16Mi" } } });
 
 /** The sources document the Relay of `name` reads: its worker namespaces. */
 async function documentOf(ns: string, name: string): Promise<string[]> {
