@@ -29,7 +29,14 @@ async function documentOf(ns: string, name: string): Promise<string[]> {
 }
 
 /** Waits for the status and the document both to list exactly these worker namespaces (and the status, `selected` DGDs). */
-async function serving(ns: string, name: string, namespaces: string[], what: string, selected?: number): Promise<Dpr> {
+async function serving(
+  ns: string,
+  name: string,
+  namespaces: string[],
+  what: string,
+  selected?: number,
+  timeoutMs = 60_000,
+): Promise<Dpr> {
   const dpr = await settledDpr(
     ns,
     name,
@@ -38,7 +45,7 @@ async function serving(ns: string, name: string, namespaces: string[], what: str
       condition(d, "ServicePublished")?.status === "True" &&
       JSON.stringify(d.status?.workerNamespaces) === JSON.stringify(namespaces) &&
       (selected === undefined || d.status?.selectedDGDs === selected),
-    90_000,
+    timeoutMs,
   );
   expect(await documentOf(ns, name)).toEqual(namespaces);
   return dpr;
@@ -60,8 +67,10 @@ describe("a DynamoPoolRelay with spec.dgdSelector", () => {
     await settledDpr(ns, "pool", "is Ready", (d) => condition(d, "Ready")?.status === "True", 90_000);
 
     // Relabelled out: only the source knows it was selected (the DGD's event carries the new labels).
+    const relabelled = Date.now();
     await admin.apply(labelledDgd(ns, "a2", { pool: "b" }), TEST_MANAGER);
     const after = await serving(ns, "pool", [`${ns}-a1`, `${ns}-a3`], "leaves a2 out", 2);
+    console.log(`a2's worker namespace left the document ${(Date.now() - relabelled) / 1000} s after its relabel`);
     expect(after.status).toMatchObject({ selectedDGDs: 2, eligibleDGDs: 2 });
     // The request came from the source, for a DGD change; eligibility left the selector to it.
     await eventually("apply ran for pool on the source's request", async () =>
@@ -108,6 +117,7 @@ describe("a DynamoPoolRelay with spec.dgdSelector", () => {
       names.map((n) => `${ns}-${n}`),
       "serves the 200 DGDs",
       200,
+      90_000,
     );
     expect(dpr.status).toMatchObject({ selectedDGDs: 200, eligibleDGDs: 200 });
     const document = (await children(admin, ns, "pool")).ConfigMap!.data["sources.json"]!;
