@@ -130,14 +130,20 @@ describe("a selector DynamoPoolRelay whose namespace's DGDs were seen before it"
     const p = picking();
     const [dprObj, , ...children] = objectsOf(p);
     const store = new SourceStore(settings);
-    // The DGDs first: no selector in their namespace then, so their labels were not kept.
-    for (const o of [...dgds(), dprObj!, ...children]) store.take("add", o, 0);
+    // The DGDs first: no selector in their namespace then, so their labels were not kept. The
+    // DynamoPoolRelay's change says so, for the source to read them at once.
+    for (const o of dgds()) store.take("add", o, 0);
+    expect(store.take("add", dprObj!, 0)?.rereadDgds).toBe(true);
+    for (const o of children) store.take("add", o, 0);
     expect(pairVerdict(store.view(PAIR)!, settings)).toBe("reread");
     expect(requeueReason(store.view(PAIR)!, settings)).toEqual({ dgd: false, namespaceDgds: true, children: [] });
     for (const d of dgds()) store.retake(d, 10);
     expect(requeueReason(store.view(PAIR)!, settings)).toBeUndefined();
     // Read again at the versions known: nothing changed, so the pair's activity stays.
     expect(store.record(PAIR)).toMatchObject({ since: 0, asked: 0 });
+    // Now every DGD there has its labels: another selector needs no read.
+    const another = { ...dprObj!, metadata: { ...dprObj!.metadata, name: "g2", uid: "uid-g2", resourceVersion: "7" } };
+    expect(store.take("add", another, 11)?.rereadDgds).toBeUndefined();
   });
 });
 

@@ -59,13 +59,17 @@ export function sentFactsOf(previous: Previous): SentFacts | undefined {
 
 /**
  * A change the store took, with the pair it belongs to and the object's view before it; of a DGD,
- * the DynamoPoolRelays whose selector matches it before or after the change (`selectedBy`).
+ * the DynamoPoolRelays whose selector matches it before or after the change (`selectedBy`); of a
+ * DynamoPoolRelay with a selector, whether DGDs of its namespace were kept without their labels
+ * (no selector there when they were seen), to be read again at once (`rereadDgds`): until they
+ * are, a DGD relabelled out of the selector would reach it only through the requeue.
  */
 export interface Taken {
   change: Change;
   pair: string;
   previous: Previous;
   selectedBy?: string[];
+  rereadDgds?: true;
 }
 
 const keyOf = (obj: Pick<Seen, "metadata">) => `${obj.metadata.namespace ?? ""}/${obj.metadata.name}`;
@@ -172,7 +176,10 @@ export class SourceStore {
     Object.assign(r, { since: now, asked: 0, judged: undefined });
     this.prune(pair, r);
     const taken: Taken = { change: previous === undefined && change === "update" ? "add" : change, pair, previous };
-    return selectedBy ? { ...taken, selectedBy } : taken;
+    if (selectedBy) return { ...taken, selectedBy };
+    return obj.kind === KIND && r.dpr && selects(r.dpr) && this.unlabelled(pair)
+      ? { ...taken, rereadDgds: true }
+      : taken;
   }
 
   /**
@@ -301,6 +308,14 @@ export class SourceStore {
         namespace,
         (this.selecting.get(namespace) ?? new Map<string, LabelSelector | undefined>()).set(pair, selectorOf(r.dpr)),
       );
+  }
+
+  /** Whether a DGD of the pair's namespace was kept without its labels. */
+  private unlabelled(pair: string): boolean {
+    const namespace = pair.slice(0, pair.indexOf("/"));
+    return [...(this.dgdsIn.get(namespace) ?? [])].some(
+      (name) => !this.records.get(`${namespace}/${name}`)?.dgd?.selection,
+    );
   }
 
   /** A DGD's view: what it decides when a DynamoPoolRelay of its name is known, its labels when one of its namespace selects. */

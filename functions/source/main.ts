@@ -169,6 +169,7 @@ function askSelectors(obj: Seen, taken: Taken): void {
 function pass(watch: Watch & { plural: string }, obj: Seen, taken: Taken): void {
   const { pair, change } = taken;
   if (watch.kind === KIND) firstStatus(pair);
+  if (taken.rereadDgds) void reread(pair, { dgd: false, namespaceDgds: true, children: [] });
   if (watch.kind === DGD_KIND) askSelectors(obj, taken);
   if (!elector.leading || !sent(change, obj, sentFactsOf(taken.previous))) return;
   const event = changeEvent(change, obj, {
