@@ -8,7 +8,9 @@ import { decideAmong, type Decision } from "./decide.ts";
 import { DEFAULT_OPERATOR_DEFAULTS } from "./eligibility.ts";
 import { MAX_EXCLUDED_SHOWN } from "./selection.ts";
 import { dprView } from "./source-views.ts";
-import { recordedDecision } from "./vouched-status.ts";
+import { recordedDecision, showsDecision } from "./vouched-status.ts";
+import { sourcesStatus } from "./status-plan.ts";
+import type { LiveObject } from "./apply-plan.ts";
 
 const NOW = "2026-02-01T00:00:00Z";
 const UID = "11111111-2222-3333-4444-555555555555";
@@ -58,6 +60,26 @@ describe("a selection in the status", () => {
     const recorded = recordedDecision({ ...selecting, status }, settings);
     expect(recorded).toBeDefined();
     expect(statusOf(recorded!)).toEqual(status);
+  });
+
+  it("changes with the sources when a rollout is written alone: the counts, the DGDs left out, the Eligible message", () => {
+    const before = decideAmong(selecting, [pooled("a"), pooled("b"), pooled("c", true)], settings);
+    const shown = { ...selecting, status: statusOf(before) };
+    const after = decideAmong(selecting, [pooled("a"), pooled("d")], settings) as Extract<
+      Decision,
+      { action: "apply" }
+    >;
+    const configMap = { metadata: { resourceVersion: "7", ownerReferences: [] } } as unknown as LiveObject;
+    const { status, write } = sourcesStatus(shown, after, configMap);
+    expect(write).toBe(true);
+    expect(status).toMatchObject({ selectedDGDs: 2, eligibleDGDs: 2, workerNamespaces: ["team-a-a", "team-a-d"] });
+    expect(status.excludedDGDs).toBeUndefined();
+    expect(status.conditions?.find((c) => c.type === "Eligible")?.message).toBe(
+      statusOf(after).conditions?.find((c) => c.type === "Eligible")?.message,
+    );
+    // Shown as the decision makes it: the source's requeue finds nothing to ask for.
+    expect(showsDecision({ ...shown, status }, () => after)).toBe(true);
+    expect(showsDecision(shown, () => after)).toBe(false);
   });
 
   it("counts every DGD left out though it lists only the first ones", () => {

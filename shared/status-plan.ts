@@ -9,7 +9,14 @@ import { stableJson } from "./connection-revision.ts";
 import type { ReportedFailure } from "./classify.ts";
 import { ConditionType, Reason } from "./conditions.ts";
 import type { Decision } from "./decide.ts";
-import { AS_STORED, computeStatus, type ObservedDeployment, type ObservedEndpointSlice } from "./status.ts";
+import {
+  AS_STORED,
+  computeStatus,
+  eligibleSelection,
+  selectionFields,
+  type ObservedDeployment,
+  type ObservedEndpointSlice,
+} from "./status.ts";
 
 export interface StatusPlanInput {
   dpr: {
@@ -103,11 +110,23 @@ export function sourcesStatus(
   decision: Extract<Decision, { action: "apply" }>,
   configMap: LiveObject,
 ): StatusPlan {
+  // A selector's rollout may also be a DGD coming into or out of its selection: its counts and
+  // its Eligible message change with the sources (still eligible: the decision applies).
+  const { selection } = decision;
+  const { excludedDGDs: _, ...kept } = dpr.status ?? {};
   const status = {
-    ...dpr.status,
+    ...(selection ? kept : dpr.status),
     workerNamespaces: decision.workerNamespaces,
     sourcesRevision: decision.sources.revision,
     ...sourcesVersion(configMap, dpr.metadata.uid),
+    ...(selection
+      ? {
+          ...selectionFields(selection),
+          conditions: dpr.status?.conditions?.map((c) =>
+            c.type === ConditionType.Eligible ? { ...c, message: eligibleSelection(selection) } : c,
+          ),
+        }
+      : {}),
   };
   return { status, write: stableJson(status) !== stableJson(dpr.status ?? {}), reflects: true, drift: false };
 }

@@ -6,7 +6,7 @@
 import type { Condition } from "./api/kubernetes.ts";
 import type { DynamoPoolRelayStatus } from "./api/dynamo-pool-relay.ts";
 import { CONDITION_ORDER, ConditionType, Reason } from "./conditions.ts";
-import type { Decision } from "./decide.ts";
+import type { Decision, Selection } from "./decide.ts";
 import { selectorLabels, serviceEndpoint } from "./names.ts";
 import { ownership, type Ownership, type Owned } from "./ownership.ts";
 import { MAX_EXCLUDED_SHOWN } from "./selection.ts";
@@ -205,9 +205,22 @@ function inEffect(
 }
 
 /** The Eligible message of a selection with at least one eligible DGD. */
-function eligibleSelection({ selected, eligible }: { selected: number; eligible: number }): string {
+export function eligibleSelection({ selected, eligible }: { selected: number; eligible: number }): string {
   const of = `${eligible} of the ${selected} DynamoGraphDeployments spec.dgdSelector matches use Kubernetes discovery in Pod mode`;
   return eligible === selected ? of : `${of}; the others are listed in status.excludedDGDs`;
+}
+
+/** What a status shows of a selector's selection: its counts, and the first DGDs left out. */
+export function selectionFields(
+  selection: Selection,
+): Pick<DynamoPoolRelayStatus, "selectedDGDs" | "eligibleDGDs" | "excludedDGDs"> {
+  return {
+    selectedDGDs: selection.selected,
+    eligibleDGDs: selection.eligible,
+    ...(selection.excluded.length > 0
+      ? { excludedDGDs: selection.excluded.slice(0, MAX_EXCLUDED_SHOWN).map((e) => ({ ...e })) }
+      : {}),
+  };
 }
 
 export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
@@ -269,15 +282,7 @@ export function computeStatus(input: StatusInput): DynamoPoolRelayStatus {
     // `kubectl scale dpr --replicas=3` it reads 2/3 until the third pod is Ready.
     readyOfDesired: `${depStatus?.readyReplicas ?? 0}/${decision.dpr.spec.replicas}`,
     labelSelector: selector,
-    ...(selection
-      ? {
-          selectedDGDs: selection.selected,
-          eligibleDGDs: selection.eligible,
-          ...(selection.excluded.length > 0
-            ? { excludedDGDs: selection.excluded.slice(0, MAX_EXCLUDED_SHOWN).map((e) => ({ ...e })) }
-            : {}),
-        }
-      : {}),
+    ...(selection ? selectionFields(selection) : {}),
     ...(decision.action !== "apply"
       ? {}
       : input.reflects
