@@ -88,8 +88,8 @@ export class SourceStore {
   private readonly settings: DecisionSettings;
   /** The decisions made for the pairs seen last, with the views they were made from. */
   private readonly made = new Map<string, { dpr: DprView; dgd: DgdView | undefined; decisions: readonly Decision[] }>();
-  /** By namespace, the DynamoPoolRelays with spec.dgdSelector (by pair), with their selector when it is valid. */
-  private readonly selecting = new Map<string, Map<string, LabelSelector | undefined>>();
+  /** By namespace, the DynamoPoolRelays with spec.dgdSelector (by pair). */
+  private readonly selecting = new Map<string, Set<string>>();
   /** By namespace, the names of its DGDs: a selector's candidates. */
   private readonly dgdsIn = new Map<string, Set<string>>();
 
@@ -303,11 +303,7 @@ export class SourceStore {
       return;
     }
     r.dpr = dprView(obj);
-    if (selects(r.dpr))
-      this.selecting.set(
-        namespace,
-        (this.selecting.get(namespace) ?? new Map<string, LabelSelector | undefined>()).set(pair, selectorOf(r.dpr)),
-      );
+    if (selects(r.dpr)) this.selecting.set(namespace, (this.selecting.get(namespace) ?? new Set<string>()).add(pair));
   }
 
   /** Whether a DGD of the pair's namespace was kept without its labels. */
@@ -354,9 +350,10 @@ export class SourceStore {
     const matches = (selector: LabelSelector | undefined, view: DgdView | undefined) =>
       selector !== undefined && view?.selection !== undefined && selectorMatches(selector, view.selection.labels);
     const selectedBy: string[] = [];
-    for (const [pair, selector] of selecting) {
+    for (const pair of selecting) {
       const r = this.records.get(pair);
-      if (!r) continue;
+      if (!r?.dpr) continue;
+      const selector = selectorOf(r.dpr);
       this.made.delete(pair);
       r.judged = undefined;
       if (now === undefined || !(matches(selector, before) || matches(selector, after))) continue;

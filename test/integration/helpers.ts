@@ -69,11 +69,16 @@ export function dprObject(namespace: string, name: string, spec: Record<string, 
   };
 }
 
-export function dgdObject(namespace: string, name: string, annotations: Record<string, string> = {}): KubeObject {
+export function dgdObject(
+  namespace: string,
+  name: string,
+  annotations: Record<string, string> = {},
+  labels?: Record<string, string>,
+): KubeObject {
   return {
     apiVersion: "nvidia.com/v1beta1",
     kind: "DynamoGraphDeployment",
-    metadata: { name, namespace, annotations },
+    metadata: { name, namespace, annotations, ...(labels ? { labels } : {}) },
     spec: {
       backendFramework: "vllm",
       components: [

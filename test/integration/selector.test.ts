@@ -13,10 +13,8 @@ beforeAll(async () => {
   admin = await adminClient();
 });
 
-const labelledDgd = (ns: string, name: string, labels: Record<string, string>): KubeObject => {
-  const d = dgdObject(ns, name);
-  return { ...d, metadata: { ...d.metadata, labels } };
-};
+const labelledDgd = (ns: string, name: string, labels: Record<string, string>): KubeObject =>
+  dgdObject(ns, name, {}, labels);
 // Small requests: the fake node's 64 CPUs bound the Relay pods of the whole suite, 1 CPU each by default.
 const picking = (ns: string, name: string, matchLabels: Record<string, string>) =>
   dprObject(ns, name, { dgdSelector: { matchLabels }, resources: { requests: { cpu: "10m", memory: "16Mi" } } });

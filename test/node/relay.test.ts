@@ -47,6 +47,13 @@ async function relayPods(client: KubeClient, ns: string, name = "g1"): Promise<P
   return pods.filter((p) => !p.metadata.deletionTimestamp);
 }
 
+/** The Relay's image on the real node, not kwok's, where the tests' DynamoPoolRelays go by default. */
+const ON_THE_REAL_NODE = {
+  image: RELAY_IMAGE,
+  resources: RELAY_RESOURCES,
+  nodeSelector: { "kubernetes.io/hostname": NODE_NAME },
+};
+
 const podReady = (p: Pod) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
 
 describe("the real Relay in the product's pods", () => {
@@ -57,13 +64,7 @@ describe("the real Relay in the product's pods", () => {
       const client = await adminClient();
       await installedProduct(client);
       const ns = await freshNamespace("relay");
-      // On the real node, not kwok's, where the test's DynamoPoolRelays go by default.
-      await published(
-        ns,
-        "g1",
-        {},
-        { image: RELAY_IMAGE, resources: RELAY_RESOURCES, nodeSelector: { "kubernetes.io/hostname": NODE_NAME } },
-      );
+      await published(ns, "g1", {}, ON_THE_REAL_NODE);
 
       // Ready comes from the Relay's own gRPC health: the kubelet's probes, then the Service's endpoints.
       // Ready needs one listener; both pods are looked at, so wait for the status to count both Ready.
@@ -185,17 +186,9 @@ describe("the real Relay in the product's pods", () => {
       const client = await adminClient();
       await installedProduct(client);
       const ns = await freshNamespace("relay-selector");
-      for (const name of ["a1", "a2", "a3"]) {
-        const dgd = dgdObject(ns, name);
-        await client.apply({ ...dgd, metadata: { ...dgd.metadata, labels: { pool: "a" } } }, TEST_MANAGER);
-      }
+      for (const name of ["a1", "a2", "a3"]) await client.apply(dgdObject(ns, name, {}, { pool: "a" }), TEST_MANAGER);
       await client.apply(
-        dprObject(ns, "pool", {
-          image: RELAY_IMAGE,
-          resources: RELAY_RESOURCES,
-          nodeSelector: { "kubernetes.io/hostname": NODE_NAME },
-          dgdSelector: { matchLabels: { pool: "a" } },
-        }),
+        dprObject(ns, "pool", { ...ON_THE_REAL_NODE, dgdSelector: { matchLabels: { pool: "a" } } }),
         TEST_MANAGER,
       );
       const ready = await settledDpr(
